@@ -1,0 +1,91 @@
+// The engine end to end: one request against an in-memory workbook -> status, headers and JSON
+// body, plus the write plan and the next workbook for a write. No I/O: the server, every source
+// and anyone embedding sheetrest get the same answers from here.
+import { applyPlan, type WritePlan } from './apply-plan.ts';
+import { apiError, isApiError, type ApiError } from './errors.ts';
+import { formatRows } from './format.ts';
+import { sheetHeaders, JSON_CONTENT_TYPE } from './headers.ts';
+import { allowedMethods, parseRequest, type EngineOptions, type EngineRequest, type ParsedRequest } from './parse-request.ts';
+import { planWrite, rowNotFound } from './plan-write.ts';
+import { selectRows } from './select.ts';
+import { tableOf, type Table } from './table.ts';
+import type { Tab, Workbook } from './workbook.ts';
+
+export interface EngineResult {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** JSON text; '' when there is none (HEAD, OPTIONS). */
+  readonly body: string;
+  /** What a write changes; null for reads and for writes that change nothing. */
+  readonly plan: WritePlan | null;
+  /** The workbook after the write; the same object when nothing was written. */
+  readonly workbook: Workbook;
+}
+
+/** Parses and answers one request. Never throws. */
+export function handle(workbook: Workbook, request: EngineRequest, options: EngineOptions = {}): EngineResult {
+  const parsed = parseRequest(request, options);
+  if (isApiError(parsed)) return errorResult(parsed, workbook, {});
+  return execute(workbook, parsed, options);
+}
+
+/** Answers a request parsed earlier (the server parses first to check keys and quota). */
+export function execute(workbook: Workbook, request: ParsedRequest, options: EngineOptions = {}): EngineResult {
+  if (request.action === 'options') {
+    return { status: 204, headers: { Allow: allowedMethods(request.target).join(', ') }, body: '', plan: null, workbook };
+  }
+  if (request.target.kind === 'tabs') {
+    const tabs = workbook.tabs.map((tab) => {
+      const table = tableOf(tab);
+      return { name: tab.name, rows: table.rowCount, columns: table.columns.length };
+    });
+    return answer(request, 200, { 'Content-Type': JSON_CONTENT_TYPE }, JSON.stringify(tabs), null, workbook);
+  }
+  const tab = findTab(workbook, request.tab);
+  if (isApiError(tab)) return errorResult(tab, workbook, {});
+  const table = tableOf(tab);
+  if (request.action === 'read') return read(workbook, table, request);
+
+  const planned = planWrite(table, request, { formulas: options.formulas ?? false });
+  if (isApiError(planned)) return errorResult(planned, workbook, sheetHeaders(table));
+  const next = planned.plan === null ? workbook : applyPlan(workbook, planned.plan);
+  const after = planned.plan === null ? table : tableOf(findTab(next, tab.name) as Tab);
+  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(after) };
+  return answer(request, planned.status, headers, planned.body, planned.plan, next);
+}
+
+function read(workbook: Workbook, table: Table, request: ParsedRequest): EngineResult {
+  const { target } = request;
+  if (target.kind === 'index' && target.index >= table.rowCount) {
+    return errorResult(rowNotFound(table, target.index), workbook, sheetHeaders(table));
+  }
+  const selection = selectRows(table, target, request.read);
+  if (isApiError(selection)) return errorResult(selection, workbook, sheetHeaders(table));
+  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(table), 'X-Total-Count': String(selection.total) };
+  // HEAD answers GET's headers; the rows need not be formatted at all.
+  const body = request.head ? '' : formatRows(table, selection.indexes, request.read.format, request.read.raw);
+  return answer(request, 200, headers, body, null, workbook);
+}
+
+function answer(request: ParsedRequest, status: number, headers: Record<string, string>, body: string, plan: WritePlan | null, workbook: Workbook): EngineResult {
+  return { status, headers, body: request.head ? '' : body, plan, workbook };
+}
+
+/** The tab a request addresses: `/tabs/{Tab}` (case-sensitive), or the first tab. */
+export function findTab(workbook: Workbook, name: string | null): Tab | ApiError {
+  const tab = name === null ? workbook.tabs[0] : workbook.tabs.find((candidate) => candidate.name === name);
+  if (tab !== undefined) return tab;
+  const names = workbook.tabs.map((candidate) => JSON.stringify(candidate.name)).join(', ');
+  const existing = names === '' ? 'the spreadsheet has no tabs' : `its tabs are ${names} (names are case-sensitive)`;
+  return apiError('tab_not_found', name === null ? `There is no tab to read: ${existing}.` : `There is no tab "${name}": ${existing}.`);
+}
+
+export function errorResult(error: ApiError, workbook: Workbook, headers: Record<string, string>): EngineResult {
+  return {
+    status: error.status,
+    headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers, ...error.headers },
+    body: JSON.stringify(error),
+    plan: null,
+    workbook,
+  };
+}

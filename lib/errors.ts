@@ -1,0 +1,60 @@
+// Every error code of the HTTP contract with its status, and the one error value the engine
+// answers with: `{"error": "unknown_column", "message": "..."}`.
+
+export const ERRORS = {
+  invalid_json: 400,
+  invalid_body: 400,
+  invalid_parameter: 400,
+  unknown_column: 400,
+  invalid_operator: 400,
+  not_authenticated: 401,
+  authentication_failed: 401,
+  throttle: 402,
+  write_error: 403,
+  permission_denied: 403,
+  not_found: 404,
+  tab_not_found: 404,
+  row_not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_error: 502,
+  upstream_unavailable: 503,
+  upstream_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERRORS, code);
+}
+
+/** A refusal the client can act on. Returned as a value by the engine, thrown only by the shell. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Headers the error carries (`Allow` on 405, `Retry-After` on 429 and 503). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERRORS[code];
+    this.headers = headers;
+  }
+
+  toJSON(): { error: ErrorCode; message: string } {
+    return { error: this.code, message: this.message };
+  }
+}
+
+export function apiError(code: ErrorCode, message: string, headers?: Record<string, string>): ApiError {
+  return new ApiError(code, message, headers);
+}
+
+export function isApiError(value: unknown): value is ApiError {
+  return value instanceof ApiError;
+}

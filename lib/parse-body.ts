@@ -1,0 +1,129 @@
+// POST /sheets/demo with {"Name": "Ann"} -> one row to append. Reads a write body by its content
+// type (JSON, text/plain JSON, urlencoded and multipart forms) into rows of plain values.
+import { apiError, isApiError, type ApiError } from './errors.ts';
+
+export type Scalar = string | number | boolean | null;
+/** One row of a write body: column name to value, `__proto__` and friends as plain keys. */
+export type RowInput = ReadonlyMap<string, Scalar>;
+
+export interface WriteBody {
+  readonly rows: readonly RowInput[];
+  /** A single object was sent (answered with one row, not an array). */
+  readonly single: boolean;
+}
+
+export type BodyKind = 'rows' | 'object';
+
+export interface BodyLimits {
+  readonly maxRows: number;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * `kind` is what the action takes: `rows` (POST: an object or an array of objects, or a form)
+ * or `object` (PATCH and PUT: exactly one object).
+ */
+export function parseBody(contentType: string | null, body: string | Uint8Array | null | undefined, kind: BodyKind, limits: BodyLimits): WriteBody | ApiError {
+  let text: string;
+  try {
+    text = typeof body === 'string' ? body : body == null ? '' : decoder.decode(body);
+  } catch {
+    return apiError('invalid_body', 'The body is not valid UTF-8 text.');
+  }
+  if (text.trim() === '') return apiError('invalid_body', expectation(kind) + ' The body is empty.');
+  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (isJsonType(mediaType)) return jsonBody(text, kind, limits);
+  if (mediaType === 'application/x-www-form-urlencoded' || mediaType === 'multipart/form-data') {
+    // `curl -d '{"Name":"Ann"}'` labels JSON as a form; read it as the JSON it is.
+    if (mediaType === 'application/x-www-form-urlencoded' && /^\s*[[{]/.test(text)) return jsonBody(text, kind, limits);
+    if (kind !== 'rows') return apiError('unsupported_media_type', 'PATCH and PUT take a JSON body; send it as application/json.');
+    const row = mediaType === 'multipart/form-data' ? multipartRow(text, contentType ?? '') : urlencodedRow(text);
+    return isApiError(row) ? row : { rows: [row], single: true };
+  }
+  const given = mediaType === '' ? 'no Content-Type' : `Content-Type ${mediaType}`;
+  return apiError('unsupported_media_type', `Send the body as application/json (or text/plain JSON, or a form on POST), not with ${given}.`);
+}
+
+function isJsonType(mediaType: string): boolean {
+  return mediaType === 'application/json' || mediaType === 'text/plain' || /^application\/[\w.-]+\+json$/.test(mediaType);
+}
+
+function expectation(kind: BodyKind): string {
+  return kind === 'rows' ? 'Expected a JSON object (one row) or an array of objects.' : 'Expected one JSON object of columns.';
+}
+
+function jsonBody(text: string, kind: BodyKind, limits: BodyLimits): WriteBody | ApiError {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    const detail = error instanceof SyntaxError ? ` (${error.message})` : '';
+    return apiError('invalid_json', `The body is not valid JSON${detail}.`);
+  }
+  if (Array.isArray(json)) {
+    if (kind === 'object') return apiError('invalid_body', `${expectation(kind)} Got an array.`);
+    if (json.length > limits.maxRows) {
+      return apiError('payload_too_large', `At most ${limits.maxRows} rows can be written in one request; got ${json.length}.`);
+    }
+    const rows: RowInput[] = [];
+    for (let i = 0; i < json.length; i++) {
+      const row = rowOf(json[i], `Element ${i}`);
+      if (isApiError(row)) return row;
+      rows.push(row);
+    }
+    return { rows, single: false };
+  }
+  const row = rowOf(json, 'The body');
+  return isApiError(row) ? row : { rows: [row], single: true };
+}
+
+function rowOf(json: unknown, where: string): RowInput | ApiError {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return apiError('invalid_body', `${where} must be an object of columns, got ${describe(json)}.`);
+  }
+  const row = new Map<string, Scalar>();
+  for (const [key, value] of Object.entries(json)) {
+    if (value !== null && typeof value === 'object') {
+      return apiError('invalid_body', `${where}: the value of "${key}" is ${describe(value)}; a cell takes a string, number, boolean or null.`);
+    }
+    row.set(key, value as Scalar);
+  }
+  return row;
+}
+
+function describe(json: unknown): string {
+  if (json === null) return 'null';
+  if (Array.isArray(json)) return 'an array';
+  return typeof json === 'object' ? 'an object' : `a ${typeof json}`;
+}
+
+function urlencodedRow(text: string): RowInput | ApiError {
+  const row = new Map<string, Scalar>();
+  for (const [key, value] of new URLSearchParams(text)) {
+    if (row.has(key)) return apiError('invalid_body', `The form field "${key}" is given more than once; a cell takes one value.`);
+    row.set(key, value);
+  }
+  return row;
+}
+
+function multipartRow(text: string, contentType: string): RowInput | ApiError {
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  if (boundary === null) return apiError('invalid_body', 'The multipart/form-data Content-Type names no boundary.');
+  const delimiter = '--' + (boundary[1] ?? boundary[2]);
+  const row = new Map<string, Scalar>();
+  const parts = text.split(delimiter);
+  // parts[0] is the preamble; the part after the closing delimiter starts with "--".
+  for (const part of parts.slice(1)) {
+    if (part.startsWith('--')) break;
+    const headerEnd = part.indexOf('\r\n\r\n');
+    if (headerEnd === -1) return apiError('invalid_body', 'A multipart/form-data part has no header.');
+    const headers = part.slice(0, headerEnd);
+    const name = /content-disposition:[^\r\n]*;\s*name="([^"]*)"/i.exec(headers);
+    if (name === null) return apiError('invalid_body', 'A multipart/form-data part has no field name.');
+    if (/;\s*filename\*?=/i.test(headers)) return apiError('invalid_body', `The form field "${name[1]}" is a file; a cell takes text.`);
+    if (row.has(name[1])) return apiError('invalid_body', `The form field "${name[1]}" is given more than once; a cell takes one value.`);
+    row.set(name[1], part.slice(headerEnd + 4).replace(/\r\n$/, ''));
+  }
+  return row;
+}

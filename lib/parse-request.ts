@@ -1,0 +1,245 @@
+// GET /sheets/demo/tabs/Staff/Name/jo*?_sort=-Age&_limit=5 -> one typed request: connection
+// `demo`, tab `Staff`, rows whose Name matches `jo*`, sorted by Age descending, at most 5.
+// Parsing never throws: anything that fits no shape is an ApiError value naming what was expected.
+import { apiError, isApiError, type ApiError } from './errors.ts';
+import { FORMATS, isFormat, type Format } from './format.ts';
+import { parseBody, type WriteBody } from './parse-body.ts';
+
+export interface EngineRequest {
+  readonly method: string;
+  /** The full URL, or the path and query (`/sheets/demo?_limit=2`). */
+  readonly url: string;
+  readonly headers?: HeadersInit;
+  readonly body?: string | Uint8Array | null;
+}
+
+export interface EngineOptions {
+  /** Written strings starting with `=` become formulas (default false: they stay text). */
+  readonly formulas?: boolean;
+  /** Rows one write may carry (default 5,000); past it 413. */
+  readonly maxRows?: number;
+}
+
+export type Target =
+  | { readonly kind: 'rows' }
+  | { readonly kind: 'index'; readonly index: number }
+  | { readonly kind: 'slice'; readonly start: number; readonly end: number | null }
+  | { readonly kind: 'match'; readonly column: string; readonly pattern: string }
+  | { readonly kind: 'search'; readonly conditions: readonly Condition[] }
+  | { readonly kind: 'query'; readonly conditions: readonly Condition[] }
+  | { readonly kind: 'tabs' };
+
+/** A `/search` or `/query` parameter as given: `Age=__gte(18)` is `{ key: 'Age', value: '__gte(18)' }`. */
+export interface Condition {
+  readonly key: string;
+  readonly value: string;
+}
+
+export type Action = 'read' | 'append' | 'patch' | 'put' | 'delete' | 'options';
+
+/** The quota vocabulary: what a plan may allow. */
+export const OPERATIONS = ['read', 'create', 'update', 'delete'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+export interface SortKey {
+  readonly column: string;
+  readonly descending: boolean;
+}
+
+export interface ReadParameters {
+  readonly limit: number | null;
+  readonly offset: number;
+  readonly raw: boolean;
+  readonly format: Format;
+  readonly sort: readonly SortKey[];
+}
+
+export interface ParsedRequest {
+  readonly connection: string;
+  /** The tab named by `/tabs/{Tab}`, or null for the first tab. */
+  readonly tab: string | null;
+  readonly target: Target;
+  readonly action: Action;
+  readonly operation: Operation;
+  /** HEAD: answered like GET, without a body. */
+  readonly head: boolean;
+  readonly read: ReadParameters;
+  readonly body: WriteBody | null;
+}
+
+export const DEFAULT_MAX_ROWS = 5000;
+
+const ALLOWED: Record<Target['kind'], readonly string[]> = {
+  rows: ['GET', 'HEAD', 'POST'],
+  index: ['GET', 'HEAD', 'PATCH', 'PUT', 'DELETE'],
+  slice: ['GET', 'HEAD'],
+  match: ['GET', 'HEAD', 'PATCH', 'PUT', 'DELETE'],
+  search: ['GET', 'HEAD'],
+  query: ['GET', 'HEAD'],
+  tabs: ['GET', 'HEAD'],
+};
+
+const ACTIONS: Record<string, Action> = {
+  GET: 'read', HEAD: 'read', POST: 'append', PATCH: 'patch', PUT: 'put', DELETE: 'delete', OPTIONS: 'options',
+};
+
+const OPERATION_OF: Record<Action, Operation> = {
+  read: 'read', options: 'read', append: 'create', patch: 'update', put: 'update', delete: 'delete',
+};
+
+/** The methods a path shape accepts, as the `Allow` header lists them. */
+export function allowedMethods(target: Target): readonly string[] {
+  return ALLOWED[target.kind];
+}
+
+export function parseRequest(request: EngineRequest, options: EngineOptions = {}): ParsedRequest | ApiError {
+  let url: URL;
+  let headers: Headers;
+  try {
+    url = new URL(request.url, 'http://sheetrest.invalid');
+    headers = new Headers(request.headers);
+  } catch {
+    return apiError('not_found', 'The request URL or headers could not be read.');
+  }
+  const path = parsePath(url.pathname);
+  if (isApiError(path)) return path;
+
+  const method = effectiveMethod(String(request.method).toUpperCase(), headers.get('x-http-method-override'));
+  const allowed = ALLOWED[path.target.kind];
+  const action = ACTIONS[method];
+  if (action === undefined || (action !== 'options' && !allowed.includes(method))) {
+    return apiError('method_not_allowed', `${method} is not accepted here; this path takes ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
+  }
+
+  const read = action === 'read' ? parseReadParameters(url.searchParams, path.target) : DEFAULT_READ;
+  if (isApiError(read)) return read;
+  const target = withConditions(path.target, url.searchParams);
+
+  let body: WriteBody | null = null;
+  if (action === 'append' || action === 'patch' || action === 'put') {
+    const parsed = parseBody(headers.get('content-type'), request.body, action === 'append' ? 'rows' : 'object', {
+      maxRows: options.maxRows ?? DEFAULT_MAX_ROWS,
+    });
+    if (isApiError(parsed)) return parsed;
+    body = parsed;
+  }
+  return { connection: path.connection, tab: path.tab, target, action, operation: OPERATION_OF[action], head: method === 'HEAD', read, body };
+}
+
+/** PUT with `X-HTTP-Method-Override: PATCH` (any case) is a PATCH; the header means nothing anywhere else. */
+function effectiveMethod(method: string, override: string | null): string {
+  return method === 'PUT' && override !== null && override.trim().toUpperCase() === 'PATCH' ? 'PATCH' : method;
+}
+
+interface ParsedPath {
+  readonly connection: string;
+  readonly tab: string | null;
+  readonly target: Target;
+}
+
+function parsePath(pathname: string): ParsedPath | ApiError {
+  const raw = pathname.endsWith('/') && pathname.length > 1 ? pathname.slice(0, -1) : pathname;
+  const segments: string[] = [];
+  for (const segment of raw.split('/').slice(1)) {
+    try {
+      segments.push(decodeURIComponent(segment));
+    } catch {
+      return notFound(pathname, 'it is not valid percent-encoding');
+    }
+  }
+  if (segments[0] !== 'sheets' || segments.length < 2 || segments[1] === '') {
+    return notFound(pathname, 'paths start with /sheets/{id}');
+  }
+  const connection = segments[1];
+  let rest = segments.slice(2);
+  let tab: string | null = null;
+  if (rest[0] === 'tabs') {
+    if (rest.length === 1) return { connection, tab: null, target: { kind: 'tabs' } };
+    tab = rest[1];
+    rest = rest.slice(2);
+  }
+  const target = parseTarget(rest);
+  return target === null ? notFound(pathname, 'it fits none of the shapes /{n}, /{a}:{b}, /search, /query, /{Column}/{Value}') : { connection, tab, target };
+}
+
+function parseTarget(rest: readonly string[]): Target | null {
+  if (rest.includes('')) return null;
+  if (rest.length === 0) return { kind: 'rows' };
+  if (rest.length === 2) return { kind: 'match', column: rest[0], pattern: rest[1] };
+  if (rest.length !== 1) return null;
+  const [segment] = rest;
+  if (segment === 'search') return { kind: 'search', conditions: [] };
+  if (segment === 'query') return { kind: 'query', conditions: [] };
+  if (/^\d+$/.test(segment)) return { kind: 'index', index: Number(segment) };
+  const slice = /^(\d+):(\d*)$/.exec(segment);
+  if (slice !== null) return { kind: 'slice', start: Number(slice[1]), end: slice[2] === '' ? null : Number(slice[2]) };
+  return null;
+}
+
+function notFound(pathname: string, why: string): ApiError {
+  return apiError('not_found', `No resource at ${pathname}: ${why}.`);
+}
+
+function withConditions(target: Target, parameters: URLSearchParams): Target {
+  if (target.kind !== 'search' && target.kind !== 'query') return target;
+  const conditions: Condition[] = [];
+  for (const [key, value] of parameters) if (!key.startsWith('_')) conditions.push({ key, value });
+  return { kind: target.kind, conditions };
+}
+
+const DEFAULT_READ: ReadParameters = { limit: null, offset: 0, raw: false, format: 'records', sort: [] };
+const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort'] as const;
+
+function parseReadParameters(parameters: URLSearchParams, target: Target): ReadParameters | ApiError {
+  for (const name of RESERVED) {
+    if (parameters.getAll(name).length > 1) return apiError('invalid_parameter', `${name} is given more than once; give it once.`);
+  }
+  const limit = wholeNumber(parameters, '_limit');
+  if (isApiError(limit)) return limit;
+  const offset = wholeNumber(parameters, '_offset');
+  if (isApiError(offset)) return offset;
+  const raw = flag(parameters.get('_raw'));
+  if (isApiError(raw)) return raw;
+  const format = parameters.get('_format') ?? 'records';
+  if (!isFormat(format)) return apiError('invalid_parameter', `_format must be one of ${FORMATS.join(', ')}; got "${format}".`);
+  const sort = sortKeys(parameters.get('_sort'));
+  if (isApiError(sort)) return sort;
+
+  if (target.kind === 'index' || target.kind === 'slice') {
+    // `/{n}` and `/{a}:{b}` are shorthands for _offset and _limit; both at once is ambiguous.
+    if (limit !== null || offset !== null) {
+      return apiError('invalid_parameter', 'A row index or slice in the path already sets _offset and _limit; leave those parameters out.');
+    }
+    if (target.kind === 'index') return { limit: 1, offset: target.index, raw, format, sort };
+    if (target.end !== null && target.start > target.end) {
+      return apiError('invalid_parameter', `The slice ${target.start}:${target.end} ends before it starts; write it as {start}:{end} with start <= end.`);
+    }
+    return { limit: target.end === null ? null : target.end - target.start, offset: target.start, raw, format, sort };
+  }
+  return { limit, offset: offset ?? 0, raw, format, sort };
+}
+
+function wholeNumber(parameters: URLSearchParams, name: string): number | null | ApiError {
+  const value = parameters.get(name);
+  if (value === null) return null;
+  if (!/^\d+$/.test(value)) return apiError('invalid_parameter', `${name} must be a whole number >= 0; got "${value}".`);
+  return Number(value);
+}
+
+function flag(value: string | null): boolean | ApiError {
+  if (value === null || value === '0' || value === 'false') return false;
+  if (value === '' || value === '1' || value === 'true') return true;
+  return apiError('invalid_parameter', `_raw must be 1, true, 0 or false; got "${value}".`);
+}
+
+function sortKeys(value: string | null): SortKey[] | ApiError {
+  if (value === null) return [];
+  const keys: SortKey[] = [];
+  for (const entry of value.split(',')) {
+    const descending = entry.startsWith('-');
+    const column = descending ? entry.slice(1) : entry;
+    if (column === '') return apiError('invalid_parameter', `_sort takes comma-separated column names, -Column for descending; got "${value}".`);
+    keys.push({ column, descending });
+  }
+  return keys;
+}

@@ -1,0 +1,119 @@
+// GET /sheets/demo/query?Age=__gte(18)&Age=__lt(65) -> rows whose Age is in [18, 65).
+// Turns `/{Column}/{Value}`, `/search` and `/query` conditions into row tests, checking every
+// column and operator first: a typo is an error, never "every row" or "none".
+import { compareCodePoints, dateKey, operandDate, operandNumber } from './compare.ts';
+import { apiError, isApiError, type ApiError } from './errors.ts';
+import { compileMatcher, fold } from './match.ts';
+import type { Condition } from './parse-request.ts';
+import type { Column, Table } from './table.ts';
+import { isSheetDate } from './workbook.ts';
+
+export const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+export function isOperator(name: string): name is Operator {
+  return (OPERATORS as readonly string[]).includes(name);
+}
+
+/** A test of one data row, by index. */
+export type RowTest = (index: number) => boolean;
+
+export function unknownColumn(table: Table, name: string): ApiError {
+  const names = table.columns.map((column) => JSON.stringify(column.name)).join(', ');
+  return apiError('unknown_column', `The tab "${table.name}" has no column "${name}"; its columns are ${names || '(none)'}.`);
+}
+
+export function columnOf(table: Table, name: string): Column | ApiError {
+  return table.column(name) ?? unknownColumn(table, name);
+}
+
+/** `/{Column}/{Value}` and `/search`: the displayed text matches the pattern, case-insensitively. */
+export function matchTest(table: Table, columnName: string, pattern: string): RowTest | ApiError {
+  const column = columnOf(table, columnName);
+  if (isApiError(column)) return column;
+  const folded = table.folded(column);
+  const matches = compileMatcher(pattern);
+  return (index) => matches(folded[index]);
+}
+
+export function searchTests(table: Table, conditions: readonly Condition[]): RowTest[] | ApiError {
+  const tests: RowTest[] = [];
+  for (const { key, value } of conditions) {
+    const test = matchTest(table, key, value);
+    if (typeof test !== 'function') return test;
+    tests.push(test);
+  }
+  return tests;
+}
+
+const OPERATOR_CALL = /^__([A-Za-z]+)\((.*)\)$/s;
+
+export function queryTests(table: Table, conditions: readonly Condition[]): RowTest[] | ApiError {
+  const tests: RowTest[] = [];
+  for (const condition of conditions) {
+    const parsed = parseQueryCondition(table, condition);
+    if (!('operator' in parsed)) return parsed;
+    tests.push(comparisonTest(table, parsed.column, parsed.operator, parsed.operand));
+  }
+  return tests;
+}
+
+interface QueryCondition {
+  readonly column: Column;
+  readonly operator: Operator;
+  readonly operand: string;
+}
+
+/** `Col=__op(value)`, `Col__op=value`, or `Col=value` (equality). */
+function parseQueryCondition(table: Table, { key, value }: Condition): QueryCondition | ApiError {
+  let column = table.column(key);
+  let operator: string = 'eq';
+  let operand = value;
+  if (column === undefined) {
+    const split = /^(.+)__([A-Za-z]+)$/s.exec(key);
+    if (split === null) return unknownColumn(table, key);
+    column = table.column(split[1]);
+    if (column === undefined) return unknownColumn(table, split[1]);
+    operator = split[2];
+  } else if (value.startsWith('__') && /^__[A-Za-z]/.test(value)) {
+    const call = OPERATOR_CALL.exec(value);
+    if (call === null) {
+      return apiError('invalid_operator', `"${value}" is not an operator call; write ${key}=__op(value) with op one of ${OPERATORS.join(', ')}.`);
+    }
+    operator = call[1];
+    operand = call[2];
+  }
+  if (!isOperator(operator)) {
+    return apiError('invalid_operator', `"__${operator}" is not an operator; use one of ${OPERATORS.map((name) => '__' + name).join(', ')}.`);
+  }
+  return { column, operator, operand };
+}
+
+function comparisonTest(table: Table, column: Column, operator: Operator, operand: string): RowTest {
+  if (operator === 'eq' || operator === 'ne') {
+    const folded = table.folded(column);
+    const matches = compileMatcher(operand);
+    return operator === 'eq' ? (index) => matches(folded[index]) : (index) => !matches(folded[index]);
+  }
+  const accepts = ORDER_TESTS[operator];
+  const number = operandNumber(operand);
+  const date = operandDate(operand);
+  const text = fold(operand);
+  const folded = table.folded(column);
+  const position = column.position;
+  return (index) => {
+    const value = table.row(index).value[position] ?? null;
+    if (value === null && folded[index] === '') return false;
+    if (typeof value === 'number' && number !== null) return accepts(value < number ? -1 : value > number ? 1 : 0);
+    if (isSheetDate(value) && date !== null) return accepts(compareCodePoints(dateKey(value), date));
+    if (folded[index] === '') return false;
+    return accepts(compareCodePoints(folded[index], text));
+  };
+}
+
+const ORDER_TESTS: Record<'lt' | 'lte' | 'gt' | 'gte', (order: number) => boolean> = {
+  lt: (order) => order < 0,
+  lte: (order) => order <= 0,
+  gt: (order) => order > 0,
+  gte: (order) => order >= 0,
+};

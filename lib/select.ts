@@ -1,0 +1,55 @@
+// GET /sheets/demo/search?City=lisbon&Name=*an*&_sort=Age&_offset=10&_limit=10 -> the rows to
+// answer. Order of work: match, sort, offset, limit. `total` is X-Total-Count: the matching rows
+// before offset and limit.
+import { isApiError, type ApiError } from './errors.ts';
+import type { ReadParameters, Target } from './parse-request.ts';
+import { matchTest, queryTests, searchTests, type RowTest } from './query.ts';
+import { sortRows } from './sort.ts';
+import type { Table } from './table.ts';
+
+export interface Selection {
+  /** Data-row indexes, in answer order. */
+  readonly indexes: readonly number[];
+  readonly total: number;
+}
+
+/** The rows a target addresses, in sheet order, before sort and slicing. */
+export function matchRows(table: Table, target: Target): number[] | ApiError {
+  const tests = rowTests(table, target);
+  if (isApiError(tests)) return tests;
+  const indexes: number[] = [];
+  if (tests.length === 0) {
+    for (let index = 0; index < table.rowCount; index++) indexes.push(index);
+  } else if (tests.length === 1) {
+    const [test] = tests;
+    for (let index = 0; index < table.rowCount; index++) if (test(index)) indexes.push(index);
+  } else {
+    for (let index = 0; index < table.rowCount; index++) if (tests.every((test) => test(index))) indexes.push(index);
+  }
+  return indexes;
+}
+
+function rowTests(table: Table, target: Target): RowTest[] | ApiError {
+  switch (target.kind) {
+    case 'match': {
+      const test = matchTest(table, target.column, target.pattern);
+      return isApiError(test) ? test : [test];
+    }
+    case 'search':
+      return searchTests(table, target.conditions);
+    case 'query':
+      return queryTests(table, target.conditions);
+    default:
+      return [];
+  }
+}
+
+export function selectRows(table: Table, target: Target, read: ReadParameters): Selection | ApiError {
+  const matched = matchRows(table, target);
+  if (isApiError(matched)) return matched;
+  const sorted = sortRows(table, matched, read.sort);
+  if (isApiError(sorted)) return sorted;
+  const end = read.limit === null ? undefined : read.offset + read.limit;
+  const indexes = read.offset === 0 && end === undefined ? sorted : sorted.slice(read.offset, end);
+  return { indexes, total: sorted.length };
+}

@@ -1,0 +1,113 @@
+// A tab seen through the contract's header rules: row 1 names the columns, an empty header hides
+// its column, the first of two equal headers wins, cells right of the last header are ignored,
+// and data rows run to the last row holding any value (blank rows in between stay data rows).
+// A table also keeps the work that depends only on the tab (case folding, serialized rows),
+// so reading an unchanged tab again does not redo it.
+import { fold } from './match.ts';
+import { cellText, EMPTY_ROW, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
+
+export interface Column {
+  readonly name: string;
+  /** Sheet column (0 is column A). */
+  readonly position: number;
+}
+
+export class Table {
+  readonly name: string;
+  readonly columns: readonly Column[];
+  /** Sheet columns up to and including the last header; cells beyond are ignored. */
+  readonly width: number;
+  /** Number of data rows. */
+  readonly rowCount: number;
+  readonly #grid: readonly SheetRow[];
+  readonly #byName: Map<string, Column>;
+  readonly #folded = new Map<number, string[]>();
+  readonly #rowJson: { text?: (string | undefined)[]; raw?: (string | undefined)[] } = {};
+
+  constructor(tab: Tab) {
+    this.name = tab.name;
+    this.#grid = tab.rows;
+    const header = tab.rows[0] ?? EMPTY_ROW;
+    const columns: Column[] = [];
+    const byName = new Map<string, Column>();
+    let width = 0;
+    for (let position = 0; position < header.text.length; position++) {
+      const name = cellText(header, position);
+      if (name.trim() === '') continue;
+      width = position + 1;
+      if (byName.has(name)) continue;
+      const column = { name, position };
+      columns.push(column);
+      byName.set(name, column);
+    }
+    this.columns = columns;
+    this.width = width;
+    this.#byName = byName;
+    let last = tab.rows.length - 1;
+    while (last >= 1 && !rowHasValue(tab.rows[last], width)) last--;
+    this.rowCount = Math.max(last, 0);
+  }
+
+  column(name: string): Column | undefined {
+    return this.#byName.get(name);
+  }
+
+  /** Data row `index` (zero-based): sheet row index + 2. */
+  row(index: number): SheetRow {
+    return this.#grid[index + 1] ?? EMPTY_ROW;
+  }
+
+  /** The case-folded displayed text of one column, for every data row; computed once per table. */
+  folded(column: Column): readonly string[] {
+    let folded = this.#folded.get(column.position);
+    if (folded === undefined) {
+      folded = new Array<string>(this.rowCount);
+      for (let index = 0; index < this.rowCount; index++) folded[index] = fold(cellText(this.row(index), column.position));
+      this.#folded.set(column.position, folded);
+    }
+    return folded;
+  }
+
+  /** One data row as a JSON object text, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
+  rowJson(index: number, raw: boolean): string {
+    const cache = raw ? (this.#rowJson.raw ??= new Array(this.rowCount)) : (this.#rowJson.text ??= new Array(this.rowCount));
+    let json = cache[index];
+    if (json === undefined) {
+      json = objectJson(this.columns, this.row(index), raw);
+      cache[index] = json;
+    }
+    return json;
+  }
+}
+
+const tables = new WeakMap<Tab, Table>();
+
+/** The table of a tab, built once per tab object (a write makes a new tab object). */
+export function tableOf(tab: Tab): Table {
+  let table = tables.get(tab);
+  if (table === undefined) {
+    table = new Table(tab);
+    tables.set(tab, table);
+  }
+  return table;
+}
+
+/** A cell as JSON: its displayed text, or with `raw` its typed value (dates as ISO 8601). */
+export function cellJson(row: SheetRow, position: number, raw: boolean): string {
+  return raw ? JSON.stringify(rawValue(row.value[position] ?? null)) : JSON.stringify(cellText(row, position));
+}
+
+export function rawValue(value: TypedValue): string | number | boolean | null {
+  if (isSheetDate(value)) return value.iso;
+  if (typeof value === 'number' && !Number.isFinite(value)) return null;
+  return value;
+}
+
+export function objectJson(columns: readonly Column[], row: SheetRow, raw: boolean): string {
+  let json = '{';
+  for (let i = 0; i < columns.length; i++) {
+    const column = columns[i];
+    json += (i === 0 ? '' : ',') + JSON.stringify(column.name) + ':' + cellJson(row, column.position, raw);
+  }
+  return json + '}';
+}

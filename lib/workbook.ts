@@ -1,0 +1,65 @@
+// The workbook model: tabs in order, each a grid of sheet rows; a cell is the text the
+// spreadsheet displays plus its typed value. Sources build it, the engine reads it and
+// `applyPlan` (plan.ts) derives the next one. Nothing here mutates a tab in place, so a
+// read in flight keeps the snapshot it started with.
+
+/** A date or date-time cell's value: ISO 8601 without a time zone (`2024-03-01`, `2024-03-01T09:30:00`). */
+export interface SheetDate {
+  readonly iso: string;
+}
+
+/** The stored value of a cell: what `_raw=1` answers (a SheetDate answers its `iso`). */
+export type TypedValue = string | number | boolean | SheetDate | null;
+
+/**
+ * One row of the sheet. The arrays are indexed by sheet column (0 is column A) and may be
+ * shorter than the header row: a missing cell is empty. `text[c]` is what the spreadsheet
+ * displays ('' when empty), `value[c]` the stored value (null when empty).
+ */
+export interface SheetRow {
+  readonly text: readonly string[];
+  readonly value: readonly TypedValue[];
+  /** The formula of each cell written as one (only where the connection allows formulas). */
+  readonly formula?: readonly (string | undefined)[];
+}
+
+export interface Tab {
+  readonly name: string;
+  /** Every row of the sheet from row 1 (the header row); trailing empty rows may be present. */
+  readonly rows: readonly SheetRow[];
+}
+
+export interface Workbook {
+  readonly tabs: readonly Tab[];
+}
+
+export const EMPTY_ROW: SheetRow = Object.freeze({ text: Object.freeze([]), value: Object.freeze([]) });
+
+export function isSheetDate(value: TypedValue | undefined): value is SheetDate {
+  return typeof value === 'object' && value !== null;
+}
+
+export function sheetDate(iso: string): SheetDate {
+  return { iso };
+}
+
+export function cellText(row: SheetRow, column: number): string {
+  return row.text[column] ?? '';
+}
+
+export function cellValue(row: SheetRow, column: number): TypedValue {
+  return row.value[column] ?? null;
+}
+
+export function isEmptyCell(row: SheetRow, column: number): boolean {
+  return cellText(row, column) === '' && cellValue(row, column) === null;
+}
+
+/** True when any cell before `width` holds something; cells right of the last header do not count. */
+export function rowHasValue(row: SheetRow, width: number): boolean {
+  const end = Math.min(width, Math.max(row.text.length, row.value.length));
+  for (let column = 0; column < end; column++) {
+    if (!isEmptyCell(row, column)) return true;
+  }
+  return false;
+}

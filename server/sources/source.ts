@@ -1,0 +1,37 @@
+// A source holds one spreadsheet: a workbook file or a Google spreadsheet. The server reads
+// through `read` and writes through `write`, which runs the engine's planning step against the
+// latest rows, in arrival order, and resolves only once the change is durable.
+import type { WritePlan } from '../../lib/apply-plan.ts';
+import type { Workbook } from '../../lib/workbook.ts';
+
+/** What a write callback answers: the plan to make durable (null: nothing to write) and the next workbook. */
+export interface Planned<T> {
+  readonly plan: WritePlan | null;
+  readonly workbook: Workbook;
+  readonly result: T;
+}
+
+export interface ReadOptions {
+  /** Skip any freshness window and look at the backing store (a client's `Cache-Control: no-cache`). */
+  readonly fresh?: boolean;
+}
+
+export interface Source {
+  /** A short description for logs, never holding a secret: `file fixtures/demo.xlsx`. */
+  readonly description: string;
+  /** Whether writes can succeed at all (a read-only file or connection answers 403 write_error). */
+  readonly writable: boolean;
+  /**
+   * The workbook as of the last acknowledged write, picking up changes made behind the
+   * server's back. Throws ApiError (not_found, upstream_*) when the store cannot be read.
+   */
+  read(options?: ReadOptions): Promise<Workbook>;
+  /**
+   * Runs `plan` against the latest workbook (including writes accepted but not yet durable),
+   * one call at a time in arrival order, then makes its plan durable and resolves with its
+   * result. Throws ApiError(write_error) when the store refuses the write; nothing is written then.
+   */
+  write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T>;
+  /** Finishes the writes in flight, flushes, and releases the store. */
+  close(): Promise<void>;
+}
