@@ -1,0 +1,158 @@
+// The command line: `npm start` (the demo workbook), `npm start -- book.xlsx`,
+// `npm start -- --config sheetrest.json --port 8081`. The same file runs on Node, Deno and Bun;
+// only the listener differs, picked from the table below.
+import { copyFile, mkdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { configForFile, ConfigError, loadConfig, type Config } from './config.ts';
+import type { Listen } from './listener.ts';
+import { start } from './start.ts';
+
+const LISTENERS: Record<string, () => Promise<{ listen: Listen }>> = {
+  node: () => import('./node.ts'),
+  deno: () => import('./deno.ts'),
+  bun: () => import('./bun.ts'),
+};
+
+const RUNTIME = 'Bun' in globalThis ? 'bun' : 'Deno' in globalThis ? 'deno' : 'node';
+
+const USAGE = `Usage:
+  sheetrest                          serve the bundled demo workbook as connection "demo"
+  sheetrest BOOK.xlsx|.ods|.csv      serve one file, as a connection named after it
+  sheetrest --config sheetrest.json  serve a configuration (see docs/configuration.md)
+
+Options:
+  --port N          port to listen on (default $PORT or 8080)
+  --host H          address to bind (default 127.0.0.1)
+  --state-dir DIR   where quota counts and journals live (default .sheetrest/ beside the config or file)
+  --read-only       single-file mode: refuse writes
+  --log-level L     debug, info, warn, error or silent (default info)
+  --help            show this text`;
+
+const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DEMO_WORKBOOK = join(PACKAGE_ROOT, 'fixtures', 'demo.xlsx');
+
+async function main(argv: readonly string[]): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        config: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        'state-dir': { type: 'string' },
+        'read-only': { type: 'boolean' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    console.error(`sheetrest: ${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = args;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (positionals.length > 1 || (positionals.length === 1 && values.config !== undefined)) {
+    console.error(`sheetrest: give one workbook or --config, not both\n\n${USAGE}`);
+    return 2;
+  }
+  const port = values.port ?? process.env.PORT;
+  const overrides = {
+    ...(port === undefined ? {} : { port: /^\d+$/.test(port) ? Number(port) : port }),
+    ...(values.host === undefined ? {} : { host: values.host }),
+    ...(values['log-level'] === undefined ? {} : { log: { level: values['log-level'] } }),
+  };
+
+  let config: Config;
+  try {
+    if (values.config !== undefined) {
+      if (values['read-only']) throw new ConfigError('options', ['--read-only applies to single-file mode; set "readOnly" in the config file']);
+      const loaded = await loadConfig(values.config);
+      config = withOverrides(loaded, overrides, values['state-dir']);
+    } else {
+      const workbook = positionals[0] ?? (await demoCopy());
+      const demo = positionals[0] === undefined;
+      config = configForFile(workbook, {
+        ...overrides,
+        ...(demo ? { id: 'demo' } : {}),
+        ...(values['state-dir'] === undefined ? {} : { stateDir: values['state-dir'] }),
+        ...(values['read-only'] ? { readOnly: true } : {}),
+      } as Parameters<typeof configForFile>[1]);
+    }
+  } catch (error) {
+    console.error(`sheetrest: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+
+  const { listen } = await LISTENERS[RUNTIME]();
+  let running;
+  try {
+    running = await start(config, { listen });
+  } catch (error) {
+    console.error(`sheetrest: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  const first = running.connections[0];
+  console.log(`sheetrest listening on ${running.url} (${RUNTIME} ${process.versions[RUNTIME as 'node'] ?? ''})`.trimEnd());
+  for (const connection of running.connections) console.log(`  /sheets/${connection.id}  ${connection.source.description}`);
+  if (first !== undefined) {
+    const key = first.keys.length > 0 ? ` -H 'X-Api-Key: YOUR_KEY'` : '';
+    console.log(`Try:\n  curl${key} '${running.url}/sheets/${first.id}?_limit=3'`);
+  }
+
+  await new Promise<void>((resolveStop) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        console.error(`sheetrest: ${signal} again, exiting without waiting`);
+        process.exit(1);
+      }
+      stopping = true;
+      console.error(`sheetrest: ${signal}: finishing the requests in flight`);
+      running.close().then(resolveStop, (error: unknown) => {
+        console.error(`sheetrest: shutting down failed: ${String(error)}`);
+        process.exit(1);
+      });
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+  return 0;
+}
+
+/** The demo is served from a copy in .sheetrest/, so trying writes never changes the bundled file. */
+async function demoCopy(): Promise<string> {
+  const copy = resolve('.sheetrest', 'demo', 'demo.xlsx');
+  const exists = await stat(copy).then(() => true, () => false);
+  if (!exists) {
+    await mkdir(dirname(copy), { recursive: true });
+    await copyFile(DEMO_WORKBOOK, copy);
+  }
+  return copy;
+}
+
+function withOverrides(config: Config, overrides: { port?: number | string; host?: string; log?: { level: string } }, stateDir: string | undefined): Config {
+  if (overrides.port !== undefined && (typeof overrides.port !== 'number' || overrides.port > 65535)) {
+    throw new ConfigError('options', [`--port: expected a whole number from 0 to 65535, got ${JSON.stringify(overrides.port)}`]);
+  }
+  const level = overrides.log?.level;
+  if (level !== undefined && !['debug', 'info', 'warn', 'error', 'silent'].includes(level)) {
+    throw new ConfigError('options', [`--log-level: expected debug, info, warn, error or silent, got ${JSON.stringify(level)}`]);
+  }
+  return {
+    ...config,
+    ...(overrides.port === undefined ? {} : { port: overrides.port }),
+    ...(overrides.host === undefined ? {} : { host: overrides.host }),
+    ...(level === undefined ? {} : { log: { level: level as 'info' } }),
+    ...(stateDir === undefined ? {} : { stateDir: resolve(stateDir) }),
+  } as Config;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,257 @@
+// The fetch handler in-process: keys, quota, CORS, body caps, errors and logs, over a memory
+// source. `await app.fetch(new Request('http://x/sheets/demo'))`, no port opened.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type Connection, type Plan } from '../server/app.ts';
+import { digestKey, type ApiKey } from '../server/auth.ts';
+import { createLogger } from '../server/log.ts';
+import { openQuotaStore } from '../server/quota.ts';
+import { memorySource } from '../server/sources/memory.ts';
+import type { Source } from '../server/sources/source.ts';
+import type { Workbook } from '../lib/workbook.ts';
+
+function people(): Workbook {
+  const row = (...cells: (string | number)[]) => ({ text: cells.map(String), value: cells });
+  return { tabs: [{ name: 'People', rows: [row('Name', 'Age'), row('Ann', 30), row('Bob', 41)] }] };
+}
+
+interface Setup {
+  readonly keys?: ApiKey[];
+  readonly plan?: Plan;
+  readonly readOnly?: boolean;
+  readonly source?: Source;
+  readonly bodyBytes?: number;
+  readonly cors?: '*' | string[];
+}
+
+async function appWith(t: { after(fn: () => Promise<void>): void }, setup: Setup = {}) {
+  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-app-'));
+  const quota = await openQuotaStore({ stateDir });
+  const lines: string[] = [];
+  const connection: Connection = {
+    id: 'demo',
+    source: setup.source ?? memorySource(people()),
+    keys: setup.keys ?? [],
+    plan: setup.plan,
+    readOnly: setup.readOnly ?? false,
+    engine: {},
+  };
+  const app = createApp({
+    connections: [connection],
+    quota,
+    bodyBytes: setup.bodyBytes ?? 1024 * 1024,
+    cors: setup.cors ?? '*',
+    log: createLogger('info', (line) => lines.push(line)),
+  });
+  t.after(async () => {
+    await quota.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+  const call = (path: string, init: RequestInit = {}) => app.fetch(new Request('http://x' + path, init));
+  return { app, call, lines };
+}
+
+async function errorOf(response: Response): Promise<string> {
+  const body = await response.json();
+  assert.equal(typeof body.message, 'string');
+  assert.ok(body.message.length > 0);
+  return body.error;
+}
+
+test('routing', async (t) => {
+  const { call } = await appWith(t);
+  await t.test('GET /healthz', async () => {
+    const response = await call('/healthz');
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { status: 'ok' });
+  });
+  await t.test('GET /nowhere is 404 not_found', async () => {
+    const response = await call('/nowhere');
+    assert.equal(response.status, 404);
+    assert.equal(await errorOf(response), 'not_found');
+  });
+  await t.test('GET /sheets/nope is 404 not_found without sheet headers', async () => {
+    const response = await call('/sheets/nope');
+    assert.equal(response.status, 404);
+    assert.equal(await errorOf(response), 'not_found');
+    assert.equal(response.headers.get('x-sheet-rows'), null);
+  });
+  await t.test('GET /sheets/demo reads rows with every header', async () => {
+    const response = await call('/sheets/demo');
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), [{ Name: 'Ann', Age: '30' }, { Name: 'Bob', Age: '41' }]);
+    assert.equal(response.headers.get('x-sheet-rows'), '2');
+    assert.equal(response.headers.get('x-sheet-columns'), '2');
+    assert.equal(response.headers.get('x-ratelimit-plan'), 'unlimited');
+    assert.equal(response.headers.get('x-ratelimit-limit'), null);
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    assert.match(response.headers.get('access-control-expose-headers') ?? '', /X-RateLimit-Remaining/);
+  });
+  await t.test('POST then GET sees the write', async () => {
+    const posted = await call('/sheets/demo', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name":"Cy","Age":7}' });
+    assert.equal(posted.status, 201);
+    assert.deepEqual(await posted.json(), { Name: 'Cy', Age: '7' });
+    const read = await call('/sheets/demo/Name/cy');
+    assert.deepEqual(await read.json(), [{ Name: 'Cy', Age: '7' }]);
+  });
+});
+
+test('keys', async (t) => {
+  const keys: ApiKey[] = [
+    { digest: digestKey('write-secret'), scope: 'write' },
+    { digest: digestKey('read-secret'), scope: 'read' },
+  ];
+  const { call, lines } = await appWith(t, { keys });
+  for (const [name, headers, status, code] of [
+    ['no key', {}, 401, 'not_authenticated'],
+    ['empty key', { 'X-Api-Key': '' }, 401, 'not_authenticated'],
+    ['wrong key', { 'X-Api-Key': 'guess' }, 401, 'authentication_failed'],
+    ['Authorization is not used', { Authorization: 'Bearer write-secret' }, 401, 'not_authenticated'],
+  ] as const) {
+    await t.test(name, async () => {
+      const response = await call('/sheets/demo', { headers });
+      assert.equal(response.status, status);
+      assert.equal(await errorOf(response), code);
+      assert.equal(response.headers.get('x-sheet-rows'), null);
+    });
+  }
+  await t.test('the right key reads', async () => {
+    const response = await call('/sheets/demo', { headers: { 'X-Api-Key': 'write-secret' } });
+    assert.equal(response.status, 200);
+  });
+  await t.test('a read key cannot write: 403 permission_denied', async () => {
+    const response = await call('/sheets/demo', { method: 'POST', headers: { 'X-Api-Key': 'read-secret', 'Content-Type': 'application/json' }, body: '{"Name":"x"}' });
+    assert.equal(response.status, 403);
+    assert.equal(await errorOf(response), 'permission_denied');
+    const rows = await (await call('/sheets/demo', { headers: { 'X-Api-Key': 'read-secret' } })).json();
+    assert.equal(rows.length, 2);
+  });
+  await t.test('keys never reach the log', () => {
+    assert.ok(lines.length > 0);
+    for (const line of lines) assert.doesNotMatch(line, /secret|guess/);
+  });
+});
+
+test('a read-only connection answers writes with 403 write_error and keeps reading', async (t) => {
+  const { call } = await appWith(t, { readOnly: true });
+  for (const [method, path] of [['POST', '/sheets/demo'], ['PATCH', '/sheets/demo/0'], ['PUT', '/sheets/demo/0'], ['DELETE', '/sheets/demo/0']]) {
+    await t.test(`${method} ${path}`, async () => {
+      const response = await call(path, { method, headers: { 'Content-Type': 'application/json' }, body: method === 'DELETE' ? undefined : '{"Name":"x"}' });
+      assert.equal(response.status, 403);
+      assert.equal(await errorOf(response), 'write_error');
+    });
+  }
+  const response = await call('/sheets/demo');
+  assert.equal((await response.json()).length, 2);
+});
+
+test('quota', async (t) => {
+  await t.test('a limit of 2 serves 2 requests, then 402 throttle', async (t) => {
+    const { call } = await appWith(t, { plan: { name: 'tiny', monthlyRequests: 2, operations: ['read', 'create', 'update', 'delete'] } });
+    const first = await call('/sheets/demo');
+    assert.equal(first.headers.get('x-ratelimit-limit'), '2');
+    assert.equal(first.headers.get('x-ratelimit-remaining'), '1');
+    assert.equal(first.headers.get('x-ratelimit-plan'), 'tiny');
+    assert.match(first.headers.get('x-ratelimit-reset') ?? '', /^\d+$/);
+    // An error still counts: the client was served an answer.
+    const second = await call('/sheets/demo/query?Nope=1');
+    assert.equal(second.status, 400);
+    assert.equal(second.headers.get('x-ratelimit-remaining'), '0');
+    const third = await call('/sheets/demo');
+    assert.equal(third.status, 402);
+    assert.equal(await errorOf(third), 'throttle');
+    assert.equal(third.headers.get('x-ratelimit-remaining'), '0');
+  });
+  await t.test('an operation the plan leaves out is 402 throttle', async (t) => {
+    const { call } = await appWith(t, { plan: { name: 'readers', operations: ['read'] } });
+    const response = await call('/sheets/demo', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name":"x"}' });
+    assert.equal(response.status, 402);
+    assert.equal(await errorOf(response), 'throttle');
+    assert.equal((await call('/sheets/demo')).status, 200);
+  });
+  await t.test('failed authentication is not counted', async (t) => {
+    const { call } = await appWith(t, { plan: { name: 'tiny', monthlyRequests: 1, operations: ['read'] }, keys: [{ digest: digestKey('k'), scope: 'write' }] });
+    assert.equal((await call('/sheets/demo', { headers: { 'X-Api-Key': 'nope' } })).status, 401);
+    const response = await call('/sheets/demo', { headers: { 'X-Api-Key': 'k' } });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('x-ratelimit-remaining'), '0');
+  });
+});
+
+test('CORS', async (t) => {
+  await t.test('a preflight needs no key, is not counted, and allows the path\'s methods', async (t) => {
+    const { call } = await appWith(t, { keys: [{ digest: digestKey('k'), scope: 'write' }], plan: { name: 'one', monthlyRequests: 1, operations: ['read'] } });
+    const preflight = await call('/sheets/demo/0', { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'PATCH' } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-methods'), 'GET, HEAD, PATCH, PUT, DELETE, OPTIONS');
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /X-Api-Key/);
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /X-HTTP-Method-Override/);
+    const read = await call('/sheets/demo', { headers: { 'X-Api-Key': 'k' } });
+    assert.equal(read.headers.get('x-ratelimit-remaining'), '0');
+  });
+  await t.test('a list of origins echoes a listed origin only', async (t) => {
+    const { call } = await appWith(t, { cors: ['https://app.example'] });
+    const listed = await call('/sheets/demo', { headers: { Origin: 'https://app.example' } });
+    assert.equal(listed.headers.get('access-control-allow-origin'), 'https://app.example');
+    const other = await call('/sheets/demo', { headers: { Origin: 'https://evil.example' } });
+    assert.equal(other.headers.get('access-control-allow-origin'), null);
+    assert.equal(other.status, 200);
+  });
+});
+
+test('bodies are capped while streaming', async (t) => {
+  const { call } = await appWith(t, { bodyBytes: 1024 });
+  await t.test('a declared Content-Length over the cap', async () => {
+    const response = await call('/sheets/demo', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify([{ Name: 'x'.repeat(2000) }]) });
+    assert.equal(response.status, 413);
+    assert.equal(await errorOf(response), 'payload_too_large');
+  });
+  await t.test('an endless stream is refused at the cap, not buffered', async () => {
+    let pulled = 0;
+    const chunk = new Uint8Array(256).fill(32);
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += chunk.byteLength;
+        // 2 GiB if nobody stops it.
+        if (pulled > 2 ** 31) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const init: RequestInit & { duplex: 'half' } = { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, duplex: 'half' };
+    const response = await call('/sheets/demo', init);
+    assert.equal(response.status, 413);
+    assert.ok(pulled < 64 * 1024, `read ${pulled} bytes of a body capped at 1024`);
+  });
+});
+
+test('a failing source gives a bare 500 and one log line', async (t) => {
+  const broken: Source = {
+    description: 'broken',
+    writable: true,
+    read: () => Promise.reject(new Error('disk on fire at /secret/path')),
+    write: () => Promise.reject(new Error('disk on fire')),
+    close: async () => {},
+  };
+  const { call, lines } = await appWith(t, { source: broken });
+  const response = await call('/sheets/demo');
+  assert.equal(response.status, 500);
+  const body = await response.json();
+  assert.equal(body.error, 'internal_error');
+  assert.doesNotMatch(body.message, /fire|secret/);
+  assert.ok(lines.some((line) => /disk on fire/.test(line) && JSON.parse(line).level === 'error'));
+});
+
+test('one log line per request, without query string or body', async (t) => {
+  const { call, lines } = await appWith(t);
+  await call('/sheets/demo/search?Name=private', { method: 'GET' });
+  const line = JSON.parse(lines.at(-1)!);
+  assert.equal(line.method, 'GET');
+  assert.equal(line.path, '/sheets/demo/search');
+  assert.equal(line.status, 200);
+  assert.equal(line.connection, 'demo');
+  assert.equal(typeof line.ms, 'number');
+  assert.doesNotMatch(lines.at(-1)!, /private/);
+});
