@@ -1,0 +1,67 @@
+// API keys: `GET /sheets/demo` with `X-Api-Key: a-secret` -> allowed with the key's scope, or
+// 401 `not_authenticated` / `authentication_failed`; a write with a read key -> 403.
+// Only SHA-256 digests of keys are ever held: the config loader hashes plaintext keys at
+// start-up, and a key given as `sha256` in the config is never known in plaintext at all.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { apiError } from '../lib/errors.ts';
+import type { ApiError } from '../lib/errors.ts';
+
+/** What a key may do. `write` also reads. */
+export const SCOPES = ['read', 'write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A key as the server holds it: its digest, never the key. */
+export interface ApiKey {
+  /** SHA-256 of the key's UTF-8 bytes, 32 bytes. */
+  readonly digest: Uint8Array;
+  readonly scope: Scope;
+  /** A label from the config for logs (`"ci"`), so a log can say which key was used. */
+  readonly name?: string;
+}
+
+export interface Authenticated {
+  readonly scope: Scope;
+  /** The matching key's label, when the config gave one. */
+  readonly keyName?: string;
+}
+
+/** The header a protected connection reads (the contract never uses `Authorization`). */
+export const API_KEY_HEADER = 'X-Api-Key';
+
+/** SHA-256 of a key's UTF-8 bytes; the only form in which a key is kept or compared. */
+export function digestKey(key: string): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(key, 'utf8').digest());
+}
+
+/**
+ * Checks the `X-Api-Key` header value (`headers.get('x-api-key')`) against a connection's keys.
+ * No keys: the connection is open and every caller may write.
+ */
+export function authenticate(keys: readonly ApiKey[], headerValue: string | null): Authenticated | ApiError {
+  if (keys.length === 0) return { scope: 'write' };
+  // An empty header is no key at all: the client forgot to fill it in, it did not guess wrong.
+  if (headerValue === null || headerValue === '') {
+    return apiError('not_authenticated', `This connection needs an API key: send it in the ${API_KEY_HEADER} header.`);
+  }
+  const presented = digestKey(headerValue);
+  // Every key is compared, with no early exit, so the time taken says nothing about which key
+  // (or how much of one) matched. Digests all have 32 bytes, as timingSafeEqual requires.
+  let match: ApiKey | undefined;
+  for (const key of keys) {
+    if (timingSafeEqual(key.digest, presented) && match === undefined) match = key;
+  }
+  if (match === undefined) {
+    return apiError('authentication_failed', `The API key in the ${API_KEY_HEADER} header is not valid for this connection.`);
+  }
+  return match.name === undefined ? { scope: match.scope } : { scope: match.scope, keyName: match.name };
+}
+
+export function canWrite(scope: Scope): boolean {
+  return scope === 'write';
+}
+
+/** 403 `permission_denied` when a read-only key tries to create, update or delete; null when allowed. */
+export function checkWrite(scope: Scope): ApiError | null {
+  if (canWrite(scope)) return null;
+  return apiError('permission_denied', 'This API key may only read; use a key with write access to change rows.');
+}

@@ -1,0 +1,293 @@
+// The shape of `sheetrest.json`, as valibot schemas. Every schema carries a message saying what
+// was expected, so that `{"connections": [{"plan": {"monthlyRequests": "10k"}}]}` stops the
+// server with `connections[0].plan.monthlyRequests: expected a whole number >= 0, got "10k"`.
+// Objects are strict: an unknown field (`"readonly"` for `"readOnly"`) is an error, not ignored.
+//
+// The file, with every field (only `connections` is required; defaults shown):
+//   {
+//     "$schema": "...",                  ignored, for editors
+//     "host": "127.0.0.1", "port": 8080, port 0 takes any free port
+//     "stateDir": ".sheetrest",          quota counts and journals; relative to this file's folder
+//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000 },
+//     "cors": { "origins": "*" },        or a list: ["https://app.example.com"]; [] allows none
+//     "log": { "level": "info" },        debug | info | warn | error | silent
+//     "connections": [{
+//       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
+//       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
+//              or { "type": "google", "spreadsheetId": "...", "rootUrl"?: "https://...",
+//                   and exactly one of "credentialsFile" (a path), "accessToken", "apiKey",
+//                   "oauth": { "clientId", "clientSecret", "refreshToken" } },
+//       "keys": [                        left out or []: an open connection
+//         { "key": "a-secret" },                      hashed at start-up
+//         { "sha256": "<64 hex digits>", "scope": "read" },   never known in plaintext
+//         { "env": "SHEETREST_DEMO_KEY", "name": "ci" }       read from the environment at start-up
+//       ],                               scope: "write" (default) or "read"; name: a label for logs
+//       "plan": { "name": "free", "monthlyRequests": 10000, "operations": ["read", ...] },
+//                                        left out: no limit; no monthlyRequests: no monthly limit;
+//                                        operations default to all four
+//       "readOnly": false, "formulas": false
+//     }]
+//   }
+// Google secrets ("accessToken", "apiKey", "clientSecret", "refreshToken") may also be written
+// as { "env": "NAME" }. A missing or empty variable stops the server, naming the variable.
+import * as v from 'valibot';
+import type { BaseIssue } from 'valibot';
+import { SCOPES } from './auth.ts';
+
+import { OPERATIONS, type Operation } from '../lib/parse-request.ts';
+
+export { OPERATIONS, type Operation };
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The contract's defaults. */
+export const DEFAULTS = {
+  host: '127.0.0.1',
+  port: 8080,
+  bodyBytes: 1024 * 1024,
+  rowsPerWrite: 5000,
+  corsOrigins: '*',
+  logLevel: 'info',
+} as const;
+
+/** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
+export const KNOWN_FIELDS: readonly string[] = [
+  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'cors', 'origins', 'log', 'level',
+  'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
+  'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
+  'monthlyRequests', 'operations', 'readOnly', 'formulas',
+];
+
+// ---- messages ----------------------------------------------------------------------------
+
+function describeType(input: unknown): string {
+  if (input === undefined) return 'nothing';
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'an array';
+  if (typeof input === 'object') return 'an object';
+  if (typeof input === 'string') return input === '' ? 'an empty string' : `a string of ${input.length} characters`;
+  return `a ${typeof input}`;
+}
+
+function describeValue(issue: BaseIssue<unknown>, secret = false): string {
+  const input = issue.input;
+  if (secret) return describeType(input);
+  if (typeof input === 'string' || typeof input === 'number' || typeof input === 'boolean' || input === null) {
+    const shown = JSON.stringify(input);
+    return shown.length > 60 ? `${shown.slice(0, 57)}..."` : shown;
+  }
+  return describeType(input);
+}
+
+/**
+ * A message saying what was expected and what came instead: `expected a whole number >= 0, got
+ * "10k"`. For a secret field it says only what kind of value came (`got a string of 7
+ * characters`): the message is built before valibot knows the field's path, so the schema
+ * has to say so itself.
+ */
+export function expected(what: string, secret = false): (issue: BaseIssue<unknown>) => string {
+  return (issue) => `expected ${what}, got ${describeValue(issue, secret)}`;
+}
+
+function suggestField(name: string): string {
+  const folded = name.toLowerCase().replace(/[-_]/g, '');
+  const match = KNOWN_FIELDS.find((known) => known.toLowerCase() === folded);
+  return match === undefined ? '' : ` (did you mean "${match}"?)`;
+}
+
+/** An object's own issues: not an object, a required field missing, or a field it does not know. */
+function objectMessage(what: string, fields: string): (issue: BaseIssue<unknown>) => string {
+  return (issue) => {
+    // valibot reports all three as a `strict_object` issue and tells them apart by `expected`:
+    // `never` for a field it does not know, the field's quoted name for a missing one.
+    if (issue.expected === 'never') {
+      return `unknown field${suggestField(String(issue.input))}; expected one of ${fields}`;
+    }
+    if (issue.input === undefined && issue.expected?.startsWith('"')) return 'is required';
+    return `expected ${what}, got ${describeValue(issue)}`;
+  };
+}
+
+// ---- building blocks -----------------------------------------------------------------------
+
+function text(what = 'a non-empty string', secret = false) {
+  return v.pipe(v.string(expected(what, secret)), v.nonEmpty(expected(what, secret)));
+}
+
+function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
+  const what = max === Number.MAX_SAFE_INTEGER ? `a whole number >= ${min}` : `a whole number from ${min} to ${max}`;
+  return v.pipe(v.number(expected(what)), v.integer(expected(what)), v.minValue(min, expected(what)), v.maxValue(max, expected(what)));
+}
+
+function flag() {
+  return v.boolean(expected('true or false'));
+}
+
+/** An object with exactly these fields; the variant of `source` needs it bare. */
+function strictBare<const TEntries extends v.ObjectEntries>(what: string, entries: TEntries) {
+  const fields = Object.keys(entries).map((key) => `"${key}"`).join(', ');
+  return v.strictObject(entries, objectMessage(what, fields));
+}
+
+// valibot's object schemas take an array as an object whose fields are all missing, so
+// `"limits": []` would quietly mean the defaults; refuse anything but a plain object first.
+function strict<const TEntries extends v.ObjectEntries>(what: string, entries: TEntries) {
+  const isObject = (input: unknown): boolean => typeof input === 'object' && input !== null && !Array.isArray(input);
+  return v.pipe(v.custom<Record<string, unknown>>(isObject, expected(what)), strictBare(what, entries));
+}
+
+/** Exactly one of `fields` is set (a key is `key`, `sha256` or `env`). */
+function exactlyOne<TInput extends Record<string, unknown>>(fields: readonly (keyof TInput & string)[]) {
+  const names = fields.map((field) => `"${field}"`);
+  const list = `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+  return v.check(
+    (input: TInput) => fields.filter((field) => input[field] !== undefined).length === 1,
+    (issue: v.CheckIssue<TInput>) => {
+      const given = fields.filter((field) => issue.input[field] !== undefined);
+      return given.length === 0 ? `expected one of ${list}` : `expected only one of ${list}, got ${given.map((f) => `"${f}"`).join(' and ')}`;
+    },
+  );
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const envName = v.pipe(v.string(expected('an environment variable name')), v.regex(ENV_NAME, expected('an environment variable name (letters, digits, _)')));
+
+/** A secret written in the file, or `{ "env": "NAME" }` to read it from the environment at start-up. */
+const secret = v.union(
+  [text('a non-empty string', true), strict('an object', { env: envName })],
+  expected('a non-empty string or { "env": "VARIABLE_NAME" }', true),
+);
+
+const absoluteUrl = v.pipe(v.string(expected('a URL')), v.url(expected('an absolute URL such as "https://sheets.googleapis.com"')));
+
+// ---- sources -------------------------------------------------------------------------------
+
+export const FileSourceSchema = strictBare('an object', {
+  type: v.literal('file'),
+  /** Relative to the config file's folder. */
+  path: text('a file path'),
+});
+
+export const GoogleOAuthSchema = strict('an object with "clientId", "clientSecret" and "refreshToken"', {
+  clientId: text(),
+  clientSecret: secret,
+  refreshToken: secret,
+});
+
+// Accepted and validated now; the Google source itself arrives with a later issue.
+export const GoogleSourceSchema = v.pipe(
+  strictBare('an object', {
+    type: v.literal('google'),
+    spreadsheetId: v.pipe(text('a spreadsheet id'), v.regex(/^[A-Za-z0-9_-]+$/, expected('a spreadsheet id (letters, digits, _ and -)'))),
+    credentialsFile: v.optional(text('a file path')),
+    accessToken: v.optional(secret),
+    apiKey: v.optional(secret),
+    oauth: v.optional(GoogleOAuthSchema),
+    rootUrl: v.optional(absoluteUrl),
+  }),
+  exactlyOne(['credentialsFile', 'accessToken', 'apiKey', 'oauth']),
+);
+
+export const SourceSchema = v.variant('type', [FileSourceSchema, GoogleSourceSchema], (issue) =>
+  issue.path?.at(-1)?.key === 'type'
+    ? `expected "file" or "google", got ${describeValue(issue)}`
+    : `expected an object with "type", got ${describeValue(issue)}`,
+);
+
+// ---- keys and plans ------------------------------------------------------------------------
+
+export const KeySchema = v.pipe(
+  strict('an object', {
+    key: v.optional(text('a non-empty key', true)),
+    // A digest is no secret, but a key pasted here by mistake would be.
+    sha256: v.optional(v.pipe(v.string(expected('64 hex digits', true)), v.regex(/^[0-9a-fA-F]{64}$/, expected('64 hex digits (a SHA-256 digest)', true)))),
+    env: v.optional(envName),
+    scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"')), 'write'),
+    name: v.optional(text()),
+  }),
+  exactlyOne(['key', 'sha256', 'env']),
+);
+
+export const PlanSchema = strict('an object', {
+  name: text(),
+  /** Left out: no monthly limit (the plan may still leave out operations). */
+  monthlyRequests: v.optional(wholeNumber(0)),
+  operations: v.optional(
+    v.pipe(
+      v.array(v.picklist(OPERATIONS, expected('"read", "create", "update" or "delete"')), expected('a list of operations')),
+      v.minLength(1, expected('at least one of "read", "create", "update", "delete"')),
+      v.check((list) => new Set(list).size === list.length, expected('each operation once')),
+    ),
+    () => [...OPERATIONS],
+  ),
+});
+
+// ---- connections and the server ------------------------------------------------------------
+
+export const ConnectionSchema = strict('an object', {
+  id: v.pipe(
+    text('a connection id'),
+    v.maxLength(100, expected('an id of at most 100 characters')),
+    v.regex(/^[A-Za-z0-9_-]+$/, expected('an id made of letters, digits, "_" and "-" (it appears in URLs)')),
+  ),
+  source: SourceSchema,
+  keys: v.optional(v.array(KeySchema, expected('a list of keys')), () => []),
+  plan: v.optional(PlanSchema),
+  readOnly: v.optional(flag(), false),
+  formulas: v.optional(flag(), false),
+});
+
+const corsOrigin = v.pipe(
+  v.string(expected('an origin')),
+  v.check((origin) => URL.canParse(origin) && new URL(origin).origin === origin, expected('an origin such as "https://example.com" (no path or trailing slash)')),
+);
+
+export const ServerSettingsEntries = {
+  /** Ignored: lets an editor find a JSON schema for the file. */
+  $schema: v.optional(v.string(expected('a string'))),
+  host: v.optional(text('a host name or address'), DEFAULTS.host),
+  port: v.optional(wholeNumber(0, 65535), DEFAULTS.port),
+  /** Relative to the config file's folder; default `.sheetrest` there. */
+  stateDir: v.optional(text('a folder path')),
+  limits: v.optional(
+    strict('an object', {
+      bodyBytes: v.optional(wholeNumber(1), DEFAULTS.bodyBytes),
+      rowsPerWrite: v.optional(wholeNumber(1), DEFAULTS.rowsPerWrite),
+    }),
+    {},
+  ),
+  cors: v.optional(
+    strict('an object', {
+      origins: v.optional(
+        v.union([v.literal('*'), v.array(corsOrigin, expected('"*" or a list of origins'))], expected('"*" or a list of origins')),
+        DEFAULTS.corsOrigins,
+      ),
+    }),
+    {},
+  ),
+  log: v.optional(
+    strict('an object', {
+      level: v.optional(v.picklist(LOG_LEVELS, expected('"debug", "info", "warn", "error" or "silent"')), DEFAULTS.logLevel),
+    }),
+    {},
+  ),
+};
+
+export const ConfigSchema = strict('an object', {
+  ...ServerSettingsEntries,
+  connections: v.pipe(v.array(ConnectionSchema, expected('a list of connections')), v.minLength(1, expected('at least one connection'))),
+});
+
+export type ConfigInput = v.InferInput<typeof ConfigSchema>;
+export type ParsedConfig = v.InferOutput<typeof ConfigSchema>;
+export type ParsedConnection = v.InferOutput<typeof ConnectionSchema>;
+export type ParsedKey = v.InferOutput<typeof KeySchema>;
+export type ParsedSecret = v.InferOutput<typeof secret>;
+export type PlanConfig = v.InferOutput<typeof PlanSchema>;
+export type FileSourceConfig = v.InferOutput<typeof FileSourceSchema>;
+export type ParsedGoogleSource = v.InferOutput<typeof GoogleSourceSchema>;
+export type LimitsConfig = ParsedConfig['limits'];
+export type CorsConfig = ParsedConfig['cors'];
+export type LogConfig = ParsedConfig['log'];
+export type ConnectionInputFields = v.InferInput<typeof ConnectionSchema>;

@@ -1,0 +1,289 @@
+// Loads the server's configuration: `sheetrest --config sheetrest.json` -> a checked Config, or
+// a ConfigError that stops the server with `sheetrest.json: connections[0].plan.monthlyRequests:
+// expected a whole number >= 0, got "10k"`. Also builds the config of single-file mode
+// (`sheetrest book.xlsx`). Every field is listed at the top of config-schema.ts.
+//
+// Loading does all the work that can fail up front: relative paths become absolute (against
+// the config file's folder), `{ "env": "NAME" }` secrets are read from the environment, and API
+// keys are hashed, so that after start-up no plaintext key is held anywhere.
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, extname, resolve } from 'node:path';
+import * as v from 'valibot';
+import type { BaseIssue } from 'valibot';
+import { digestKey } from './auth.ts';
+import type { ApiKey } from './auth.ts';
+import { ConfigSchema } from './config-schema.ts';
+import type {
+  ConfigInput,
+  ConnectionInputFields,
+  FileSourceConfig,
+  ParsedConfig,
+  ParsedConnection,
+  ParsedGoogleSource,
+  ParsedKey,
+  ParsedSecret,
+} from './config-schema.ts';
+import { JsonSyntaxError, parseJsonText } from './config-json.ts';
+import { DEFAULT_STATE_DIR } from './state.ts';
+
+export { DEFAULTS, LOG_LEVELS, OPERATIONS } from './config-schema.ts';
+export type { ConfigInput, CorsConfig, FileSourceConfig, LimitsConfig, LogConfig, LogLevel, Operation, PlanConfig } from './config-schema.ts';
+
+/** A secret the server needs in plaintext (a Google token). Logging or serialising it shows `[secret]`. */
+export class Secret {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  /** The plaintext, for the one place that sends it to its service. */
+  reveal(): string {
+    return this.#value;
+  }
+  toString(): string {
+    return '[secret]';
+  }
+  toJSON(): string {
+    return '[secret]';
+  }
+  // console.log and util.inspect on Node and Bun, and Deno's inspect, ask these first.
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return 'Secret([secret])';
+  }
+  [Symbol.for('Deno.customInspect')](): string {
+    return 'Secret([secret])';
+  }
+}
+
+export interface GoogleOAuthConfig {
+  readonly clientId: string;
+  readonly clientSecret: Secret;
+  readonly refreshToken: Secret;
+}
+
+/** A Google source with its secrets resolved; exactly one of credentialsFile, accessToken, apiKey, oauth is set. */
+export type GoogleSourceConfig = Omit<ParsedGoogleSource, 'accessToken' | 'apiKey' | 'oauth'> & {
+  readonly accessToken?: Secret;
+  readonly apiKey?: Secret;
+  readonly oauth?: GoogleOAuthConfig;
+};
+
+export type SourceConfig = FileSourceConfig | GoogleSourceConfig;
+
+/** A connection as the server uses it: absolute paths, hashed keys (empty: an open connection). */
+export type ConnectionConfig = Omit<ParsedConnection, 'keys' | 'source'> & {
+  readonly source: SourceConfig;
+  readonly keys: readonly ApiKey[];
+};
+
+export type Config = Omit<ParsedConfig, '$schema' | 'stateDir' | 'connections'> & {
+  /** Absolute path of the config file; absent in single-file mode. */
+  readonly configPath?: string;
+  /** Absolute path of the state folder (quota counts, journals). */
+  readonly stateDir: string;
+  readonly connections: readonly ConnectionConfig[];
+};
+
+/** A configuration the server cannot start with. Its message names each field and what was expected. */
+export class ConfigError extends Error {
+  /** One line per problem: `connections[0].id: is required`. */
+  readonly problems: readonly string[];
+  constructor(where: string, problems: readonly string[]) {
+    super(
+      problems.length === 1
+        ? `${where}: ${problems[0]}`
+        : `${where}: ${problems.length} problems:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
+    );
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export interface LoadOptions {
+  /** Where `{ "env": "NAME" }` is looked up; `process.env` by default. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Reads, checks and resolves a config file. Throws ConfigError. */
+export async function loadConfig(path: string, options: LoadOptions = {}): Promise<Config> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a folder, not a file' : `cannot be read (${code ?? 'unknown error'})`;
+    throw new ConfigError(path, [reason]);
+  }
+  let input: unknown;
+  try {
+    input = parseJsonText(text);
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) throw new ConfigError(path, [`not valid JSON: ${error.message}`]);
+    throw error;
+  }
+  const configPath = resolve(path);
+  const baseDir = dirname(configPath);
+  const parsed = validate(input, path, (field) => field);
+  return { ...resolveConfig(parsed, baseDir, resolve(baseDir, parsed.stateDir ?? DEFAULT_STATE_DIR), options, path, (field) => field), configPath };
+}
+
+/** What single-file mode takes from the command line: the server settings and the one connection's options. */
+export type FileModeOverrides = Omit<ConfigInput, 'connections'> & Partial<Omit<ConnectionInputFields, 'source'>>;
+
+/**
+ * The config of `sheetrest book.xlsx`: one connection named after the file (`book`), state in
+ * `.sheetrest/` beside the workbook. Relative paths in `overrides` (as typed on a command line)
+ * resolve against the working directory. Throws ConfigError.
+ */
+export function configForFile(workbookPath: string, overrides: FileModeOverrides = {}, options: LoadOptions = {}): Config {
+  const workbook = resolve(workbookPath);
+  const { id, keys, plan, readOnly, formulas, ...server } = overrides;
+  const connection = { id: id ?? connectionIdFor(workbook), source: { type: 'file', path: workbook }, keys, plan, readOnly, formulas };
+  const input = { ...server, connections: [dropUndefined(connection)] };
+  // Errors name the option (`plan.monthlyRequests`), not a config file position nobody wrote.
+  const display = (field: string): string => field.replace(/^connections\[0\]\.?/, '') || 'options';
+  const parsed = validate(dropUndefined(input), 'options', display);
+  const stateDir = parsed.stateDir === undefined ? resolve(dirname(workbook), DEFAULT_STATE_DIR) : resolve(parsed.stateDir);
+  return resolveConfig(parsed, process.cwd(), stateDir, options, 'options', display);
+}
+
+/** `Sales Report (2024).xlsx` -> `Sales-Report-2024`: what may stand in a URL path segment unescaped. */
+export function connectionIdFor(workbookPath: string): string {
+  const stem = basename(workbookPath, extname(workbookPath));
+  const id = stem
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '') // `Données` -> `Donnees`, not `Donn-es`
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 100);
+  return id === '' ? 'sheet' : id;
+}
+
+// ---- validation --------------------------------------------------------------------------
+
+function validate(input: unknown, where: string, display: (field: string) => string): ParsedConfig {
+  // valibot takes an array for an object whose fields are all missing; say what it is instead.
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    const got = Array.isArray(input) ? 'an array' : input === null ? 'null' : `a ${typeof input}`;
+    throw new ConfigError(where, [`(top level): expected an object with "connections", got ${got}`]);
+  }
+  const result = v.safeParse(ConfigSchema, input);
+  if (result.success) return result.output;
+  throw new ConfigError(where, result.issues.map((issue) => `${display(fieldPath(issue))}: ${issue.message}`));
+}
+
+/** `connections[0].plan.monthlyRequests`, or `(top level)` for the whole file. */
+function fieldPath(issue: BaseIssue<unknown>): string {
+  let path = '';
+  for (const item of issue.path ?? []) {
+    const key = item.key;
+    if (typeof key === 'number') path += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)) path += path === '' ? key : `.${key}`;
+    else path += `[${JSON.stringify(String(key))}]`;
+  }
+  return path === '' ? '(top level)' : path;
+}
+
+// ---- resolution --------------------------------------------------------------------------
+
+function resolveConfig(
+  parsed: ParsedConfig,
+  baseDir: string,
+  stateDir: string,
+  options: LoadOptions,
+  where: string,
+  display: (field: string) => string,
+): Config {
+  const env = options.env ?? process.env;
+  const problems: string[] = [];
+  const problem = (field: string, message: string): void => void problems.push(`${display(field)}: ${message}`);
+
+  const readSecret = (value: ParsedSecret, field: string): Secret => {
+    if (typeof value === 'string') return new Secret(value);
+    const found = env[value.env];
+    // Name the variable, never its value.
+    if (found === undefined) problem(`${field}.env`, `environment variable ${value.env} is not set`);
+    else if (found === '') problem(`${field}.env`, `environment variable ${value.env} is empty`);
+    return new Secret(found ?? '');
+  };
+
+  const firstUse = new Map<string, number>();
+  const connections = parsed.connections.map((connection, index): ConnectionConfig => {
+    const at = `connections[${index}]`;
+    const earlier = firstUse.get(connection.id);
+    if (earlier === undefined) firstUse.set(connection.id, index);
+    else problem(`${at}.id`, `"${connection.id}" is already the id of connections[${earlier}]`);
+    return {
+      ...connection,
+      source: resolveSource(connection.source, baseDir, `${at}.source`, readSecret),
+      keys: resolveKeys(connection.keys, `${at}.keys`, env, problem),
+    };
+  });
+  if (problems.length > 0) throw new ConfigError(where, problems);
+
+  const { $schema: _ignored, stateDir: _written, connections: _parsed, ...server } = parsed;
+  return { ...server, stateDir, connections };
+}
+
+function resolveSource(
+  source: ParsedConnection['source'],
+  baseDir: string,
+  field: string,
+  readSecret: (value: ParsedSecret, field: string) => Secret,
+): SourceConfig {
+  if (source.type === 'file') return { ...source, path: resolve(baseDir, source.path) };
+  const { accessToken, apiKey, oauth, credentialsFile, ...rest } = source;
+  return {
+    ...rest,
+    ...(credentialsFile === undefined ? {} : { credentialsFile: resolve(baseDir, credentialsFile) }),
+    ...(accessToken === undefined ? {} : { accessToken: readSecret(accessToken, `${field}.accessToken`) }),
+    ...(apiKey === undefined ? {} : { apiKey: readSecret(apiKey, `${field}.apiKey`) }),
+    ...(oauth === undefined
+      ? {}
+      : {
+          oauth: {
+            clientId: oauth.clientId,
+            clientSecret: readSecret(oauth.clientSecret, `${field}.oauth.clientSecret`),
+            refreshToken: readSecret(oauth.refreshToken, `${field}.oauth.refreshToken`),
+          },
+        }),
+  };
+}
+
+/** Hashes each key (plaintext or from the environment); a `sha256` key is taken as its digest. */
+function resolveKeys(
+  keys: readonly ParsedKey[],
+  field: string,
+  env: Readonly<Record<string, string | undefined>>,
+  problem: (field: string, message: string) => void,
+): ApiKey[] {
+  const resolved: ApiKey[] = [];
+  const firstUse = new Map<string, number>();
+  keys.forEach((key, index) => {
+    const at = `${field}[${index}]`;
+    let digest: Uint8Array;
+    if (key.sha256 !== undefined) {
+      digest = new Uint8Array(Buffer.from(key.sha256, 'hex'));
+    } else if (key.key !== undefined) {
+      digest = digestKey(key.key);
+    } else {
+      const name = key.env ?? '';
+      const found = env[name];
+      if (found === undefined || found === '') {
+        problem(`${at}.env`, `environment variable ${name} is ${found === undefined ? 'not set' : 'empty'}`);
+        return;
+      }
+      digest = digestKey(found);
+    }
+    // The same key twice, perhaps with different scopes, would make its scope a guess.
+    const hex = Buffer.from(digest).toString('hex');
+    const earlier = firstUse.get(hex);
+    if (earlier !== undefined) problem(at, `the same key as ${field}[${earlier}]`);
+    firstUse.set(hex, earlier ?? index);
+    resolved.push(key.name === undefined ? { digest, scope: key.scope } : { digest, scope: key.scope, name: key.name });
+  });
+  return resolved;
+}
+
+function dropUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
+}

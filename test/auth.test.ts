@@ -1,0 +1,82 @@
+// X-Api-Key checks: open connections, missing and wrong keys, read-only keys, digests.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { ApiError } from '../lib/errors.ts';
+import { authenticate, canWrite, checkWrite, digestKey } from '../server/auth.ts';
+import type { ApiKey, Authenticated } from '../server/auth.ts';
+
+const writer: ApiKey = { digest: digestKey('write-key'), scope: 'write' };
+const reader: ApiKey = { digest: digestKey('read-key'), scope: 'read', name: 'dashboard' };
+// As the config loader builds a `{ "sha256": "..." }` key: the plaintext is never passed in.
+const fromDigest: ApiKey = {
+  digest: new Uint8Array(Buffer.from(createHash('sha256').update('digest-only').digest('hex'), 'hex')),
+  scope: 'write',
+};
+
+function expectError(result: Authenticated | ApiError, code: string, status: number): ApiError {
+  assert.ok(result instanceof ApiError, `expected ${code}, got ${JSON.stringify(result)}`);
+  assert.equal(result.code, code);
+  assert.equal(result.status, status);
+  return result;
+}
+
+test('a connection without keys is open and may write', () => {
+  assert.deepEqual(authenticate([], null), { scope: 'write' });
+  assert.deepEqual(authenticate([], 'anything'), { scope: 'write' });
+});
+
+test('a missing or empty header is 401 not_authenticated', async (t) => {
+  for (const header of [null, '']) {
+    await t.test(JSON.stringify(header), () => {
+      const error = expectError(authenticate([writer], header), 'not_authenticated', 401);
+      assert.match(error.message, /X-Api-Key/);
+    });
+  }
+});
+
+test('a wrong key is 401 authentication_failed and is never echoed', async (t) => {
+  for (const header of ['wrong', 'write-key ', 'WRITE-KEY', 'write-ke', 'write-keyy', createHash('sha256').update('write-key').digest('hex')]) {
+    await t.test(header, () => {
+      const error = expectError(authenticate([writer, reader], header), 'authentication_failed', 401);
+      assert.equal(JSON.stringify(error.toJSON()).includes(header), false);
+      assert.equal(error.message.includes(header), false);
+    });
+  }
+});
+
+test('the right key authenticates with its scope', async (t) => {
+  const cases: [string, Authenticated][] = [
+    ['write-key', { scope: 'write' }],
+    ['read-key', { scope: 'read', keyName: 'dashboard' }],
+    ['digest-only', { scope: 'write' }],
+  ];
+  for (const [header, expected] of cases) {
+    await t.test(header, () => assert.deepEqual(authenticate([writer, reader, fromDigest], header), expected));
+  }
+});
+
+test('any of many keys authenticates, whatever its position', () => {
+  const keys: ApiKey[] = Array.from({ length: 50 }, (_, index) => ({ digest: digestKey(`key-${index}`), scope: index % 2 === 0 ? 'write' : 'read' }));
+  assert.deepEqual(authenticate(keys, 'key-0'), { scope: 'write' });
+  assert.deepEqual(authenticate(keys, 'key-25'), { scope: 'read' });
+  assert.deepEqual(authenticate(keys, 'key-49'), { scope: 'read' });
+  expectError(authenticate(keys, 'key-50'), 'authentication_failed', 401);
+});
+
+test('keys are compared as UTF-8 digests', () => {
+  const keys: ApiKey[] = [{ digest: digestKey('clé-ключ-🔑'), scope: 'write' }];
+  assert.deepEqual(authenticate(keys, 'clé-ключ-🔑'), { scope: 'write' });
+  expectError(authenticate(keys, 'cle-ключ-🔑'), 'authentication_failed', 401);
+  assert.equal(digestKey('x').length, 32);
+});
+
+test('a read key may not write: 403 permission_denied', () => {
+  assert.equal(canWrite('write'), true);
+  assert.equal(canWrite('read'), false);
+  assert.equal(checkWrite('write'), null);
+  const refused = checkWrite('read');
+  assert.ok(refused instanceof ApiError);
+  assert.equal(refused.code, 'permission_denied');
+  assert.equal(refused.status, 403);
+});
