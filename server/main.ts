@@ -82,7 +82,8 @@ async function main(argv: readonly string[]): Promise<number> {
       config = configForFile(workbook, {
         ...overrides,
         ...(demo ? { id: 'demo' } : {}),
-        ...(values['state-dir'] === undefined ? {} : { stateDir: values['state-dir'] }),
+        // The demo keeps its state beside its copy, in the .sheetrest/ folder it lives in.
+        ...(values['state-dir'] === undefined ? (demo ? { stateDir: resolve('.sheetrest') } : {}) : { stateDir: values['state-dir'] }),
         ...(values['read-only'] ? { readOnly: true } : {}),
       } as Parameters<typeof configForFile>[1]);
     }

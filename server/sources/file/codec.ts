@@ -1,0 +1,92 @@
+// Workbook file bytes <-> the workbook model, for `.xlsx`, `.ods` and `.csv`. Decoding keeps
+// what encoding needs to write the file back in its own format with as little change as
+// possible: tabs the writes never touched go back as SheetJS read them.
+import * as XLSX from '@e965/xlsx';
+import type { WorkBook, WorkSheet } from '@e965/xlsx';
+import { coerceText } from '../../../lib/coerce.ts';
+import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
+import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts';
+import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
+import { buildSheet, odsSafeSheet } from './write-cells.ts';
+
+export type FileFormat = 'xlsx' | 'ods' | 'csv';
+
+export function formatOfPath(path: string): FileFormat | null {
+  const match = /\.(xlsx|ods|csv)$/i.exec(path);
+  return match === null ? null : (match[1].toLowerCase() as FileFormat);
+}
+
+/** The basename without its extension: a CSV file's one tab is named after it. */
+export function csvTabName(path: string): string {
+  const base = path.split(/[\\/]/).pop() ?? path;
+  return base.replace(/\.[^.]*$/, '');
+}
+
+export interface Decoded {
+  readonly format: FileFormat;
+  readonly workbook: Workbook;
+  /** What SheetJS read (xlsx, ods); null for CSV, which we parse ourselves. */
+  readonly book: WorkBook | null;
+  readonly csvStyle: CsvStyle;
+  /** Each tab's rows as decoded: a tab still holding this very array is written back untouched. */
+  readonly decodedRows: ReadonlyMap<string, readonly SheetRow[]>;
+}
+
+/** Throws an Error saying what is wrong with the bytes (the caller adds the path). */
+export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: string): Decoded {
+  if (format === 'csv') {
+    const { records, style } = parseCsv(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    const rows = records.map(csvRow);
+    return { format, workbook: { tabs: [{ name: tabName, rows }] }, book: null, csvStyle: style, decodedRows: new Map([[tabName, rows]]) };
+  }
+  // SheetJS reads almost anything (plain text becomes a sheet): insist on the zip an .xlsx or .ods is.
+  if (bytes[0] !== 0x50 || bytes[1] !== 0x4b || bytes[2] !== 0x03 || bytes[3] !== 0x04) throw new Error(`the file is not a zip-packaged .${format} workbook`);
+  const book = readBook(bytes);
+  if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
+  const tabs = tabsOfBook(book);
+  return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows: new Map(tabs.map((tab) => [tab.name, tab.rows])) };
+}
+
+/** Every field displays exactly as written; its value is read as if typed (`007` stays text). */
+function csvRow(fields: readonly string[]): SheetRow {
+  const text = fields.slice();
+  while (text.length > 0 && text[text.length - 1] === '') text.pop();
+  return { text, value: text.map(coerceText) };
+}
+
+export interface Encoded {
+  readonly bytes: Uint8Array;
+  /** The state to encode the next version from, as if the new bytes had just been read. */
+  readonly decoded: Decoded;
+}
+
+export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
+  const decodedRows = new Map(workbook.tabs.map((tab) => [tab.name, tab.rows]));
+  if (previous.format === 'csv' || previous.book === null) {
+    const rows = workbook.tabs[0]?.rows ?? [];
+    const csv = formatCsv(rows.map(csvFields), previous.csvStyle);
+    return { bytes: new TextEncoder().encode(csv), decoded: { ...previous, workbook, decodedRows } };
+  }
+  const old = previous.book;
+  const date1904 = bookUsesDate1904(old);
+  const sheets: Record<string, WorkSheet> = {};
+  for (const tab of workbook.tabs) {
+    const untouched = previous.decodedRows.get(tab.name) === tab.rows && old.Sheets[tab.name] !== undefined;
+    sheets[tab.name] = untouched ? old.Sheets[tab.name] : buildSheet(tab.rows, old.Sheets[tab.name], date1904);
+  }
+  // SheetJS adds bookkeeping to the object it writes: hand it a fresh one each time.
+  const book: WorkBook = { ...old, SheetNames: workbook.tabs.map((tab) => tab.name), Sheets: sheets };
+  const toWrite: WorkBook = previous.format === 'ods' ? { ...book, Sheets: mapSheets(sheets, odsSafeSheet) } : book;
+  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType: previous.format, compression: true });
+  const bytes = new Uint8Array(written as ArrayBuffer);
+  return { bytes, decoded: { ...previous, workbook, book, decodedRows } };
+}
+
+/** The CSV fields of a row: what each cell displays. */
+function csvFields(row: SheetRow): string[] {
+  return Array.from({ length: Math.max(row.text.length, row.value.length) }, (_, c) => row.text[c] ?? '');
+}
+
+function mapSheets(sheets: Record<string, WorkSheet>, change: (sheet: WorkSheet) => WorkSheet): Record<string, WorkSheet> {
+  return Object.fromEntries(Object.entries(sheets).map(([name, sheet]) => [name, change(sheet)]));
+}

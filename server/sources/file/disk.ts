@@ -1,0 +1,140 @@
+// The file-system steps the file source's durability rests on: fingerprints, cheap change
+// detection, and replacing a file so that a crash leaves either the old or the new bytes.
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+export function fingerprint(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * What `stat` says about a file, as one comparable string; null when it does not exist. A
+ * save by a spreadsheet program changes the inode (write-and-rename) or size and mtime.
+ */
+export async function fileIdentity(path: string): Promise<string | null> {
+  try {
+    const info = await stat(path);
+    return identityOf(info);
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number }): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+}
+
+export function isMissing(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+/** Whether a failure means "not allowed to write here" rather than a passing fault. */
+export function isPermissionError(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+}
+
+/** Flushes a directory's entries (a rename or a new file) to disk; a no-op where unsupported. */
+export async function fsyncDirectory(path: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+    await handle.sync();
+  } catch (error) {
+    // Windows cannot open directories; some file systems refuse fsync on them (EINVAL).
+    const code = errorCode(error);
+    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'ENOTSUP') throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** Temp files sit beside their target (a rename is atomic only within one file system) and say whose they are. */
+export function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.sheetrest-${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** Writes bytes to a fresh temp file beside `path` and fsyncs it; answers its path and identity. */
+export async function writeTempFile(path: string, bytes: Uint8Array): Promise<{ temp: string; identity: string }> {
+  const temp = tempPathFor(path);
+  const handle = await open(temp, 'wx', 0o644);
+  let identity: string;
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+    // rename keeps inode, size and mtime, so this is the identity the file will have.
+    identity = identityOf(await handle.stat());
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  return { temp, identity };
+}
+
+/** Moves a synced temp file over `path` and makes the rename itself durable. */
+export async function commitTempFile(temp: string, path: string): Promise<void> {
+  await rename(temp, path);
+  await fsyncDirectory(dirname(path));
+}
+
+/** Replaces `path` with `bytes`: after a crash at any moment it holds the old bytes or the new. */
+export async function replaceFileDurably(path: string, bytes: Uint8Array): Promise<void> {
+  const { temp } = await writeTempFile(path, bytes);
+  await commitTempFile(temp, path);
+}
+
+/** Removes temp files a crash left beside `path`. */
+export async function removeStaleTempFiles(path: string): Promise<number> {
+  const prefix = `.${basename(path)}.sheetrest-`;
+  let removed = 0;
+  for (const name of await readdir(dirname(path)).catch(() => [] as string[])) {
+    if (name.startsWith(prefix) && name.endsWith('.tmp')) {
+      await unlink(join(dirname(path), name)).catch(() => undefined);
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/**
+ * Why the source cannot write `path`, or null when it can. Probes by opening for writing and
+ * creating a temp file rather than asking `access`, which some runtimes answer from the mode
+ * bits alone (wrong for root, immutable files and read-only mounts).
+ */
+export async function whyNotWritable(path: string, stateDir: string): Promise<string | null> {
+  try {
+    // Opening without writing changes neither the content nor the mtime.
+    await (await open(path, 'r+')).close();
+  } catch (error) {
+    return `the file is not writable (${errorCode(error) ?? 'denied'})`;
+  }
+  if (!(await canCreateFilesIn(path))) return 'its folder does not allow new files';
+  try {
+    await mkdir(stateDir, { recursive: true });
+  } catch (error) {
+    return `the state folder ${stateDir} cannot be created (${errorCode(error) ?? 'denied'})`;
+  }
+  if (!(await canCreateFilesIn(join(stateDir, 'probe')))) return `the state folder ${stateDir} does not allow new files`;
+  return null;
+}
+
+/** Whether a temp file can be created beside `path` (compaction renames one over the file). */
+async function canCreateFilesIn(path: string): Promise<boolean> {
+  const probe = tempPathFor(path);
+  try {
+    await (await open(probe, 'wx')).close();
+    await unlink(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}

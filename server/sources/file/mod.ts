@@ -1,0 +1,93 @@
+// Opens a workbook file as a source: `openFileSource({ path: 'demo.xlsx' })` serves
+// `GET /sheets/demo` from demo.xlsx and journals writes in `.sheetrest/` beside it. A file that
+// is missing, unreadable or of an unknown kind rejects with an Error naming the path and the
+// problem, for the CLI to print before it exits.
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Source } from '../source.ts';
+import { csvTabName, decodeWorkbook, formatOfPath, type Decoded } from './codec.ts';
+import { errorCode, fileIdentity, fingerprint, removeStaleTempFiles, whyNotWritable } from './disk.ts';
+import { FileSource } from './file-source.ts';
+import { readJournal, type JournalContents } from './journal.ts';
+
+export { FileSource } from './file-source.ts';
+export { formatOfPath, type FileFormat } from './codec.ts';
+
+export interface FileSourceOptions {
+  /** The workbook: `.xlsx`, `.ods` or `.csv`. */
+  readonly path: string;
+  /** Where the journal lives; default `.sheetrest/` beside the workbook. */
+  readonly stateDir?: string;
+  /** Refuse every write with 403 write_error; the file and the state folder are never touched. */
+  readonly readOnly?: boolean;
+  /** Fold the journal into the workbook once writes have been idle this long (ms; Infinity: only on close). */
+  readonly compactAfterMs?: number;
+  /** Fold the journal into the workbook once it holds this many writes, busy or not. */
+  readonly compactAfterEntries?: number;
+  /** Where problems and recoveries are reported; default console.error. */
+  readonly log?: (message: string) => void;
+}
+
+export const DEFAULT_COMPACT_AFTER_MS = 200;
+export const DEFAULT_COMPACT_AFTER_ENTRIES = 5000;
+
+export async function openFileSource(options: FileSourceOptions): Promise<FileSource & Source> {
+  const path = resolve(options.path);
+  const log = options.log ?? ((message: string) => console.error(message));
+  const format = formatOfPath(path);
+  if (format === null) throw new Error(`${options.path}: unsupported file type; sheetrest reads .xlsx, .ods and .csv files`);
+  const stateDir = resolve(options.stateDir ?? join(dirname(path), '.sheetrest'));
+  const identity = await fileIdentity(path).catch(() => null);
+  const bytes = await readFile(path).catch((error: unknown) => {
+    throw new Error(`${options.path}: ${readProblem(error)}`);
+  });
+  const tabName = csvTabName(path);
+  let decoded: Decoded;
+  try {
+    decoded = decodeWorkbook(bytes, format, tabName);
+  } catch (error) {
+    throw new Error(`${options.path}: not a readable .${format} file (${error instanceof Error ? error.message : String(error)})`);
+  }
+  const notWritable = options.readOnly === true ? 'the connection is read-only' : await whyNotWritable(path, stateDir);
+  if (notWritable !== null && options.readOnly !== true) log(`sheetrest: serving ${path} read-only: ${notWritable}`);
+  // One journal per workbook: the path's hash keeps two `demo.xlsx` in different folders apart.
+  const journalPath = join(stateDir, `${basename(path)}.${createHash('sha256').update(path).digest('hex').slice(0, 8)}.journal`);
+  let journal: JournalContents | null;
+  try {
+    journal = await readJournal(journalPath);
+  } catch (error) {
+    throw new Error(`${journalPath}: cannot read the journal of ${options.path} (${errorCode(error) ?? String(error)})`);
+  }
+  if (notWritable === null) await removeStaleTempFiles(path);
+  const source = new FileSource({
+    path,
+    stateDir,
+    journalPath,
+    tabName,
+    notWritable,
+    compactAfterMs: options.compactAfterMs ?? DEFAULT_COMPACT_AFTER_MS,
+    compactAfterEntries: options.compactAfterEntries ?? DEFAULT_COMPACT_AFTER_ENTRIES,
+    log,
+    decoded,
+    identity: identity ?? '',
+    fingerprint: fingerprint(bytes),
+  });
+  await source.recover(journal);
+  return source;
+}
+
+function readProblem(error: unknown): string {
+  switch (errorCode(error)) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return 'file not found';
+    case 'EACCES':
+    case 'EPERM':
+      return 'cannot read the file (permission denied)';
+    case 'EISDIR':
+      return 'is a folder, not a workbook file';
+    default:
+      return `cannot read the file (${errorCode(error) ?? String(error)})`;
+  }
+}

@@ -1,0 +1,132 @@
+// SheetJS cells -> sheetrest rows: a `$#,##0.00` cell holding 1234.5 reads as text `$1,234.50`
+// and value 1234.5; a `yyyy-mm-dd` cell holding 45352 as `2024-03-01` and `{ iso: '2024-03-01' }`.
+// Each row remembers the cells it came from (`sourceCells`) so a row written back unchanged
+// keeps its number formats, formulas and anything else SheetJS read.
+import * as XLSX from '@e965/xlsx';
+import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
+import type { SheetRow, Tab, TypedValue } from '../../../lib/workbook.ts';
+import { formatIsTimeOnly, serialToIso } from './dates.ts';
+
+export type Cells = readonly (CellObject | undefined)[];
+
+/** The cells each decoded (or written) row stands for; rows built by the engine have none. */
+export const sourceCells = new WeakMap<SheetRow, Cells>();
+
+const MS_PER_DAY = 86_400_000;
+const UNIX_EPOCH_SERIAL = 25_569;
+
+export function readBook(bytes: Uint8Array): WorkBook {
+  // cellDates off: dates arrive as serials and we convert them ourselves, free of time zones.
+  return XLSX.read(bytes, {
+    type: 'array',
+    dense: true,
+    cellDates: false,
+    cellNF: true,
+    cellFormula: true,
+    cellText: true,
+    cellHTML: false,
+  });
+}
+
+export function bookUsesDate1904(book: WorkBook): boolean {
+  return Boolean(book.Workbook?.WBProps?.date1904);
+}
+
+export function tabsOfBook(book: WorkBook): Tab[] {
+  const date1904 = bookUsesDate1904(book);
+  return book.SheetNames.map((name) => ({ name, rows: rowsOfSheet(book.Sheets[name], date1904) }));
+}
+
+function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[] {
+  const ref = sheet?.['!ref'];
+  if (sheet === undefined || ref === undefined) return [];
+  const lastRow = XLSX.utils.decode_range(ref).e.r;
+  const data: (CellObject[] | undefined)[] = sheet['!data'] ?? [];
+  const rows: SheetRow[] = [];
+  for (let r = 0; r <= lastRow; r++) rows.push(rowOfCells(data[r] ?? [], date1904));
+  return rows;
+}
+
+export function rowOfCells(cells: Cells, date1904: boolean): SheetRow {
+  const text: string[] = [];
+  const value: TypedValue[] = [];
+  for (let c = 0; c < cells.length; c++) {
+    const [cellText, cellValue] = readCell(cells[c], date1904);
+    text.push(cellText);
+    value.push(cellValue);
+  }
+  // A missing cell is empty, so trailing empty cells need not be carried.
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '' && value[end - 1] === null) end--;
+  text.length = end;
+  value.length = end;
+  const row: SheetRow = { text, value };
+  sourceCells.set(row, cells);
+  return row;
+}
+
+/** The displayed text and the typed value of one cell. */
+export function readCell(cell: CellObject | undefined, date1904: boolean): [string, TypedValue] {
+  if (cell === undefined || cell === null || cell.v === undefined || cell.v === null) return ['', null];
+  switch (cell.t) {
+    case 'n':
+      return readNumber(cell, Number(cell.v), date1904);
+    case 'b':
+      return [cell.w ?? (cell.v ? 'TRUE' : 'FALSE'), Boolean(cell.v)];
+    case 'e': {
+      // An error shows its text (`#N/A`) and has no other value to give.
+      const shown = cell.w ?? errorText(cell.v);
+      return [shown, shown];
+    }
+    case 'd': {
+      // Only with cellDates, which we do not ask for; SheetJS's Date objects are UTC-based.
+      const serial = cell.v instanceof Date ? cell.v.getTime() / MS_PER_DAY + UNIX_EPOCH_SERIAL : Number.NaN;
+      if (!Number.isFinite(serial)) return [cell.w ?? String(cell.v), String(cell.v)];
+      const iso = serialToIso(serial, false);
+      return [cell.w ?? iso.replace('T', ' '), { iso }];
+    }
+    default: {
+      const text = String(cell.v);
+      if (text === '') return ['', null];
+      return [cell.w ?? text, text];
+    }
+  }
+}
+
+function readNumber(cell: CellObject, serial: number, date1904: boolean): [string, TypedValue] {
+  const format = formatOf(cell);
+  const shown = cell.w ?? formatValue(format, serial);
+  if (!Number.isFinite(serial) || !isDateFormat(format)) return [shown, serial];
+  return [shown, { iso: serialToIso(serial, date1904, serial < 1 && formatIsTimeOnly(format)) }];
+}
+
+function formatOf(cell: CellObject): string {
+  if (typeof cell.z === 'string') return cell.z;
+  if (typeof cell.z === 'number') return String(XLSX.SSF.get_table()[cell.z] ?? 'General');
+  return 'General';
+}
+
+function isDateFormat(format: string): boolean {
+  try {
+    return format !== 'General' && Boolean(XLSX.SSF.is_date(format));
+  } catch {
+    return false;
+  }
+}
+
+export function formatValue(format: string, value: number): string {
+  try {
+    return String(XLSX.SSF.format(format, value));
+  } catch {
+    // A format SheetJS cannot render still has a value worth showing.
+    return String(value);
+  }
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  0x00: '#NULL!', 0x07: '#DIV/0!', 0x0f: '#VALUE!', 0x17: '#REF!', 0x1d: '#NAME?', 0x24: '#NUM!', 0x2a: '#N/A', 0x2b: '#GETTING_DATA',
+};
+
+function errorText(code: unknown): string {
+  return typeof code === 'number' ? (ERROR_TEXT[code] ?? '#ERROR!') : String(code);
+}
