@@ -7,7 +7,7 @@ import { formatRows } from './format.ts';
 import { sheetHeaders, JSON_CONTENT_TYPE } from './headers.ts';
 import { allowedMethods, parseRequest, type EngineOptions, type EngineRequest, type ParsedRequest } from './parse-request.ts';
 import { planWrite, rowNotFound } from './plan-write.ts';
-import { selectRows } from './select.ts';
+import { isWholeTable, selectRows } from './select.ts';
 import { tableOf, type Table } from './table.ts';
 import type { Tab, Workbook } from './workbook.ts';
 
@@ -16,6 +16,8 @@ export interface EngineResult {
   readonly headers: Record<string, string>;
   /** JSON text; '' when there is none (HEAD, OPTIONS). */
   readonly body: string;
+  /** The body as UTF-8, when the engine keeps it with the table (a whole-tab read): sent as is. */
+  readonly bytes?: Uint8Array;
   /** What a write changes; null for reads and for writes that change nothing. */
   readonly plan: WritePlan | null;
   /** The workbook after the write; the same object when nothing was written. */
@@ -55,16 +57,32 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
 }
 
 function read(workbook: Workbook, table: Table, request: ParsedRequest): EngineResult {
-  const { target } = request;
+  const { target, read: parameters } = request;
   if (target.kind === 'index' && target.index >= table.rowCount) {
     return errorResult(rowNotFound(table, target.index), workbook, sheetHeaders(table));
   }
-  const selection = selectRows(table, target, request.read);
+  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(table), 'X-Total-Count': '' };
+  const { format, raw } = parameters;
+  const whole = isWholeTable(target) && parameters.sort.length === 0 && parameters.offset === 0 && (parameters.limit ?? Infinity) >= table.rowCount;
+  if (whole) {
+    // The whole tab is the most common read: its answer, encoded, is kept with the table until a write.
+    headers['X-Total-Count'] = String(table.rowCount);
+    if (request.head) return answer(request, 200, headers, '', null, workbook);
+    const kept = table.remember(`${format}:${raw}`, () => formatRows(table, allRows(table), format, raw));
+    return { status: 200, headers, body: kept.text, bytes: kept.bytes, plan: null, workbook };
+  }
+  const selection = selectRows(table, target, parameters);
   if (isApiError(selection)) return errorResult(selection, workbook, sheetHeaders(table));
-  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(table), 'X-Total-Count': String(selection.total) };
+  headers['X-Total-Count'] = String(selection.total);
   // HEAD answers GET's headers; the rows need not be formatted at all.
-  const body = request.head ? '' : formatRows(table, selection.indexes, request.read.format, request.read.raw);
-  return answer(request, 200, headers, body, null, workbook);
+  if (request.head) return answer(request, 200, headers, '', null, workbook);
+  return answer(request, 200, headers, formatRows(table, selection.indexes, format, raw), null, workbook);
+}
+
+function allRows(table: Table): number[] {
+  const indexes = new Array<number>(table.rowCount);
+  for (let index = 0; index < table.rowCount; index++) indexes[index] = index;
+  return indexes;
 }
 
 function answer(request: ParsedRequest, status: number, headers: Record<string, string>, body: string, plan: WritePlan | null, workbook: Workbook): EngineResult {

@@ -9,8 +9,13 @@ export interface EngineRequest {
   readonly method: string;
   /** The full URL, or the path and query (`/sheets/demo?_limit=2`). */
   readonly url: string;
-  readonly headers?: HeadersInit;
+  /** Headers as `fetch` takes them, or anything with a `get` (a Headers object, a light wrapper). */
+  readonly headers?: HeadersInit | HeaderReader;
   readonly body?: string | Uint8Array | null;
+}
+
+export interface HeaderReader {
+  get(name: string): string | null;
 }
 
 export interface EngineOptions {
@@ -94,10 +99,10 @@ export function allowedMethods(target: Target): readonly string[] {
 
 export function parseRequest(request: EngineRequest, options: EngineOptions = {}): ParsedRequest | ApiError {
   let url: URL;
-  let headers: Headers;
+  let headers: HeaderReader;
   try {
     url = new URL(request.url, 'http://sheetrest.invalid');
-    headers = new Headers(request.headers);
+    headers = isHeaderReader(request.headers) ? request.headers : new Headers(request.headers);
   } catch {
     return apiError('not_found', 'The request URL or headers could not be read.');
   }
@@ -124,6 +129,10 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
     body = parsed;
   }
   return { connection: path.connection, tab: path.tab, target, action, operation: OPERATION_OF[action], head: method === 'HEAD', read, body };
+}
+
+function isHeaderReader(headers: EngineRequest['headers']): headers is HeaderReader {
+  return typeof headers === 'object' && headers !== null && typeof (headers as { get?: unknown }).get === 'function';
 }
 
 /** PUT with `X-HTTP-Method-Override: PATCH` (any case) is a PATCH; the header means nothing anywhere else. */

@@ -29,6 +29,11 @@ export function matchRows(table: Table, target: Target): number[] | ApiError {
   return indexes;
 }
 
+/** Every row, in sheet order: plain reads, indexes and slices (`/search` and `/query` test conditions). */
+export function isWholeTable(target: Target): boolean {
+  return target.kind === 'rows' || target.kind === 'index' || target.kind === 'slice';
+}
+
 function rowTests(table: Table, target: Target): RowTest[] | ApiError {
   switch (target.kind) {
     case 'match': {
@@ -45,6 +50,13 @@ function rowTests(table: Table, target: Target): RowTest[] | ApiError {
 }
 
 export function selectRows(table: Table, target: Target, read: ReadParameters): Selection | ApiError {
+  if (isWholeTable(target) && read.sort.length === 0) {
+    // Nothing to match or sort: only the rows of the page are listed.
+    const end = read.limit === null ? table.rowCount : Math.min(table.rowCount, read.offset + read.limit);
+    const indexes: number[] = [];
+    for (let index = read.offset; index < end; index++) indexes.push(index);
+    return { indexes, total: table.rowCount };
+  }
   const matched = matchRows(table, target);
   if (isApiError(matched)) return matched;
   const sorted = sortRows(table, matched, read.sort);

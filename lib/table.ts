@@ -12,6 +12,13 @@ export interface Column {
   readonly position: number;
 }
 
+export interface KeptAnswer {
+  readonly text: string;
+  readonly bytes: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+
 export class Table {
   readonly name: string;
   readonly columns: readonly Column[];
@@ -23,6 +30,7 @@ export class Table {
   readonly #byName: Map<string, Column>;
   readonly #folded = new Map<number, string[]>();
   readonly #rowJson: { text?: (string | undefined)[]; raw?: (string | undefined)[] } = {};
+  readonly #answers = new Map<string, KeptAnswer>();
 
   constructor(tab: Tab) {
     this.name = tab.name;
@@ -66,6 +74,17 @@ export class Table {
       this.#folded.set(column.position, folded);
     }
     return folded;
+  }
+
+  /** An answer that depends only on this table (the whole tab in one format), computed and encoded once. */
+  remember(key: string, compute: () => string): KeptAnswer {
+    let answer = this.#answers.get(key);
+    if (answer === undefined) {
+      const text = compute();
+      answer = { text, bytes: encoder.encode(text) };
+      this.#answers.set(key, answer);
+    }
+    return answer;
   }
 
   /** One data row as a JSON object text, `{"Name":"Ann","Age":"30"}`, kept for the next read. */

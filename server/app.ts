@@ -12,7 +12,7 @@ import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors
 import type { PlanConfig } from './config.ts';
 import type { Logger } from './log.ts';
 import { readBody } from './read-body.ts';
-import { asApiError, errorResponse, textResponse } from './respond.ts';
+import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
 import type { Source } from './sources/source.ts';
 
 export type Plan = PlanConfig;
@@ -45,8 +45,22 @@ export interface AppOptions {
   readonly log: Logger;
 }
 
+/**
+ * What the handler reads of a request: a Web Request is one, and so is the lighter object the
+ * Node listener builds straight from node:http's request.
+ */
+export interface IncomingRequest {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: ReadableStream<Uint8Array> | null;
+}
+
 export interface App {
+  /** The Web-standard handler. */
   fetch(request: Request): Promise<Response>;
+  /** The same answer as plain parts, for a listener that writes them itself (Node). */
+  answer(request: IncomingRequest): Promise<Answer>;
 }
 
 const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'update', PUT: 'update', DELETE: 'delete' };
@@ -54,96 +68,104 @@ const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'u
 export function createApp(options: AppOptions): App {
   const connections = new Map(options.connections.map((connection) => [connection.id, connection]));
   const router = Router();
-  router.get('/healthz', () => textResponse(200, { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, '{"status":"ok"}'));
-  router.all('/sheets/:id/*', (request: Request & { params: { id: string } }) => serveSheet(request, request.params.id));
-  router.all('*', (request: Request) => errorResponse(apiError('not_found', `No resource at ${new URL(request.url).pathname}: paths start with /sheets/{id}.`)));
+  router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
+  router.all('/sheets/:id/*', (request: IncomingRequest & { params: { id: string } }) => serveSheet(request, request.params.id));
+  router.all('*', (request: IncomingRequest) => errorAnswer(apiError('not_found', `No resource at ${new URL(request.url).pathname}: paths start with /sheets/{id}.`)));
 
-  async function serveSheet(request: Request, rawId: string): Promise<Response> {
+  async function serveSheet(request: IncomingRequest, rawId: string): Promise<Answer> {
     const origin = request.headers.get('origin');
     if (isPreflight(request)) {
       // A preflight carries no key and is not counted: the browser sends it on its own.
       const parsed = parseRequest({ method: 'OPTIONS', url: request.url });
       const methods = isApiError(parsed) ? ['GET', 'HEAD'] : allowedMethods(parsed.target);
-      return textResponse(204, preflightHeaders(options.cors, origin, methods), '');
+      return { status: 204, headers: preflightHeaders(options.cors, origin, methods), body: '' };
     }
     const cors = corsHeaders(options.cors, origin);
     const connection = connections.get(safeDecode(rawId));
-    if (connection === undefined) return errorResponse(apiError('not_found', `There is no connection "${safeDecode(rawId)}".`), cors);
+    if (connection === undefined) return errorAnswer(apiError('not_found', `There is no connection "${safeDecode(rawId)}".`), cors);
 
     const authenticated = authenticate(connection.keys, request.headers.get('x-api-key'));
-    if (isApiError(authenticated)) return errorResponse(authenticated, cors);
+    if (isApiError(authenticated)) return errorAnswer(authenticated, cors);
 
     const operation = operationOf(request);
     const quota = options.quota.take(connection.id, connection.plan, operation);
     const shellHeaders = { ...quota.headers, ...cors };
-    if (!quota.allowed) return errorResponse(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), shellHeaders);
+    if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), shellHeaders);
 
-    const answered = await answer(connection, request, operation, authenticated.scope).catch((error: unknown) => {
+    const answered = await answerSheet(connection, request, operation, authenticated.scope).catch((error: unknown): Answer => {
       const apiErr = asApiError(error);
       if (apiErr.code === 'internal_error') options.log.error('request failed', { connection: connection.id, error: String(error) });
-      return { status: apiErr.status, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...apiErr.headers }, body: JSON.stringify(apiErr) };
+      return errorAnswer(apiErr);
     });
-    return textResponse(answered.status, { ...answered.headers, ...shellHeaders }, answered.body);
+    return { status: answered.status, headers: { ...answered.headers, ...shellHeaders }, body: answered.body };
   }
 
-  async function answer(connection: Connection, request: Request, operation: Operation, scope: 'read' | 'write'): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  async function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, scope: 'read' | 'write'): Promise<Answer> {
     if (operation !== 'read') {
       const denied = checkWrite(scope);
-      if (denied !== null) return errorParts(denied);
+      if (denied !== null) return errorAnswer(denied);
       if (connection.readOnly || !connection.source.writable) {
-        return errorParts(apiError('write_error', `The connection "${connection.id}" is read-only: it has no edit access to its spreadsheet.`));
+        return errorAnswer(apiError('write_error', `The connection "${connection.id}" is read-only: it has no edit access to its spreadsheet.`));
       }
     }
     let body: Uint8Array | null = null;
     if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') {
       const read = await readBody(request, options.bodyBytes);
-      if (isApiError(read)) return errorParts(read);
+      if (isApiError(read)) return errorAnswer(read);
       body = read;
     }
     const parsed = parseRequest({ method: request.method, url: request.url, headers: request.headers, body }, connection.engine);
-    if (isApiError(parsed)) return errorParts(parsed);
+    if (isApiError(parsed)) return errorAnswer(parsed);
     if (parsed.action === 'read' || parsed.action === 'options') {
       const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
       const workbook = await connection.source.read({ fresh });
-      return execute(workbook, parsed, connection.engine);
+      const result = execute(workbook, parsed, connection.engine);
+      return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
     }
-    return connection.source.write((workbook) => {
+    const result = await connection.source.write((workbook) => {
       const result = execute(workbook, parsed as ParsedRequest, connection.engine);
       return { plan: result.plan, workbook: result.workbook, result };
     });
+    return { status: result.status, headers: result.headers, body: result.body };
+  }
+
+  async function answer(request: IncomingRequest): Promise<Answer> {
+    const started = performance.now();
+    let answered: Answer;
+    try {
+      answered = (await router.fetch(request)) as Answer;
+    } catch (error) {
+      options.log.error('request failed', { error: String(error) });
+      answered = errorAnswer(asApiError(error));
+    }
+    const path = pathOf(request.url);
+    options.log.info('request', {
+      method: request.method,
+      path,
+      status: answered.status,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+      connection: path.startsWith('/sheets/') ? safeDecode(path.split('/')[2] ?? '') : undefined,
+    });
+    return answered;
   }
 
   return {
-    async fetch(request: Request): Promise<Response> {
-      const started = performance.now();
-      let response: Response;
-      try {
-        response = (await router.fetch(request)) as Response;
-      } catch (error) {
-        options.log.error('request failed', { error: String(error) });
-        response = errorResponse(asApiError(error));
-      }
-      const url = new URL(request.url);
-      const connection = url.pathname.startsWith('/sheets/') ? safeDecode(url.pathname.split('/')[2] ?? '') : undefined;
-      options.log.info('request', {
-        method: request.method,
-        path: url.pathname,
-        status: response.status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        connection,
-      });
-      return response;
-    },
+    answer,
+    fetch: async (request) => toResponse(await answer(request), request.method),
   };
 }
 
-/** The quota operation, known from the method before the body is read (the override only turns PUT into PATCH). */
-function operationOf(request: Request): Operation {
-  return METHOD_OPERATIONS[request.method] ?? 'read';
+/** The path of a URL, without its query string (which may hold search values: never logged). */
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start === -1) return '/';
+  const end = url.search(/[?#]/);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
 }
 
-function errorParts(error: ApiError): { status: number; headers: Record<string, string>; body: string } {
-  return { status: error.status, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...error.headers }, body: JSON.stringify(error) };
+/** The quota operation, known from the method before the body is read (the override only turns PUT into PATCH). */
+function operationOf(request: IncomingRequest): Operation {
+  return METHOD_OPERATIONS[request.method] ?? 'read';
 }
 
 function safeDecode(segment: string): string {

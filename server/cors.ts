@@ -20,8 +20,8 @@ export function corsHeaders(origins: Origins, origin: string | null): Record<str
   return { Vary: 'Origin' };
 }
 
-export function isPreflight(request: Request): boolean {
-  return request.method === 'OPTIONS' && request.headers.has('access-control-request-method');
+export function isPreflight(request: { method: string; headers: { get(name: string): string | null } }): boolean {
+  return request.method === 'OPTIONS' && request.headers.get('access-control-request-method') !== null;
 }
 
 export function preflightHeaders(origins: Origins, origin: string | null, methods: readonly string[]): Record<string, string> {

@@ -1,10 +1,9 @@
-// Node: node:http wired to the fetch handler. Bodies the app built as text are written
-// directly; anything else is streamed from the Response.
+// Node: node:http wired to the handler. The answer's parts are written straight to the socket,
+// so a whole-tab read sends the bytes the engine keeps, with no Response in between.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import type { App } from './app.ts';
+import type { App, IncomingRequest } from './app.ts';
 import type { Listen } from './listener.ts';
-import { responseText } from './respond.ts';
 
 export const listen: Listen = (app, { host, port }) =>
   new Promise((resolve, reject) => {
@@ -30,34 +29,24 @@ export const listen: Listen = (app, { host, port }) =>
   });
 
 async function serve(app: App, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
-  const headers = new Headers();
-  const raw = incoming.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   const method = incoming.method ?? 'GET';
   const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
-  // `duplex: 'half'` is what Node's Request requires for a streamed body; the DOM types lack it.
-  const init: RequestInit & { duplex: 'half' } = {
+  // node:http already parsed the headers (names lower-cased); a Web Request would copy them all.
+  const request: IncomingRequest = {
+    url: `http://${incoming.headers.host ?? 'localhost'}${incoming.url ?? '/'}`,
     method,
-    headers,
-    body: hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : undefined,
-    duplex: 'half',
+    headers: { get: (name) => headerValue(incoming.headers[name.toLowerCase()]) },
+    body: hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null,
   };
-  const request = new Request(`http://${headers.get('host') ?? 'localhost'}${incoming.url ?? '/'}`, init);
-  const response = await app.fetch(request);
-  const responseHeaders: Record<string, string> = {};
-  response.headers.forEach((value, name) => (responseHeaders[name] = value));
-  const text = responseText(response);
-  if (text !== undefined) {
-    responseHeaders['content-length'] = String(Buffer.byteLength(text));
-    outgoing.writeHead(response.status, responseHeaders);
-    outgoing.end(method === 'HEAD' || response.status === 204 ? undefined : text);
-    return;
-  }
-  outgoing.writeHead(response.status, responseHeaders);
-  if (response.body === null || method === 'HEAD') {
-    outgoing.end();
-    return;
-  }
-  for await (const chunk of response.body) outgoing.write(chunk);
-  outgoing.end();
+  if (!hasBody) incoming.resume();
+  const { status, headers: answerHeaders, body } = await app.answer(request);
+  const empty = status === 204 || status === 304;
+  const length = empty ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  outgoing.writeHead(status, { ...answerHeaders, 'Content-Length': String(length) });
+  outgoing.end(empty || method === 'HEAD' ? undefined : body);
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
 }

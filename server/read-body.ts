@@ -2,7 +2,7 @@
 // while streaming and counted chunk by chunk, so it is never buffered past the cap.
 import { apiError, type ApiError } from '../lib/errors.ts';
 
-export async function readBody(request: Request, maxBytes: number): Promise<Uint8Array | ApiError> {
+export async function readBody(request: { headers: { get(name: string): string | null }; body: ReadableStream<Uint8Array> | null }, maxBytes: number): Promise<Uint8Array | ApiError> {
   const tooLarge = () => apiError('payload_too_large', `The body is larger than ${maxBytes} bytes; send fewer rows per request.`);
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > maxBytes) return tooLarge();

@@ -27,7 +27,7 @@ import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
-import { commitTempFile, errorCode, fileIdentity, fingerprint, isMissing, isPermissionError, writeTempFile } from './disk.ts';
+import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, isMissing, isPermissionError, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
 import { bookUsesDate1904 } from './read-cells.ts';
@@ -256,7 +256,7 @@ export class FileSource implements Source {
   /** Cheap check before every read and write: a stat, and a re-read only when it changed. */
   async #refresh(): Promise<void> {
     const started = ++this.#clock;
-    const identity = await fileIdentity(this.#config.path).catch(() => null);
+    const identity = fileIdentityNow(this.#config.path);
     if (identity !== null && identity === this.#identity && !this.#missing) {
       this.#checkedAt = Math.max(this.#checkedAt, started);
       return;
