@@ -7,8 +7,9 @@ import type { Listen } from './listener.ts';
 
 export const listen: Listen = (app, { host, port }) =>
   new Promise((resolve, reject) => {
+    let closing = false;
     const server = createServer((incoming, outgoing) => {
-      serve(app, incoming, outgoing).catch(() => {
+      serve(app, incoming, outgoing, () => closing).catch(() => {
         if (!outgoing.headersSent) outgoing.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
         outgoing.end('{"error":"internal_error","message":"The server failed to answer this request."}');
       });
@@ -21,6 +22,7 @@ export const listen: Listen = (app, { host, port }) =>
         port: typeof address === 'object' && address !== null ? address.port : port,
         close: () =>
           new Promise<void>((done) => {
+            closing = true;
             server.close(() => done());
             server.closeIdleConnections();
           }),
@@ -28,7 +30,7 @@ export const listen: Listen = (app, { host, port }) =>
     });
   });
 
-async function serve(app: App, incoming: IncomingMessage, outgoing: ServerResponse): Promise<void> {
+async function serve(app: App, incoming: IncomingMessage, outgoing: ServerResponse, closing: () => boolean): Promise<void> {
   const method = incoming.method ?? 'GET';
   const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
   // node:http already parsed the headers (names lower-cased); a Web Request would copy them all.
@@ -42,7 +44,11 @@ async function serve(app: App, incoming: IncomingMessage, outgoing: ServerRespon
   const { status, headers: answerHeaders, body } = await app.answer(request);
   const empty = status === 204 || status === 304;
   const length = empty ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-  outgoing.writeHead(status, { ...answerHeaders, 'Content-Length': String(length) });
+  // The last answer on its connection: once the server is closing, so close() need not wait out
+  // keep-alive; and when the body was left unread (413 at the cap), since the rest of it would
+  // otherwise sit paused on the connection until the keep-alive timeout.
+  const last = closing() || (hasBody && !incoming.complete);
+  outgoing.writeHead(status, { ...answerHeaders, 'Content-Length': String(length), ...(last ? { Connection: 'close' } : {}) });
   outgoing.end(empty || method === 'HEAD' ? undefined : body);
 }
 
