@@ -16,7 +16,7 @@ export interface EngineResult {
   readonly headers: Record<string, string>;
   /** JSON text; '' when there is none (HEAD, OPTIONS). */
   readonly body: string;
-  /** The body as UTF-8, when the engine keeps it with the table (a whole-tab read): sent as is. */
+  /** The body as UTF-8 when the engine built it as bytes (row reads): a server sends it as is. */
   readonly bytes?: Uint8Array;
   /** What a write changes; null for reads and for writes that change nothing. */
   readonly plan: WritePlan | null;
@@ -69,7 +69,7 @@ function read(workbook: Workbook, table: Table, request: ParsedRequest): EngineR
     headers['X-Total-Count'] = String(table.rowCount);
     if (request.head) return answer(request, 200, headers, '', null, workbook);
     const kept = table.remember(`${format}:${raw}`, () => formatRows(table, allRows(table), format, raw));
-    return { status: 200, headers, body: kept.text, bytes: kept.bytes, plan: null, workbook };
+    return answer(request, 200, headers, kept, null, workbook);
   }
   const selection = selectRows(table, target, parameters);
   if (isApiError(selection)) return errorResult(selection, workbook, sheetHeaders(table));
@@ -85,8 +85,23 @@ function allRows(table: Table): number[] {
   return indexes;
 }
 
-function answer(request: ParsedRequest, status: number, headers: Record<string, string>, body: string, plan: WritePlan | null, workbook: Workbook): EngineResult {
-  return { status, headers, body: request.head ? '' : body, plan, workbook };
+const decoder = new TextDecoder();
+
+function answer(request: ParsedRequest, status: number, headers: Record<string, string>, content: string | Uint8Array, plan: WritePlan | null, workbook: Workbook): EngineResult {
+  if (request.head) return { status, headers, body: '', plan, workbook };
+  if (typeof content === 'string') return { status, headers, body: content, plan, workbook };
+  // Rows answered as bytes are sent as they are; the text is made only if someone asks for it.
+  let text: string | undefined;
+  return {
+    status,
+    headers,
+    bytes: content,
+    get body() {
+      return (text ??= decoder.decode(content));
+    },
+    plan,
+    workbook,
+  };
 }
 
 /** The tab a request addresses: `/tabs/{Tab}` (case-sensitive), or the first tab. */

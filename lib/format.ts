@@ -10,11 +10,14 @@ export function isFormat(name: string): name is Format {
   return (FORMATS as readonly string[]).includes(name);
 }
 
-/** The rows at `indexes` (data-row indexes, in answer order) as JSON text in `format`. */
-export function formatRows(table: Table, indexes: readonly number[], format: Format, raw: boolean): string {
+/**
+ * The rows at `indexes` (data-row indexes, in answer order) as JSON in `format`: text, or for
+ * `records`, the default, UTF-8 bytes assembled from each row's kept bytes.
+ */
+export function formatRows(table: Table, indexes: readonly number[], format: Format, raw: boolean): string | Uint8Array {
   switch (format) {
     case 'records':
-      return recordsJson(table, indexes, raw);
+      return recordsBytes(table, indexes, raw);
     case 'index':
       return '{' + indexes.map((index) => `"${index}":` + table.rowJson(index, raw)).join(',') + '}';
     case 'dict':
@@ -32,8 +35,28 @@ export function formatRows(table: Table, indexes: readonly number[], format: For
   }
 }
 
-export function recordsJson(table: Table, indexes: readonly number[], raw: boolean): string {
-  return '[' + indexes.map((index) => table.rowJson(index, raw)).join(',') + ']';
+const OPEN_BRACKET = 0x5b;
+const COMMA = 0x2c;
+const CLOSE_BRACKET = 0x5d;
+
+/** `[row,row,...]` copied once from each row's kept UTF-8, with no string built or encoded. */
+export function recordsBytes(table: Table, indexes: readonly number[], raw: boolean): Uint8Array {
+  const rows = new Array<Uint8Array>(indexes.length);
+  let length = 2 + Math.max(indexes.length - 1, 0);
+  for (let i = 0; i < indexes.length; i++) {
+    rows[i] = table.rowBytes(indexes[i], raw);
+    length += rows[i].byteLength;
+  }
+  const bytes = new Uint8Array(length);
+  bytes[0] = OPEN_BRACKET;
+  let at = 1;
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0) bytes[at++] = COMMA;
+    bytes.set(rows[i], at);
+    at += rows[i].byteLength;
+  }
+  bytes[at] = CLOSE_BRACKET;
+  return bytes;
 }
 
 function columnsJson(table: Table, columnJson: (position: number) => string): string {

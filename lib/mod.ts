@@ -10,4 +10,4 @@ export { OPERATORS, type Operator } from './query.ts';
 export { coerceText, coerceWritten, displayText, parseIsoDate, parseCanonicalNumber } from './coerce.ts';
 export { tableOf, Table, type Column } from './table.ts';
 export { compileMatcher, fold } from './match.ts';
-export { sheetDate, isSheetDate, EMPTY_ROW, type Workbook, type Tab, type SheetRow, type SheetDate, type TypedValue } from './workbook.ts';
+export { sheetDate, isSheetDate, createInterner, EMPTY_ROW, type Interner, type Workbook, type Tab, type SheetRow, type SheetDate, type TypedValue } from './workbook.ts';

@@ -100,12 +100,12 @@ function comparisonTest(table: Table, column: Column, operator: Operator, operan
   const date = operandDate(operand);
   const text = fold(operand);
   const folded = table.folded(column);
-  const position = column.position;
+  const values = table.values(column);
   return (index) => {
-    const value = table.row(index).value[position] ?? null;
-    if (value === null && folded[index] === '') return false;
+    const value = values[index];
     if (typeof value === 'number' && number !== null) return accepts(value < number ? -1 : value > number ? 1 : 0);
     if (isSheetDate(value) && date !== null) return accepts(compareCodePoints(dateKey(value), date));
+    // An empty cell never satisfies an order comparison.
     if (folded[index] === '') return false;
     return accepts(compareCodePoints(folded[index], text));
   };

@@ -12,11 +12,6 @@ export interface Column {
   readonly position: number;
 }
 
-export interface KeptAnswer {
-  readonly text: string;
-  readonly bytes: Uint8Array;
-}
-
 const encoder = new TextEncoder();
 
 export class Table {
@@ -29,8 +24,9 @@ export class Table {
   readonly #grid: readonly SheetRow[];
   readonly #byName: Map<string, Column>;
   readonly #folded = new Map<number, string[]>();
-  readonly #rowJson: { text?: (string | undefined)[]; raw?: (string | undefined)[] } = {};
-  readonly #answers = new Map<string, KeptAnswer>();
+  readonly #values = new Map<number, TypedValue[]>();
+  readonly #rowBytes: { text?: (Uint8Array | undefined)[]; raw?: (Uint8Array | undefined)[] } = {};
+  readonly #answers = new Map<string, Uint8Array>();
 
   constructor(tab: Tab) {
     this.name = tab.name;
@@ -76,26 +72,42 @@ export class Table {
     return folded;
   }
 
-  /** An answer that depends only on this table (the whole tab in one format), computed and encoded once. */
-  remember(key: string, compute: () => string): KeptAnswer {
+  /** An answer that depends only on this table (the whole tab in one format), built once, as UTF-8. */
+  remember(key: string, build: () => string | Uint8Array): Uint8Array {
     let answer = this.#answers.get(key);
     if (answer === undefined) {
-      const text = compute();
-      answer = { text, bytes: encoder.encode(text) };
+      const built = build();
+      answer = typeof built === 'string' ? encoder.encode(built) : built;
       this.#answers.set(key, answer);
     }
     return answer;
   }
 
-  /** One data row as a JSON object text, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
-  rowJson(index: number, raw: boolean): string {
-    const cache = raw ? (this.#rowJson.raw ??= new Array(this.rowCount)) : (this.#rowJson.text ??= new Array(this.rowCount));
-    let json = cache[index];
-    if (json === undefined) {
-      json = objectJson(this.columns, this.row(index), raw);
-      cache[index] = json;
+  /** The typed values of one column, for every data row; computed once per table. */
+  values(column: Column): readonly TypedValue[] {
+    let values = this.#values.get(column.position);
+    if (values === undefined) {
+      values = new Array<TypedValue>(this.rowCount);
+      for (let index = 0; index < this.rowCount; index++) values[index] = this.row(index).value[column.position] ?? null;
+      this.#values.set(column.position, values);
     }
-    return json;
+    return values;
+  }
+
+  /** One data row as UTF-8 JSON, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
+  rowBytes(index: number, raw: boolean): Uint8Array {
+    const cache = raw ? (this.#rowBytes.raw ??= new Array(this.rowCount)) : (this.#rowBytes.text ??= new Array(this.rowCount));
+    let bytes = cache[index];
+    if (bytes === undefined) {
+      bytes = encoder.encode(this.rowJson(index, raw));
+      cache[index] = bytes;
+    }
+    return bytes;
+  }
+
+  /** One data row as a JSON object text. */
+  rowJson(index: number, raw: boolean): string {
+    return objectJson(this.columns, this.row(index), raw);
   }
 }
 

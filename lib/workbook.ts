@@ -63,3 +63,40 @@ export function rowHasValue(row: SheetRow, width: number): boolean {
   }
   return false;
 }
+
+/**
+ * Shares equal short texts and equal dates between the cells of a workbook being built, as a
+ * source reads it: a column of ages or dates then holds a few dozen strings instead of one per
+ * row. Values are immutable, so sharing them is invisible to every reader.
+ */
+export interface Interner {
+  text(text: string): string;
+  date(iso: string): SheetDate;
+}
+
+/** Texts longer than this are rarely repeated (names, notes) and are kept as they come. */
+const INTERNED_TEXT_LENGTH = 24;
+/** A bound, so that a tab of distinct values cannot grow the tables without limit. */
+const INTERNED_ENTRIES = 65_536;
+
+export function createInterner(): Interner {
+  const texts = new Map<string, string>();
+  const dates = new Map<string, SheetDate>();
+  return {
+    text(text) {
+      if (text.length > INTERNED_TEXT_LENGTH) return text;
+      const shared = texts.get(text);
+      if (shared !== undefined) return shared;
+      if (texts.size < INTERNED_ENTRIES) texts.set(text, text);
+      return text;
+    },
+    date(iso) {
+      let date = dates.get(iso);
+      if (date === undefined) {
+        date = sheetDate(iso);
+        if (dates.size < INTERNED_ENTRIES) dates.set(iso, date);
+      }
+      return date;
+    },
+  };
+}

@@ -4,7 +4,7 @@
 import * as XLSX from '@e965/xlsx';
 import type { WorkBook, WorkSheet } from '@e965/xlsx';
 import { coerceText } from '../../../lib/coerce.ts';
-import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
+import { createInterner, isSheetDate, type Interner, type SheetRow, type TypedValue, type Workbook } from '../../../lib/workbook.ts';
 import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
 import { buildSheet, odsSafeSheet } from './write-cells.ts';
@@ -36,7 +36,8 @@ export interface Decoded {
 export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: string): Decoded {
   if (format === 'csv') {
     const { records, style } = parseCsv(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-    const rows = records.map(csvRow);
+    const interner = createInterner();
+    const rows = records.map((fields) => csvRow(fields, interner));
     return { format, workbook: { tabs: [{ name: tabName, rows }] }, book: null, csvStyle: style, decodedRows: new Map([[tabName, rows]]) };
   }
   // SheetJS reads almost anything (plain text becomes a sheet): insist on the zip an .xlsx or .ods is.
@@ -48,10 +49,15 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
 }
 
 /** Every field displays exactly as written; its value is read as if typed (`007` stays text). */
-function csvRow(fields: readonly string[]): SheetRow {
-  const text = fields.slice();
+function csvRow(fields: readonly string[], interner: Interner): SheetRow {
+  // A CSV column of codes, ages or dates repeats itself: share equal texts and dates.
+  const text = fields.map((field) => interner.text(field));
   while (text.length > 0 && text[text.length - 1] === '') text.pop();
-  return { text, value: text.map(coerceText) };
+  return { text, value: text.map((field) => internDate(coerceText(field), interner)) };
+}
+
+function internDate(value: TypedValue, interner: Interner): TypedValue {
+  return isSheetDate(value) ? interner.date(value.iso) : value;
 }
 
 export interface Encoded {

@@ -4,7 +4,7 @@
 // keeps its number formats, formulas and anything else SheetJS read.
 import * as XLSX from '@e965/xlsx';
 import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
-import type { SheetRow, Tab, TypedValue } from '../../../lib/workbook.ts';
+import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TypedValue } from '../../../lib/workbook.ts';
 import { formatIsTimeOnly, serialToIso } from './dates.ts';
 
 export type Cells = readonly (CellObject | undefined)[];
@@ -43,17 +43,19 @@ function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[
   const lastRow = XLSX.utils.decode_range(ref).e.r;
   const data: (CellObject[] | undefined)[] = sheet['!data'] ?? [];
   const rows: SheetRow[] = [];
-  for (let r = 0; r <= lastRow; r++) rows.push(rowOfCells(data[r] ?? [], date1904));
+  // A column of dates repeats a few hundred days: one SheetDate per day, not one per cell.
+  const interner = createInterner();
+  for (let r = 0; r <= lastRow; r++) rows.push(rowOfCells(data[r] ?? [], date1904, interner));
   return rows;
 }
 
-export function rowOfCells(cells: Cells, date1904: boolean): SheetRow {
+export function rowOfCells(cells: Cells, date1904: boolean, interner: Interner = createInterner()): SheetRow {
   const text: string[] = [];
   const value: TypedValue[] = [];
   for (let c = 0; c < cells.length; c++) {
     const [cellText, cellValue] = readCell(cells[c], date1904);
     text.push(cellText);
-    value.push(cellValue);
+    value.push(isSheetDate(cellValue) ? interner.date(cellValue.iso) : cellValue);
   }
   // A missing cell is empty, so trailing empty cells need not be carried.
   let end = text.length;
