@@ -1,5 +1,5 @@
 // HTTP benchmark: sheetrest beside json-server (the version npm installs by default) and a bare
-// node:http server answering pre-serialized rows, all on this Node, each loaded by autocannon on
+// node:http server answering pre-serialized rows, all on this Node, each loaded by the same tool (wrk when installed, else autocannon) on
 // 127.0.0.1 for the same time. `npm run bench:http` (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_SIZES
 // change the defaults). Prints requests/s, p99 latency, peak RSS and the ratios to the targets.
 //
@@ -9,7 +9,7 @@
 // json-server rewrites db.json on every write without fsync. Both log nothing per request
 // (sheetrest --log-level warn, json-server --quiet) so neither pays for a terminal.
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -23,6 +23,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,100000').split(',').map(Number);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NODE = process.execPath;
+const workDir = await mkdtemp(join(tmpdir(), 'sheetrest-bench-'));
 
 const CITIES = ['Lisbon', 'Berlin', 'Paris', 'Seoul', 'Zürich', 'Porto', 'Oslo', 'Lima'];
 const NAMES = ['Ann', 'Bob', 'Chloé', 'Dan', 'Eva', 'Farid', 'Gil', 'Hana', 'Ivan', 'Joanna'];
@@ -112,7 +113,36 @@ interface Measured {
   readonly errors: number;
 }
 
-async function load(target: Target, { path, method = 'GET', body }: Load): Promise<Measured> {
+/**
+ * wrk (Debian's package, C, one thread) when it is installed: it spends far less CPU per response
+ * than autocannon, which matters when the load generator shares two cores with the server.
+ * `BENCH_TOOL=autocannon` forces the npm one, which `npm install` always brings.
+ */
+const TOOL = process.env.BENCH_TOOL ?? (spawnSync('wrk', ['--version']).error === undefined ? 'wrk' : 'autocannon');
+
+async function load(target: Target, request: Load): Promise<Measured> {
+  return TOOL === 'wrk' ? loadWithWrk(target, request) : loadWithAutocannon(target, request);
+}
+
+let scripts = 0;
+
+async function loadWithWrk(target: Target, { path, method = 'GET', body }: Load): Promise<Measured> {
+  const script = join(workDir, `load-${scripts++}.lua`);
+  const lua = [`wrk.method = ${JSON.stringify(method)}`];
+  if (body !== undefined) lua.push(`wrk.body = ${JSON.stringify(body)}`, 'wrk.headers["Content-Type"] = "application/json"');
+  await writeFile(script, lua.join('\n') + '\n');
+  const run = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', '-s', script, target.url + path], { encoding: 'utf8' });
+  const output = run.stdout;
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN);
+  const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(output);
+  const p99ms = p99 === null ? NaN : Number(p99[1]) * (p99[2] === 'us' ? 0.001 : p99[2] === 's' ? 1000 : 1);
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
+  const errors = non2xx + (socket === null ? 0 : socket.slice(1).reduce((sum, n) => sum + Number(n), 0));
+  return { rps, p99: Math.round(p99ms * 100) / 100, errors };
+}
+
+async function loadWithAutocannon(target: Target, { path, method = 'GET', body }: Load): Promise<Measured> {
   const result = await autocannon({
     url: target.url + path,
     method,
@@ -200,8 +230,8 @@ function fmt(rps: number): string {
   return `${Math.round(rps).toLocaleString('en-US')} req/s`;
 }
 
-const dir = await mkdtemp(join(tmpdir(), 'sheetrest-bench-'));
-console.log(`# HTTP benchmark: ${SECONDS}s per run, ${CONNECTIONS} connections, Node ${process.version}, autocannon on 127.0.0.1\n`);
+const dir = workDir;
+console.log(`# HTTP benchmark: ${SECONDS}s per run, ${CONNECTIONS} connections, Node ${process.version}, ${TOOL} on 127.0.0.1\n`);
 console.log('| rows | operation | sheetrest | json-server | bare node:http | ratio |');
 console.log('|---|---|---|---|---|---|');
 try {

@@ -39,3 +39,14 @@ export function compileMatcher(pattern: string): Matcher {
     return true;
   };
 }
+
+/** The folded value a pattern without `*` must equal, or null for a wildcard pattern. */
+export function exactValue(pattern: string): string | null {
+  return pattern.includes('*') ? null : fold(pattern);
+}
+
+/** The folded text a `*text*` pattern must contain, or null for any other pattern. */
+export function containedText(pattern: string): string | null {
+  const parts = fold(pattern).split('*');
+  return parts.length === 3 && parts[0] === '' && parts[2] === '' && parts[1] !== '' ? parts[1] : null;
+}

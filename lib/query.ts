@@ -3,7 +3,7 @@
 // column and operator first: a typo is an error, never "every row" or "none".
 import { compareCodePoints, dateKey, operandDate, operandNumber } from './compare.ts';
 import { apiError, isApiError, type ApiError } from './errors.ts';
-import { compileMatcher, fold } from './match.ts';
+import { compileMatcher, containedText, exactValue, fold } from './match.ts';
 import type { Condition } from './parse-request.ts';
 import type { Column, Table } from './table.ts';
 import { isSheetDate } from './workbook.ts';
@@ -18,6 +18,14 @@ export function isOperator(name: string): name is Operator {
 /** A test of one data row, by index. */
 export type RowTest = (index: number) => boolean;
 
+export interface RowFilter {
+  readonly test: RowTest;
+  /** Exactly the rows that pass, ascending, when the column's index gives them without a scan. */
+  readonly rows?: readonly number[];
+}
+
+const NO_ROWS: readonly number[] = [];
+
 export function unknownColumn(table: Table, name: string): ApiError {
   const names = table.columns.map((column) => JSON.stringify(column.name)).join(', ');
   return apiError('unknown_column', `The tab "${table.name}" has no column "${name}"; its columns are ${names || '(none)'}.`);
@@ -28,19 +36,27 @@ export function columnOf(table: Table, name: string): Column | ApiError {
 }
 
 /** `/{Column}/{Value}` and `/search`: the displayed text matches the pattern, case-insensitively. */
-export function matchTest(table: Table, columnName: string, pattern: string): RowTest | ApiError {
+export function matchTest(table: Table, columnName: string, pattern: string): RowFilter | ApiError {
   const column = columnOf(table, columnName);
   if (isApiError(column)) return column;
-  const folded = table.folded(column);
-  const matches = compileMatcher(pattern);
-  return (index) => matches(folded[index]);
+  return patternFilter(table, column, pattern);
 }
 
-export function searchTests(table: Table, conditions: readonly Condition[]): RowTest[] | ApiError {
-  const tests: RowTest[] = [];
+function patternFilter(table: Table, column: Column, pattern: string): RowFilter {
+  const folded = table.folded(column);
+  const exact = exactValue(pattern);
+  if (exact !== null) return { test: (index) => folded[index] === exact, rows: table.exactIndex(column).get(exact) ?? NO_ROWS };
+  const needle = containedText(pattern);
+  if (needle !== null) return { test: (index) => folded[index].includes(needle) };
+  const matches = compileMatcher(pattern);
+  return { test: (index) => matches(folded[index]) };
+}
+
+export function searchTests(table: Table, conditions: readonly Condition[]): RowFilter[] | ApiError {
+  const tests: RowFilter[] = [];
   for (const { key, value } of conditions) {
     const test = matchTest(table, key, value);
-    if (typeof test !== 'function') return test;
+    if (isApiError(test)) return test;
     tests.push(test);
   }
   return tests;
@@ -48,8 +64,8 @@ export function searchTests(table: Table, conditions: readonly Condition[]): Row
 
 const OPERATOR_CALL = /^__([A-Za-z]+)\((.*)\)$/s;
 
-export function queryTests(table: Table, conditions: readonly Condition[]): RowTest[] | ApiError {
-  const tests: RowTest[] = [];
+export function queryTests(table: Table, conditions: readonly Condition[]): RowFilter[] | ApiError {
+  const tests: RowFilter[] = [];
   for (const condition of conditions) {
     const parsed = parseQueryCondition(table, condition);
     if (!('operator' in parsed)) return parsed;
@@ -89,11 +105,11 @@ function parseQueryCondition(table: Table, { key, value }: Condition): QueryCond
   return { column, operator, operand };
 }
 
-function comparisonTest(table: Table, column: Column, operator: Operator, operand: string): RowTest {
-  if (operator === 'eq' || operator === 'ne') {
-    const folded = table.folded(column);
-    const matches = compileMatcher(operand);
-    return operator === 'eq' ? (index) => matches(folded[index]) : (index) => !matches(folded[index]);
+function comparisonTest(table: Table, column: Column, operator: Operator, operand: string): RowFilter {
+  if (operator === 'eq') return patternFilter(table, column, operand);
+  if (operator === 'ne') {
+    const { test } = patternFilter(table, column, operand);
+    return { test: (index) => !test(index) };
   }
   const accepts = ORDER_TESTS[operator];
   const number = operandNumber(operand);
@@ -101,7 +117,7 @@ function comparisonTest(table: Table, column: Column, operator: Operator, operan
   const text = fold(operand);
   const folded = table.folded(column);
   const values = table.values(column);
-  return (index) => {
+  const test: RowTest = (index) => {
     const value = values[index];
     if (typeof value === 'number' && number !== null) return accepts(value < number ? -1 : value > number ? 1 : 0);
     if (isSheetDate(value) && date !== null) return accepts(compareCodePoints(dateKey(value), date));
@@ -109,6 +125,7 @@ function comparisonTest(table: Table, column: Column, operator: Operator, operan
     if (folded[index] === '') return false;
     return accepts(compareCodePoints(folded[index], text));
   };
+  return { test };
 }
 
 const ORDER_TESTS: Record<'lt' | 'lte' | 'gt' | 'gte', (order: number) => boolean> = {

@@ -3,7 +3,7 @@
 // before offset and limit.
 import { isApiError, type ApiError } from './errors.ts';
 import type { ReadParameters, Target } from './parse-request.ts';
-import { matchTest, queryTests, searchTests, type RowTest } from './query.ts';
+import { matchTest, queryTests, searchTests, type RowFilter } from './query.ts';
 import { sortRows } from './sort.ts';
 import type { Table } from './table.ts';
 
@@ -15,10 +15,18 @@ export interface Selection {
 
 /** The rows a target addresses, in sheet order, before sort and slicing. */
 export function matchRows(table: Table, target: Target): number[] | ApiError {
-  const tests = rowTests(table, target);
-  if (isApiError(tests)) return tests;
+  const filters = rowFilters(table, target);
+  if (isApiError(filters)) return filters;
+  // A filter its column's index answers gives the candidates; the fewest are checked against the rest.
+  let indexed: RowFilter | undefined;
+  for (const filter of filters) {
+    if (filter.rows !== undefined && (indexed === undefined || filter.rows.length < indexed.rows!.length)) indexed = filter;
+  }
+  const tests = filters.filter((filter) => filter !== indexed).map((filter) => filter.test);
   const indexes: number[] = [];
-  if (tests.length === 0) {
+  if (indexed !== undefined) {
+    for (const index of indexed.rows!) if (tests.every((test) => test(index))) indexes.push(index);
+  } else if (tests.length === 0) {
     for (let index = 0; index < table.rowCount; index++) indexes.push(index);
   } else if (tests.length === 1) {
     const [test] = tests;
@@ -34,7 +42,7 @@ export function isWholeTable(target: Target): boolean {
   return target.kind === 'rows' || target.kind === 'index' || target.kind === 'slice';
 }
 
-function rowTests(table: Table, target: Target): RowTest[] | ApiError {
+function rowFilters(table: Table, target: Target): RowFilter[] | ApiError {
   switch (target.kind) {
     case 'match': {
       const test = matchTest(table, target.column, target.pattern);

@@ -49,10 +49,13 @@ async function serve(app: App, incoming: IncomingMessage, outgoing: ServerRespon
   // otherwise sit paused on the connection until the keep-alive timeout.
   const last = closing() || (hasBody && !incoming.complete);
   outgoing.writeHead(status, { ...answerHeaders, 'Content-Length': String(length), ...(last ? { Connection: 'close' } : {}) });
-  outgoing.end(empty || method === 'HEAD' ? undefined : body);
+  // Bytes go out as a Buffer view of the same memory, with no copy.
+  const payload = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  outgoing.end(empty || method === 'HEAD' ? undefined : payload);
 }
 
 function headerValue(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
   return Array.isArray(value) ? value.join(', ') : value;
 }
+
