@@ -15,7 +15,7 @@ import { fingerprint } from '../server/sources/file/disk.ts';
 import { journalLine } from '../server/sources/file/journal.ts';
 import { openFileSource, type FileFormat, type FileSourceOptions } from '../server/sources/file/mod.ts';
 import { bookBytes, bookOf, csvOf, recordingLog, shownText, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
-import { CONTRACT_FIXTURE, appendPlan, dataOf, removePlan, replacePlan, row, runSourceContract, type ContractFixture } from './source-contract.ts';
+import { CONTRACT_FIXTURE, appendPlan, planned, dataOf, removePlan, replacePlan, row, runSourceContract, type ContractFixture } from './source-contract.ts';
 
 const FORMATS: readonly FileFormat[] = ['xlsx', 'ods', 'csv'];
 
@@ -49,7 +49,7 @@ function names(workbook: Workbook): string[] {
   return dataOf(workbook).map(([text]) => text[0]);
 }
 
-const append = (name: string, age: number) => (workbook: Workbook) => ({ plan: appendPlan(workbook, [row(name, age, 'x')]), workbook, result: name });
+const append = (name: string, age: number) => (workbook: Workbook) => planned(workbook, appendPlan(workbook, [row(name, age, 'x')]), name);
 
 test('serial <-> ISO dates, free of time zones', async (t) => {
   const cases: [number, boolean, string][] = [
@@ -110,7 +110,7 @@ for (const format of ['xlsx', 'ods'] as const) {
     withFile(format, async (path) => {
       const source = await openFileSource({ path, log: recordingLog().log });
       const written = { text: ['Eve', '2024-03-01', 'TRUE', '2024-03-01 09:30:00', '007', '3.5'], value: ['Eve', { iso: '2024-03-01' }, true, { iso: '2024-03-01T09:30:00' }, '007', 3.5] };
-      await source.write((workbook) => ({ plan: appendPlan(workbook, [written]), workbook, result: null }));
+      await source.write((workbook) => planned(workbook, appendPlan(workbook, [written]), null));
       await source.close();
       const again = await openFileSource({ path, log: recordingLog().log });
       const last = (await again.read()).tabs[0].rows[4];
@@ -134,7 +134,7 @@ test('xlsx: a PATCH keeps the formats and formulas of the cells it does not set'
     await source.write((workbook) => {
       const old = workbook.tabs[0].rows[1];
       const next = { text: ['Annie', ...old.text.slice(1)], value: ['Annie', ...old.value.slice(1)] };
-      return { plan: replacePlan(workbook, 0, next, [0]), workbook, result: null };
+      return planned(workbook, replacePlan(workbook, 0, next, [0]), null);
     });
     await source.close();
     assert.deepEqual((await shownText(path)).S[1], ['Annie', '$10.00', '20']);
@@ -179,7 +179,7 @@ test('csv: writes keep RFC 4180 and leave untouched fields byte for byte', () =>
     await writeFile(path, 'Name,Note\n007,"a, b"\n');
     const source = await openFileSource({ path, log: recordingLog().log });
     const tricky = { text: ['Zed', 'say "hi",\nbye'], value: ['Zed', 'say "hi",\nbye'] };
-    await source.write((workbook) => ({ plan: appendPlan(workbook, [tricky]), workbook, result: null }));
+    await source.write((workbook) => planned(workbook, appendPlan(workbook, [tricky]), null));
     await source.close();
     assert.equal(await readFile(path, 'utf8'), 'Name,Note\n007,"a, b"\nZed,"say ""hi"",\nbye"\n');
     const again = await openFileSource({ path, log: recordingLog().log });
@@ -283,7 +283,7 @@ test('journaled writes are re-applied on an outside change when their rows still
   withFile('xlsx', async (path) => {
     const source = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
     await source.write(append('Dee', 52));
-    await source.write((workbook) => ({ plan: replacePlan(workbook, 1, row('Bob', 42, 'Rome'), [1]), workbook, result: null }));
+    await source.write((workbook) => planned(workbook, replacePlan(workbook, 1, row('Bob', 42, 'Rome'), [1]), null));
     // Another program adds a row at the end, unaware of the two writes still in the journal.
     await saveBehindTheServer(path, [['Name', 'Age', 'City'], ['Ann', 30, 'Oslo'], ['Bob', 41, 'Rome'], ['Cy', 25, 'Lima'], ['Out', 7, 'side']]);
     const workbook = await source.read();
@@ -297,7 +297,7 @@ test('a journaled write that conflicts with an outside change is saved aside, ne
   withFile('xlsx', async (path, dir) => {
     const recording = recordingLog();
     const source = await openFileSource({ path, compactAfterMs: Infinity, log: recording.log });
-    await source.write((workbook) => ({ plan: removePlan(workbook, [0]), workbook, result: null }));
+    await source.write((workbook) => planned(workbook, removePlan(workbook, [0]), null));
     await saveBehindTheServer(path, [['Name', 'Age', 'City'], ['Ann', 99, 'Oslo'], ['Bob', 41, 'Rome'], ['Cy', 25, 'Lima']]);
     assert.deepEqual(dataOf(await source.read())[0][1], ['Ann', 99, 'Oslo'], 'the outside version wins');
     const conflict = (await stateFiles(join(dir, '.sheetrest'))).find((name) => name.includes('.conflict-'));

@@ -4,11 +4,11 @@
 // source's own test: `await runSourceContract(t, { name: 'file xlsx', open })`.
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import type { WritePlan } from '../lib/apply-plan.ts';
+import { applyPlan, type WritePlan } from '../lib/apply-plan.ts';
 import { isApiError } from '../lib/errors.ts';
 import { tableOf } from '../lib/table.ts';
 import type { SheetRow, TypedValue, Workbook } from '../lib/workbook.ts';
-import type { Source } from '../server/sources/source.ts';
+import type { Planned, Source } from '../server/sources/source.ts';
 
 /** A cell as typed into the store: text, a number, a boolean, or empty. */
 export type FixtureCell = string | number | boolean | null;
@@ -66,6 +66,11 @@ function firstTab(workbook: Workbook) {
 }
 
 /** Plans appending `rows` after the last data row of the first tab. */
+/** What a write callback answers, as the engine does: the plan and the workbook with it applied. */
+export function planned<T>(workbook: Workbook, plan: WritePlan | null, result: T): Planned<T> {
+  return { plan, workbook: plan === null ? workbook : applyPlan(workbook, plan), result };
+}
+
 export function appendPlan(workbook: Workbook, rows: readonly SheetRow[]): WritePlan {
   const tab = firstTab(workbook);
   return { tab: tab.name, replaced: [], removed: [], appended: { start: tableOf(tab).rowCount, rows } };
@@ -126,15 +131,15 @@ export async function runSourceContract(t: TestContext, subject: SourceUnderTest
     withSource(false, async ({ source, reopen }) => {
       const appended = await source.write((workbook) => {
         const plan = appendPlan(workbook, [row('Dee', 52, 'Kyiv')]);
-        return { plan, workbook, result: 'appended' };
+        return planned(workbook, plan, 'appended');
       });
       assert.equal(appended, 'appended');
       assert.deepEqual(names(await source.read()).at(-1), ['Dee', '52', 'Kyiv']);
 
-      await source.write((workbook) => ({ plan: replacePlan(workbook, 1, row('Bob', 42, 'Rome'), [1]), workbook, result: null }));
+      await source.write((workbook) => planned(workbook, replacePlan(workbook, 1, row('Bob', 42, 'Rome'), [1]), null));
       assert.deepEqual(dataOf(await source.read())[1], [['Bob', '42', 'Rome'], ['Bob', 42, 'Rome']]);
 
-      await source.write((workbook) => ({ plan: removePlan(workbook, [0]), workbook, result: null }));
+      await source.write((workbook) => planned(workbook, removePlan(workbook, [0]), null));
       const expected = [['Bob', '42', 'Rome'], ['Cy', '25', 'Lima'], ['Dee', '52', 'Kyiv']];
       assert.deepEqual(names(await source.read()), expected);
 
@@ -154,7 +159,7 @@ export async function runSourceContract(t: TestContext, subject: SourceUnderTest
       const writes = Array.from({ length: 20 }, (_, n) =>
         source.write((workbook) => {
           seen.push(tableOf(firstTab(workbook)).rowCount);
-          return { plan: appendPlan(workbook, [row(`W${n}`, n, 'x')]), workbook, result: n };
+          return planned(workbook, appendPlan(workbook, [row(`W${n}`, n, 'x')]), n);
         }),
       );
       assert.deepEqual(await Promise.all(writes), Array.from({ length: 20 }, (_, n) => n));
@@ -164,7 +169,7 @@ export async function runSourceContract(t: TestContext, subject: SourceUnderTest
 
   await t.test(`${subject.name}: a failing write rejects alone and changes nothing`, () =>
     withSource(false, async ({ source }) => {
-      const first = source.write((workbook) => ({ plan: appendPlan(workbook, [row('One', 1, 'a')]), workbook, result: 1 }));
+      const first = source.write((workbook) => planned(workbook, appendPlan(workbook, [row('One', 1, 'a')]), 1));
       // Attach the expectation at once: a rejection left unhandled while we await `first` fails the run.
       const failing = assert.rejects(
         source.write<number>(() => {
@@ -172,7 +177,7 @@ export async function runSourceContract(t: TestContext, subject: SourceUnderTest
         }),
         /planning failed/,
       );
-      const third = source.write((workbook) => ({ plan: appendPlan(workbook, [row('Three', 3, 'c')]), workbook, result: 3 }));
+      const third = source.write((workbook) => planned(workbook, appendPlan(workbook, [row('Three', 3, 'c')]), 3));
       assert.equal(await first, 1);
       await failing;
       assert.equal(await third, 3);
@@ -182,20 +187,20 @@ export async function runSourceContract(t: TestContext, subject: SourceUnderTest
   await t.test(`${subject.name}: a write with nothing to write resolves with its result`, () =>
     withSource(false, async ({ source }) => {
       const before = await source.read();
-      assert.equal(await source.write((workbook) => ({ plan: null, workbook, result: 'nothing' })), 'nothing');
+      assert.equal(await source.write((workbook) => planned(workbook, null, 'nothing')), 'nothing');
       assert.deepEqual(dataOf(await source.read()), dataOf(before));
     }));
 
   await t.test(`${subject.name}: a read-only source refuses writes with write_error and keeps reading`, () =>
     withSource(true, async ({ source, reopen }) => {
       assert.equal(source.writable, false);
-      let planned = false;
+      let ran = false;
       const refused = source.write((workbook) => {
-        planned = true;
-        return { plan: appendPlan(workbook, [row('No', 0, 'no')]), workbook, result: null };
+        ran = true;
+        return planned(workbook, appendPlan(workbook, [row('No', 0, 'no')]), null);
       });
       await assert.rejects(refused, (error: unknown) => isApiError(error) && error.code === 'write_error' && error.status === 403);
-      assert.equal(planned, false, 'the plan of a refused write never runs');
+      assert.equal(ran, false, 'the plan of a refused write never runs');
       assert.equal(dataOf(await source.read()).length, 3);
       await source.close();
       const again = await reopen();

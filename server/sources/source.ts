@@ -4,7 +4,11 @@
 import type { WritePlan } from '../../lib/apply-plan.ts';
 import type { Workbook } from '../../lib/workbook.ts';
 
-/** What a write callback answers: the plan to make durable (null: nothing to write) and the next workbook. */
+/**
+ * What a write callback answers: the plan to make durable (null: nothing to write) and the next
+ * workbook, which must be the plan applied to the workbook the callback was given (the engine's
+ * `result.workbook`); sources take it as it is instead of applying the plan a second time.
+ */
 export interface Planned<T> {
   readonly plan: WritePlan | null;
   readonly workbook: Workbook;

@@ -31,7 +31,7 @@ import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, 
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
 import { bookUsesDate1904 } from './read-cells.ts';
-import { applyKeepingCells, expectationOf, rebase } from './rebase.ts';
+import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
 
 export interface FileSourceState {
   readonly path: string;
@@ -172,12 +172,18 @@ export class FileSource implements Source {
     // A write with nothing to write still waits for the writes before it: its answer may show them.
     if (writePlan === null || isEmptyPlan(writePlan)) return { result: planned.result, durable: this.#commits.add({ entry: null, after: before }) };
     const entry: JournalEntry = { plan: writePlan, expected: expectationOf(before, writePlan) };
-    this.#latest = this.#apply(before, writePlan);
+    // The engine already applied the plan (planned.workbook); only the cells' formats are ours to keep.
+    keepCells(before, writePlan, this.#usesDate1904());
+    this.#latest = planned.workbook;
     return { result: planned.result, durable: this.#commits.add({ entry, after: this.#latest }) };
   }
 
   #apply(workbook: Workbook, plan: WritePlan, decoded = this.#decoded): Workbook {
     return applyKeepingCells(decoded.book !== null && bookUsesDate1904(decoded.book))(workbook, plan);
+  }
+
+  #usesDate1904(): boolean {
+    return this.#decoded.book !== null && bookUsesDate1904(this.#decoded.book);
   }
 
   /** The journal append of one group commit; a write is acknowledged once this returns. */

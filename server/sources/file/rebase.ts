@@ -74,11 +74,16 @@ export function rebase(base: Workbook, entries: readonly JournalEntry[], apply: 
 /** `applyPlan`, remembering which cells of a replaced row kept their source cell (format, formula). */
 export function applyKeepingCells(date1904: boolean): (workbook: Workbook, plan: WritePlan) => Workbook {
   return (workbook, plan) => {
-    const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
-    for (const replaced of tab === undefined ? [] : plan.replaced) {
-      const before = tab?.rows[replaced.index + 1];
-      if (before !== undefined) rememberReplacedCells(before, replaced.row, replaced.columns, date1904);
-    }
+    keepCells(workbook, plan, date1904);
     return applyPlan(workbook, plan);
   };
+}
+
+/** Remembers, for each row a plan replaces, which cells kept their source cell (format, formula). */
+export function keepCells(workbook: Workbook, plan: WritePlan, date1904: boolean): void {
+  const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
+  for (const replaced of tab === undefined ? [] : plan.replaced) {
+    const before = tab?.rows[replaced.index + 1];
+    if (before !== undefined) rememberReplacedCells(before, replaced.row, replaced.columns, date1904);
+  }
 }
