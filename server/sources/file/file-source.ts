@@ -78,6 +78,8 @@ export class FileSource implements Source {
   /** The clock when the last check that found the file unchanged began. */
   #checkedAt = 0;
   #closing: Promise<void> | null = null;
+  /** How long the last encode of the whole workbook took. */
+  #lastCompactionMs = 0;
 
   constructor(config: FileSourceState) {
     this.#config = config;
@@ -208,10 +210,13 @@ export class FileSource implements Source {
   #armIdleCompaction(): void {
     clearTimeout(this.#idleTimer);
     if (this.#entries.length === 0 || !Number.isFinite(this.#config.compactAfterMs) || this.#closing !== null) return;
+    // Encoding the workbook holds the event loop (about 1.5 s for 100k rows), so a big workbook
+    // waits for a longer quiet spell: four times its last compaction, at least compactAfterMs.
+    const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs);
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
       this.#io.run(() => this.#compact()).catch(() => undefined);
-    }, this.#config.compactAfterMs);
+    }, quiet);
     // Pending compaction must not keep a process alive: the journal already holds the writes.
     this.#idleTimer.unref?.();
   }
@@ -223,7 +228,9 @@ export class FileSource implements Source {
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#adoptIfChanged()) || this.#entries.length === 0) return;
+        const started = performance.now();
         const { bytes, decoded } = encodeWorkbook(this.#durable, this.#decoded);
+        this.#lastCompactionMs = performance.now() - started;
         const target = fingerprint(bytes);
         const { temp, identity } = await writeTempFile(path, bytes);
         await this.#journal.markCompaction(target);
