@@ -1,6 +1,7 @@
 // Workbook files for the file source's tests: a temp folder per test, fixtures written with
 // SheetJS (xlsx, ods) or by hand (csv), and a way to look at a file without the source.
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as XLSX from '@e965/xlsx';
@@ -79,4 +80,18 @@ export async function stateFiles(stateDir: string): Promise<string[]> {
 export function recordingLog(): { log: (message: string) => void; messages: string[] } {
   const messages: string[] = [];
   return { log: (message: string) => messages.push(message), messages };
+}
+
+/** Makes a file unwritable even for root (which ignores permission bits): chattr +i where it can. */
+export async function makeUnwritable(path: string): Promise<() => Promise<void>> {
+  if (process.getuid?.() === 0) {
+    try {
+      execFileSync('chattr', ['+i', path], { stdio: 'ignore' });
+      return async () => void execFileSync('chattr', ['-i', path], { stdio: 'ignore' });
+    } catch {
+      // no chattr, or a file system without the immutable flag: fall back to the mode bits
+    }
+  }
+  await chmod(path, 0o444);
+  return () => chmod(path, 0o644);
 }

@@ -2,8 +2,7 @@
 // formatted text and typed values, CSV exactness, crash recovery from the journal, compaction,
 // changes made behind the server's back, unwritable and vanishing files.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chmod, readFile, rename, truncate, unlink, writeFile } from 'node:fs/promises';
+import { readFile, rename, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { CellObject } from '@e965/xlsx';
@@ -14,7 +13,7 @@ import { isoToSerial, serialToIso } from '../server/sources/file/dates.ts';
 import { fingerprint } from '../server/sources/file/disk.ts';
 import { journalLine } from '../server/sources/file/journal.ts';
 import { openFileSource, type FileFormat, type FileSourceOptions } from '../server/sources/file/mod.ts';
-import { bookBytes, bookOf, csvOf, recordingLog, shownText, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
+import { bookBytes, bookOf, csvOf, makeUnwritable, recordingLog, shownText, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { CONTRACT_FIXTURE, appendPlan, planned, dataOf, removePlan, replacePlan, row, runSourceContract, type ContractFixture } from './source-contract.ts';
 
 const FORMATS: readonly FileFormat[] = ['xlsx', 'ods', 'csv'];
@@ -324,20 +323,6 @@ test('an unwritable file answers writes with write_error and keeps serving reads
     }
   }));
 
-/** Makes a file unwritable even for root (which ignores permission bits): chattr +i where it can. */
-async function makeUnwritable(path: string): Promise<() => Promise<void>> {
-  if (process.getuid?.() !== 0) {
-    await chmod(path, 0o444);
-    return () => chmod(path, 0o644);
-  }
-  try {
-    execFileSync('chattr', ['+i', path], { stdio: 'ignore' });
-    return async () => void execFileSync('chattr', ['-i', path], { stdio: 'ignore' });
-  } catch {
-    await chmod(path, 0o444);
-    return () => chmod(path, 0o644);
-  }
-}
 
 test('start-up errors name the path and the problem', async (t) => {
   const folder = await tempFolder();

@@ -3,11 +3,11 @@
 // `GET http://127.0.0.1:PORT/sheets/book/City/lisbon` -> the Lisbon rows, with their headers.
 // The same file is the Deno and Bun smoke suite, so it stays fast and uses what all three share.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import process from 'node:process';
 import { test } from 'node:test';
 import { configForFile, type FileModeOverrides } from '../server/config.ts';
+import { makeUnwritable } from './file-source-helpers.ts';
 import { RUNTIME, burst, getRows, patchJson, postJson, rawUpload, readBook, startServer, tally, tempDir, writeXlsx, type Cell, type TestContext } from './http-helpers.ts';
 
 const HEADER: Cell[] = ['Id', 'Name', 'Age', 'City'];
@@ -245,19 +245,6 @@ test(`a body far over the cap is refused while it streams in (${RUNTIME})`, asyn
   });
 });
 
-/** Makes a file unwritable even for root (which ignores permission bits): chattr +i where it can. */
-async function makeUnwritable(path: string): Promise<() => Promise<void>> {
-  if (process.getuid?.() === 0) {
-    try {
-      execFileSync('chattr', ['+i', path], { stdio: 'ignore' });
-      return async () => void execFileSync('chattr', ['-i', path], { stdio: 'ignore' });
-    } catch {
-      // no chattr, or a file system without the immutable flag: fall back to the mode bits
-    }
-  }
-  await chmod(path, 0o444);
-  return () => chmod(path, 0o644);
-}
 
 test(`a file that cannot be written refuses writes with 403 and keeps serving reads (${RUNTIME})`, async (t) => {
   const dir = await tempDir(t);
