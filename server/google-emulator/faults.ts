@@ -1,0 +1,50 @@
+// Injected trouble for client tests: latency on every answer, the next N matching requests failing
+// (`failNext({ status: 503, times: 2, path: /:append$/ })` -> two 503 UNAVAILABLE in Google's
+// shape), or never answering (`hangNext()`), to exercise retries and timeouts.
+import { GoogleError } from './errors.ts';
+
+export interface FailOptions {
+  status: number;
+  times?: number;
+  path?: RegExp;
+  retryAfterSeconds?: number;
+}
+
+export interface HangOptions {
+  times?: number;
+  path?: RegExp;
+}
+
+interface Rule {
+  remaining: number;
+  readonly path: RegExp | undefined;
+  readonly action: { kind: 'fail'; error: GoogleError } | { kind: 'hang' };
+}
+
+export class Faults {
+  latencyMs: number;
+  private rules: Rule[] = [];
+
+  constructor(latencyMs = 0) {
+    this.latencyMs = latencyMs;
+  }
+
+  failNext({ status, times = 1, path, retryAfterSeconds }: FailOptions): void {
+    if (!Number.isInteger(status) || status < 400 || status > 599) throw new RangeError(`failNext needs an error status (400-599), not ${status}`);
+    const headers: Record<string, string> = retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) };
+    this.rules.push({ remaining: times, path, action: { kind: 'fail', error: new GoogleError(status, undefined, { headers }) } });
+  }
+
+  hangNext({ times = 1, path }: HangOptions = {}): void {
+    this.rules.push({ remaining: times, path, action: { kind: 'hang' } });
+  }
+
+  /** The injected outcome for this request, if any rule still applies to it (first rule first). */
+  take(path: string): Rule['action'] | undefined {
+    const rule = this.rules.find((candidate) => candidate.remaining > 0 && (candidate.path === undefined || candidate.path.test(path)));
+    if (rule === undefined) return undefined;
+    rule.remaining--;
+    this.rules = this.rules.filter((candidate) => candidate.remaining > 0);
+    return rule.action;
+  }
+}

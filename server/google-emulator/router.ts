@@ -1,0 +1,134 @@
+// From a request to Google's answer: which method a path names, who calls, quota, permission,
+// then the method itself. `POST /v4/spreadsheets/{id}/values/Sheet1!A1:append` -> values.append,
+// a write: checked against the write quota and the caller's 'writer' grant.
+import { authorize, principalKey, tokenEndpoint, type Credentials } from './auth.ts';
+import { badRequest, GoogleError } from './errors.ts';
+import { applyFieldMask, parseFieldMask } from './fields.ts';
+import type { Bucket, Quota } from './quota.ts';
+import { batchUpdate, getSpreadsheet, wantsGridData } from './spreadsheet-api.ts';
+import { cloneSpreadsheet, findSpreadsheet, type Spreadsheet } from './store.ts';
+import { appendValues, batchGetValues, batchUpdateValues, clearValues, getValues, updateValues, type Call } from './values-api.ts';
+
+export interface ApiRequest {
+  readonly method: string;
+  /** The raw (still percent-encoded) path. */
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly authorization: string | null;
+  readonly body: string;
+}
+
+export interface ApiResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+export interface State {
+  readonly spreadsheets: Map<string, Spreadsheet>;
+  readonly credentials: Credentials;
+  readonly quota: Quota;
+}
+
+interface Method {
+  readonly bucket: Bucket;
+  readonly spreadsheetId: string;
+  readonly run: (call: Call) => unknown;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=UTF-8' };
+
+export function route(state: State, request: ApiRequest): ApiResponse {
+  try {
+    if (request.path === '/token' && request.method === 'POST') {
+      const { status, body } = tokenEndpoint(formOrJson(request.body));
+      return { status, headers: JSON_HEADERS, body: JSON.stringify(body) };
+    }
+    const method = findMethod(request);
+    if (method === undefined) throw new GoogleError(404, 'Method not found.');
+    const principal = state.credentials.principal(request.authorization, request.query);
+    state.quota.take(method.bucket, principalKey(principal));
+    const stored = findSpreadsheet(state.spreadsheets, method.spreadsheetId);
+    authorize(principal, stored, method.bucket === 'read' ? 'reader' : 'writer');
+    const body = parseBody(request.body);
+    // Writes run on a copy that replaces the spreadsheet only when the whole call succeeded.
+    const spreadsheet = method.bucket === 'write' ? cloneSpreadsheet(stored) : stored;
+    const result = method.run({ spreadsheet, query: request.query, body });
+    if (method.bucket === 'write') state.spreadsheets.set(spreadsheet.spreadsheetId, spreadsheet);
+    const fields = request.query.get('fields');
+    const answer = fields === null || fields === '' ? result : applyFieldMask(result, parseFieldMask(fields));
+    return { status: 200, headers: JSON_HEADERS, body: JSON.stringify(answer) };
+  } catch (error) {
+    return errorResponse(error);
+  }
+}
+
+export function errorResponse(error: unknown): ApiResponse {
+  if (error instanceof GoogleError) return { status: error.code, headers: { ...JSON_HEADERS, ...error.headers }, body: JSON.stringify(error.toJSON()) };
+  console.error('google-emulator: internal error', error);
+  return errorResponse(new GoogleError(500));
+}
+
+function findMethod({ method, path }: ApiRequest): Method | undefined {
+  const segments = path.split('/').map(decodeSegment);
+  if (segments[1] !== 'v4' || segments[2] !== 'spreadsheets' || segments[3] === undefined) return undefined;
+  const [head, ...rest] = segments.slice(3);
+  const [spreadsheetId, verb] = splitVerb(head, ['batchUpdate']);
+  // An id never holds a colon: `abc:copyTo` is a method the emulator does not have.
+  if (spreadsheetId.includes(':')) return undefined;
+  const read = (run: (call: Call) => unknown): Method => ({ bucket: 'read', spreadsheetId, run });
+  const write = (run: (call: Call) => unknown): Method => ({ bucket: 'write', spreadsheetId, run });
+  if (rest.length === 0) {
+    if (method === 'GET' && verb === undefined) return read((call) => getSpreadsheet(call, wantsGridData(call.query)));
+    if (method === 'POST' && verb === 'batchUpdate') return write(batchUpdate);
+    return undefined;
+  }
+  if (verb !== undefined) return undefined;
+  if (rest.length === 1) {
+    if (method === 'GET' && rest[0] === 'values:batchGet') return read(batchGetValues);
+    if (method === 'POST' && rest[0] === 'values:batchUpdate') return write(batchUpdateValues);
+    return undefined;
+  }
+  if (rest.length !== 2 || rest[0] !== 'values') return undefined;
+  const [range, rangeVerb] = splitVerb(rest[1], ['append', 'clear']);
+  if (method === 'GET' && rangeVerb === undefined) return read((call) => getValues(call, range));
+  if (method === 'PUT' && rangeVerb === undefined) return write((call) => updateValues(call, range));
+  if (method === 'POST' && rangeVerb === 'append') return write((call) => appendValues(call, range));
+  if (method === 'POST' && rangeVerb === 'clear') return write((call) => clearValues(call, range));
+  return undefined;
+}
+
+/** `abc:batchUpdate` -> ['abc', 'batchUpdate']; a range keeps its colons unless it ends in one of `verbs`. */
+function splitVerb(segment: string, verbs: readonly string[]): [string, string | undefined] {
+  for (const verb of verbs) if (segment.endsWith(`:${verb}`)) return [segment.slice(0, -verb.length - 1), verb];
+  return [segment, undefined];
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function parseBody(text: string): Record<string, unknown> {
+  if (text.trim() === '') return {};
+  try {
+    const body: unknown = JSON.parse(text);
+    if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw badRequest('Invalid JSON payload received. Expected a JSON object.');
+}
+
+/** The token endpoint takes a form (as OAuth clients send it) or, leniently, JSON. */
+function formOrJson(text: string): URLSearchParams {
+  if (!text.trim().startsWith('{')) return new URLSearchParams(text);
+  try {
+    return new URLSearchParams(Object.entries(JSON.parse(text) as Record<string, unknown>).map(([key, value]) => [key, String(value)]));
+  } catch {
+    return new URLSearchParams();
+  }
+}
