@@ -56,7 +56,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'cors', 'origins', 'log', 'level',
   'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
-  'monthlyRequests', 'operations', 'readOnly', 'formulas',
+  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'freshnessMs', 'timeoutMs', 'retries',
 ];
 
 // ---- messages ----------------------------------------------------------------------------
@@ -137,6 +137,18 @@ function strict<const TEntries extends v.ObjectEntries>(what: string, entries: T
   return v.pipe(v.custom<Record<string, unknown>>(isObject, expected(what)), strictBare(what, entries));
 }
 
+/** At most one of `fields` is set (a Google source's credentials). */
+function atMostOne<TInput extends Record<string, unknown>>(fields: readonly (keyof TInput & string)[]) {
+  const names = fields.map((field) => `"${field}"`).join(', ');
+  return v.check(
+    (input: TInput) => fields.filter((field) => input[field] !== undefined).length <= 1,
+    (issue: v.CheckIssue<TInput>) => {
+      const given = fields.filter((field) => issue.input[field] !== undefined);
+      return `expected at most one of ${names}, got ${given.map((f) => `"${f}"`).join(' and ')}`;
+    },
+  );
+}
+
 /** Exactly one of `fields` is set (a key is `key`, `sha256` or `env`). */
 function exactlyOne<TInput extends Record<string, unknown>>(fields: readonly (keyof TInput & string)[]) {
   const names = fields.map((field) => `"${field}"`);
@@ -185,8 +197,15 @@ export const GoogleSourceSchema = v.pipe(
     apiKey: v.optional(secret),
     oauth: v.optional(GoogleOAuthSchema),
     rootUrl: v.optional(absoluteUrl),
+    /** How long reads are answered from memory (default 5000 ms). */
+    freshnessMs: v.optional(wholeNumber(0)),
+    /** How long one upstream attempt may take before 504 (default 10000 ms). */
+    timeoutMs: v.optional(wholeNumber(1)),
+    /** Retries of a 429 or 5xx before 503 (default 4). */
+    retries: v.optional(wholeNumber(0, 10)),
   }),
-  exactlyOne(['credentialsFile', 'accessToken', 'apiKey', 'oauth']),
+  // None of them: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS).
+  atMostOne(['credentialsFile', 'accessToken', 'apiKey', 'oauth']),
 );
 
 export const SourceSchema = v.variant('type', [FileSourceSchema, GoogleSourceSchema], (issue) =>

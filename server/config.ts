@@ -60,7 +60,7 @@ export interface GoogleOAuthConfig {
   readonly refreshToken: Secret;
 }
 
-/** A Google source with its secrets resolved; exactly one of credentialsFile, accessToken, apiKey, oauth is set. */
+/** A Google source with its secrets resolved; at most one of credentialsFile, accessToken, apiKey, oauth is set (none: Application Default Credentials). */
 export type GoogleSourceConfig = Omit<ParsedGoogleSource, 'accessToken' | 'apiKey' | 'oauth'> & {
   readonly accessToken?: Secret;
   readonly apiKey?: Secret;

@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './log.ts';
 import type { Listen } from './listener.ts';
 import { openQuotaStore } from './quota.ts';
 import { openFileSource } from './sources/file/mod.ts';
+import { openGoogleSourceFromConfig } from './sources/google/mod.ts';
 import type { Source } from './sources/source.ts';
 
 export interface Running {
@@ -75,5 +76,5 @@ async function openSource(connection: ConnectionConfig, config: Config, log: Log
   if (source.type === 'file') {
     return openFileSource({ path: source.path, stateDir: config.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
   }
-  throw new Error(`connection "${connection.id}": Google Sheets sources are not available in this version yet; use a file source.`);
+  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
 }

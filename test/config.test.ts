@@ -141,8 +141,9 @@ const mistakes: [string, string][] = [
   ['{"connections": [{"id": "a", "source": {"type": "ftp"}}]}', 'connections[0].source.type: expected "file" or "google", got "ftp"'],
   ['{"connections": [{"id": "a", "source": {"type": "file"}}]}', 'connections[0].source.path: is required'],
   ['{"connections": [{"id": "a", "source": "book.xlsx"}]}', 'connections[0].source: expected an object with "type", got "book.xlsx"'],
-  ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x"}}]}', 'connections[0].source: expected one of "credentialsFile", "accessToken", "apiKey" or "oauth"'],
-  ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "apiKey": "k", "accessToken": "t"}}]}', 'expected only one of "credentialsFile", "accessToken", "apiKey" or "oauth", got "accessToken" and "apiKey"'],
+  ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "apiKey": "k", "accessToken": "t"}}]}', 'connections[0].source: expected at most one of "credentialsFile", "accessToken", "apiKey", "oauth", got "accessToken" and "apiKey"'],
+  ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "timeoutMs": 0}}]}', 'connections[0].source.timeoutMs: expected a whole number >= 1, got 0'],
+  ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "retries": 11}}]}', 'connections[0].source.retries: expected a whole number from 0 to 10, got 11'],
   ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "apiKey": "k", "rootUrl": "not a url"}}]}', 'connections[0].source.rootUrl: expected an absolute URL'],
   ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "oauth": {"clientId": "c"}}}]}', 'connections[0].source.oauth.clientSecret: is required'],
   ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "accessToken": 42}}]}', 'connections[0].source.accessToken: expected a non-empty string or { "env": "VARIABLE_NAME" }, got a number'],
@@ -289,4 +290,14 @@ test('connection ids for workbook names', async (t) => {
   for (const [path, id] of cases) {
     await t.test(path, () => assert.equal(connectionIdFor(path), id));
   }
+});
+
+test('a Google source without credentials uses Application Default Credentials, with its tuning options', async () => {
+  const text = '{"connections": [{"id": "crm", "source": {"type": "google", "spreadsheetId": "1AbC", "freshnessMs": 2000, "timeoutMs": 5000, "retries": 2}}]}';
+  const config = await withConfig(text, (path) => loadConfig(path, { env: {} }));
+  const { source } = config.connections[0];
+  assert.equal(source.type, 'google');
+  assert.ok(source.type === 'google');
+  assert.deepEqual([source.credentialsFile, source.accessToken, source.apiKey, source.oauth], [undefined, undefined, undefined, undefined]);
+  assert.deepEqual([source.freshnessMs, source.timeoutMs, source.retries], [2000, 5000, 2]);
 });

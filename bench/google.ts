@@ -1,0 +1,91 @@
+// Google source benchmark: upstream requests per operation and read latency, with the Sheets API
+// emulator answering after 100 ms as Google roughly does. `node bench/google.ts`
+// (BENCH_GOOGLE_LATENCY_MS, BENCH_GOOGLE_READS change the defaults). Requests go through the
+// real handler in-process (`app.fetch`), so a read's time includes routing and the engine.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../server/app.ts';
+import { Secret } from '../server/config.ts';
+import { startEmulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
+import { createLogger } from '../server/log.ts';
+import { openQuotaStore } from '../server/quota.ts';
+import { openGoogleSource } from '../server/sources/google/mod.ts';
+
+const LATENCY_MS = Number(process.env.BENCH_GOOGLE_LATENCY_MS ?? 100);
+const READS = Number(process.env.BENCH_GOOGLE_READS ?? 2_000);
+const ROWS = 1_000;
+const TOKEN = 'bench-writer';
+
+const emulator = await startEmulator({ latencyMs: LATENCY_MS });
+const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-bench-google-'));
+const quota = await openQuotaStore({ stateDir });
+
+/** 1,000 people; every 100th is tagged `drop`, so a DELETE by match removes 10 scattered rows. */
+function people(): EmulatorCell[][] {
+  const rows: EmulatorCell[][] = [['Name', 'Age', 'City', 'Tag', 'Joined']];
+  for (let n = 0; n < ROWS; n++) rows.push([`Person ${n}`, 20 + (n % 50), ['Lisbon', 'Oslo', 'Lima'][n % 3], n % 100 === 5 ? 'drop' : 'keep', { date: `2024-0${1 + (n % 9)}-1${n % 10}` }]);
+  return rows;
+}
+
+async function connection() {
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: people() }], access: { [TOKEN]: 'writer' } });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+  const app = createApp({ connections: [{ id: 'bench', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 8 * 1024 * 1024, cors: '*', log: createLogger('silent') });
+  const call = async (path: string, init: RequestInit = {}) => {
+    const response = await app.fetch(new Request(`http://bench${path}`, init));
+    const body = await response.text();
+    if (response.status >= 400) throw new Error(`${init.method ?? 'GET'} ${path}: ${response.status} ${body}`);
+    return body;
+  };
+  return { source, call };
+}
+
+const json = (method: string, body: unknown): RequestInit => ({ method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+/** Runs one operation and counts what reached the emulator meanwhile. */
+async function measure(label: string, target: number, run: () => Promise<unknown>) {
+  emulator.resetRequests();
+  const started = performance.now();
+  await run();
+  const ms = performance.now() - started;
+  return { operation: label, upstream: emulator.requests.length, target, ms: Math.round(ms) };
+}
+
+const results = [];
+{
+  const { source, call } = await connection();
+  results.push(await measure('50 concurrent reads of a cold tab', 1, () => Promise.all(Array.from({ length: 50 }, () => call('/sheets/bench?_limit=10')))));
+  results.push(await measure('a read within the freshness window', 0, () => call('/sheets/bench?_limit=10')));
+  const rows = Array.from({ length: 1_000 }, (_, n) => ({ Name: `New ${n}`, Age: n % 90, City: 'Porto', Tag: 'new' }));
+  results.push(await measure('POST of 1,000 rows', 1, () => call('/sheets/bench', json('POST', rows))));
+  results.push(await measure('PATCH by match (Name/Person 7)', 2, () => call('/sheets/bench/Name/Person%207', json('PATCH', { Age: 99 }))));
+  results.push(await measure('DELETE of 10 scattered rows (Tag/drop)', 2, async () => {
+    const removed = JSON.parse(await call('/sheets/bench/Tag/drop', { method: 'DELETE' }));
+    if (removed.length !== 10) throw new Error(`expected 10 rows removed, got ${removed.length}`);
+  }));
+  await source.close();
+}
+
+// Read latency within the window: the snapshot answers, Google is not asked.
+const { source, call } = await connection();
+await call('/sheets/bench?_limit=1');
+emulator.resetRequests();
+const times: number[] = [];
+for (let n = 0; n < READS; n++) {
+  const started = performance.now();
+  await call(`/sheets/bench/City/lisbon?_limit=20&_offset=${n % 100}`);
+  times.push(performance.now() - started);
+}
+const readsUpstream = emulator.requests.length;
+times.sort((a, b) => a - b);
+const percentile = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))];
+await source.close();
+
+console.log(`Google source, Sheets API emulator answering after ${LATENCY_MS} ms, ${ROWS} rows x 5 columns`);
+console.table(results.map((r) => ({ operation: r.operation, 'upstream requests': r.upstream, target: r.target, ok: r.upstream <= r.target ? 'yes' : 'NO', 'took ms': r.ms })));
+console.log(`${READS} reads within the freshness window (GET /City/lisbon?_limit=20, in-process): p50 ${percentile(50).toFixed(2)} ms, p99 ${percentile(99).toFixed(2)} ms (target p50 < 5 ms), ${readsUpstream} upstream requests`);
+
+await quota.close();
+await emulator.close();
+await rm(stateDir, { recursive: true, force: true });
