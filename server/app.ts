@@ -114,7 +114,9 @@ export function createApp(options: AppOptions): App {
       if (isApiError(read)) return errorAnswer(read);
       body = read;
     }
-    const parsed = parseRequest({ method: request.method, url: request.url, headers: request.headers, body }, connection.engine);
+    // HEAD is answered as GET, so its Content-Length is the GET body's; the listener sends no body.
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const parsed = parseRequest({ method, url: request.url, headers: request.headers, body }, connection.engine);
     if (isApiError(parsed)) return errorAnswer(parsed);
     if (parsed.action === 'read' || parsed.action === 'options') {
       const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');

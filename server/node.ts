@@ -48,6 +48,7 @@ async function serve(app: App, incoming: IncomingMessage, outgoing: ServerRespon
   // keep-alive; and when the body was left unread (413 at the cap), since the rest of it would
   // otherwise sit paused on the connection until the keep-alive timeout.
   const last = closing() || (hasBody && !incoming.complete);
+  // A HEAD answer carries GET's body, measured here and not sent.
   outgoing.writeHead(status, { ...answerHeaders, 'Content-Length': String(length), ...(last ? { Connection: 'close' } : {}) });
   // Bytes go out as a Buffer view of the same memory, with no copy.
   const payload = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);

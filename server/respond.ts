@@ -20,7 +20,15 @@ export function asApiError(error: unknown): ApiError {
 }
 
 export function toResponse(answer: Answer, method: string): Response {
-  // 204 and 304 may carry no body at all, and HEAD sends GET's headers only.
-  const empty = answer.status === 204 || answer.status === 304 || method === 'HEAD';
-  return new Response(empty ? null : (answer.body as BodyInit), { status: answer.status, headers: answer.headers });
+  // 204 and 304 may carry no body at all.
+  if (answer.status === 204 || answer.status === 304) return new Response(null, { status: answer.status, headers: answer.headers });
+  // A HEAD answer is GET's without the body, which it still measures.
+  if (method === 'HEAD') return new Response(null, { status: answer.status, headers: { ...answer.headers, 'Content-Length': String(byteLength(answer.body)) } });
+  return new Response(answer.body as BodyInit, { status: answer.status, headers: answer.headers });
+}
+
+const encoder = new TextEncoder();
+
+function byteLength(body: string | Uint8Array): number {
+  return typeof body === 'string' ? encoder.encode(body).byteLength : body.byteLength;
 }

@@ -64,6 +64,13 @@ test(`reads over the wire (${RUNTIME})`, async (t) => {
       { status: 204, headers: { 'access-control-allow-origin': '*' } },
     ],
   ];
+  await t.test('HEAD never claims an empty body', async () => {
+    const get = await fetch(url + '/sheets/book');
+    const length = String((await get.arrayBuffer()).byteLength);
+    const head = await fetch(url + '/sheets/book', { method: 'HEAD' });
+    const claimed = head.headers.get('content-length');
+    assert.ok(claimed === null || claimed === length, `HEAD Content-Length ${claimed}, GET body ${length} bytes`);
+  });
   for (const [name, init, expected] of cases) {
     await t.test(name, async () => {
       const path = name.split(' ')[1];
