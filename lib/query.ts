@@ -47,9 +47,25 @@ function patternFilter(table: Table, column: Column, pattern: string): RowFilter
   const exact = exactValue(pattern);
   if (exact !== null) return { test: (index) => folded[index] === exact, rows: table.exactIndex(column).get(exact) ?? NO_ROWS };
   const needle = containedText(pattern);
-  if (needle !== null) return { test: (index) => folded[index].includes(needle) };
+  if (needle !== null) {
+    const test: RowTest = (index) => folded[index].includes(needle);
+    const candidates = needle.length >= 3 ? rarestRun(table, column, needle) : null;
+    return candidates === null ? { test } : { test, rows: candidates.filter(test) };
+  }
   const matches = compileMatcher(pattern);
   return { test: (index) => matches(folded[index]) };
+}
+
+/** The rows holding the needle's rarest three-character run (every match is among them), or null without an index. */
+function rarestRun(table: Table, column: Column, needle: string): readonly number[] | null {
+  const index = table.trigramIndex(column);
+  if (index === null) return null;
+  let rarest: readonly number[] | undefined;
+  for (let at = 0; at + 3 <= needle.length; at++) {
+    const rows = index.get(needle.slice(at, at + 3)) ?? NO_ROWS;
+    if (rarest === undefined || rows.length < rarest.length) rarest = rows;
+  }
+  return rarest ?? null;
 }
 
 export function searchTests(table: Table, conditions: readonly Condition[]): RowFilter[] | ApiError {

@@ -26,6 +26,7 @@ export class Table {
   readonly #folded = new Map<number, string[]>();
   readonly #values = new Map<number, TypedValue[]>();
   readonly #exact = new Map<number, Map<string, number[]>>();
+  readonly #trigrams = new Map<number, Map<string, number[]> | null>();
   readonly #rowBytes: { text?: (Uint8Array | undefined)[]; raw?: (Uint8Array | undefined)[] } = {};
   readonly #answers = new Map<string, Uint8Array>();
 
@@ -103,6 +104,20 @@ export class Table {
     return index;
   }
 
+  /**
+   * The data rows holding each three-character run of one column's folded text, ascending: a
+   * `*text*` filter checks only the rows of its rarest run instead of every row. Built on the
+   * first such filter on the column; null for a column too large to index (it is scanned).
+   */
+  trigramIndex(column: Column): ReadonlyMap<string, readonly number[]> | null {
+    let index = this.#trigrams.get(column.position);
+    if (index === undefined) {
+      index = buildTrigramIndex(this.folded(column));
+      this.#trigrams.set(column.position, index);
+    }
+    return index;
+  }
+
   /** The typed values of one column, for every data row; computed once per table. */
   values(column: Column): readonly TypedValue[] {
     let values = this.#values.get(column.position);
@@ -129,6 +144,27 @@ export class Table {
   rowJson(index: number, raw: boolean): string {
     return objectJson(this.columns, this.row(index), raw);
   }
+}
+
+/** Runs to index at most: about 8 characters a row over a million rows, some 100 MB. */
+const TRIGRAM_BUDGET = 8_000_000;
+
+function buildTrigramIndex(folded: readonly string[]): Map<string, number[]> | null {
+  let runs = 0;
+  for (const text of folded) runs += Math.max(text.length - 2, 0);
+  if (runs > TRIGRAM_BUDGET) return null;
+  const index = new Map<string, number[]>();
+  for (let row = 0; row < folded.length; row++) {
+    const text = folded[row];
+    for (let at = 0; at + 3 <= text.length; at++) {
+      const run = text.slice(at, at + 3);
+      const rows = index.get(run);
+      if (rows === undefined) index.set(run, [row]);
+      // A run repeated within one text is listed once for its row.
+      else if (rows[rows.length - 1] !== row) rows.push(row);
+    }
+  }
+  return index;
 }
 
 const tables = new WeakMap<Tab, Table>();
