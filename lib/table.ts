@@ -65,13 +65,11 @@ export class Table {
 
   /** The case-folded displayed text of one column, for every data row; computed once per table. */
   folded(column: Column): readonly string[] {
-    let folded = this.#folded.get(column.position);
-    if (folded === undefined) {
-      folded = new Array<string>(this.rowCount);
+    return once(this.#folded, column, () => {
+      const folded = new Array<string>(this.rowCount);
       for (let index = 0; index < this.rowCount; index++) folded[index] = fold(cellText(this.row(index), column.position));
-      this.#folded.set(column.position, folded);
-    }
-    return folded;
+      return folded;
+    });
   }
 
   /** An answer that depends only on this table (the whole tab in one format), built once, as UTF-8. */
@@ -90,18 +88,16 @@ export class Table {
    * up instead of scanning the tab. Built on the first exact filter on the column.
    */
   exactIndex(column: Column): ReadonlyMap<string, readonly number[]> {
-    let index = this.#exact.get(column.position);
-    if (index === undefined) {
-      index = new Map();
+    return once(this.#exact, column, () => {
+      const index = new Map<string, number[]>();
       const folded = this.folded(column);
       for (let row = 0; row < folded.length; row++) {
         const rows = index.get(folded[row]);
         if (rows === undefined) index.set(folded[row], [row]);
         else rows.push(row);
       }
-      this.#exact.set(column.position, index);
-    }
-    return index;
+      return index;
+    });
   }
 
   /**
@@ -110,23 +106,16 @@ export class Table {
    * first such filter on the column; null for a column too large to index (it is scanned).
    */
   trigramIndex(column: Column): ReadonlyMap<string, readonly number[]> | null {
-    let index = this.#trigrams.get(column.position);
-    if (index === undefined) {
-      index = buildTrigramIndex(this.folded(column));
-      this.#trigrams.set(column.position, index);
-    }
-    return index;
+    return once(this.#trigrams, column, () => buildTrigramIndex(this.folded(column)));
   }
 
   /** The typed values of one column, for every data row; computed once per table. */
   values(column: Column): readonly TypedValue[] {
-    let values = this.#values.get(column.position);
-    if (values === undefined) {
-      values = new Array<TypedValue>(this.rowCount);
+    return once(this.#values, column, () => {
+      const values = new Array<TypedValue>(this.rowCount);
       for (let index = 0; index < this.rowCount; index++) values[index] = this.row(index).value[column.position] ?? null;
-      this.#values.set(column.position, values);
-    }
-    return values;
+      return values;
+    });
   }
 
   /** One data row as UTF-8 JSON, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
@@ -144,6 +133,14 @@ export class Table {
   rowJson(index: number, raw: boolean): string {
     return objectJson(this.columns, this.row(index), raw);
   }
+}
+
+/** The per-column work of a table, done on first use and kept with it. */
+function once<T>(cache: Map<number, T>, column: Column, build: () => T): T {
+  if (cache.has(column.position)) return cache.get(column.position) as T;
+  const built = build();
+  cache.set(column.position, built);
+  return built;
 }
 
 /** Runs to index at most: about 8 characters a row over a million rows, some 100 MB. */
