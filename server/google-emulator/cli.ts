@@ -5,13 +5,25 @@ import process from 'node:process';
 import { parseArgs } from 'node:util';
 import { startEmulator } from './mod.ts';
 
-const { values } = parseArgs({
-  options: { host: { type: 'string', default: '127.0.0.1' }, port: { type: 'string', default: '8085' }, latency: { type: 'string', default: '0' }, demo: { type: 'boolean', default: false } },
-});
+const USAGE = 'usage: npm run google-emulator -- [--host HOST] [--port PORT] [--latency MS] [--demo]';
+let parsed;
+try {
+  parsed = parseArgs({
+    options: { host: { type: 'string', default: '127.0.0.1' }, port: { type: 'string', default: '8085' }, latency: { type: 'string', default: '0' }, demo: { type: 'boolean', default: false }, help: { type: 'boolean', default: false } },
+  });
+} catch (error) {
+  console.error(`${(error as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+const { values } = parsed;
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const port = Number(values.port);
 const latencyMs = Number(values.latency);
 if (!Number.isInteger(port) || port < 0 || port > 65535 || !Number.isFinite(latencyMs) || latencyMs < 0) {
-  console.error('usage: cli.ts [--host HOST] [--port PORT] [--latency MS] [--demo]');
+  console.error(USAGE);
   process.exit(2);
 }
 const emulator = await startEmulator({ host: values.host, port, latencyMs });
