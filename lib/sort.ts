@@ -5,7 +5,7 @@ import { isApiError, type ApiError } from './errors.ts';
 import type { SortKey } from './parse-request.ts';
 import { columnOf } from './query.ts';
 import type { Table } from './table.ts';
-import { isSheetDate } from './workbook.ts';
+import { isSheetDate, type TypedValue } from './workbook.ts';
 
 /** Kinds in the order a mixed column sorts them; empty cells come after all of them. */
 const NUMBER = 0;
@@ -28,7 +28,7 @@ export function sortRows(table: Table, indexes: number[], keys: readonly SortKey
   for (const key of keys) {
     const column = columnOf(table, key.column);
     if (isApiError(column)) return column;
-    columns.push(sortColumn(table, column.position, table.folded(column), key.descending));
+    columns.push(sortColumn(table.values(column), table.folded(column), key.descending));
   }
   // Array.prototype.sort is stable, so equal rows keep sheet order.
   return indexes.sort((a, b) => {
@@ -41,12 +41,12 @@ export function sortRows(table: Table, indexes: number[], keys: readonly SortKey
 }
 
 /** Sort keys of every data row of one column, computed once per request. */
-function sortColumn(table: Table, position: number, folded: readonly string[], descending: boolean): SortColumn {
-  const kinds = new Uint8Array(table.rowCount);
-  const numbers = new Float64Array(table.rowCount);
-  const texts: string[] = new Array(table.rowCount);
-  for (let index = 0; index < table.rowCount; index++) {
-    const value = table.row(index).value[position] ?? null;
+function sortColumn(values: readonly TypedValue[], folded: readonly string[], descending: boolean): SortColumn {
+  const kinds = new Uint8Array(values.length);
+  const numbers = new Float64Array(values.length);
+  const texts: string[] = new Array(values.length);
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index];
     if (typeof value === 'number') {
       kinds[index] = NUMBER;
       numbers[index] = value;
