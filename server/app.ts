@@ -140,6 +140,8 @@ export function createApp(options: AppOptions): App {
       options.log.error('request failed', { error: String(error) });
       answered = errorAnswer(asApiError(error));
     }
+    // The request line is built only when it is written: it is on every request's path.
+    if (!options.log.enabled('info')) return answered;
     const path = pathOf(request.url);
     options.log.info('request', {
       method: request.method,

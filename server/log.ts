@@ -4,6 +4,8 @@ export const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type Level = (typeof LEVELS)[number];
 
 export interface Logger {
+  /** Whether lines at this level are written, so a caller can skip building them. */
+  enabled(level: Exclude<Level, 'silent'>): boolean;
   debug(message: string, fields?: Record<string, unknown>): void;
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
@@ -16,7 +18,7 @@ export function createLogger(level: Level, write: (line: string) => void = (line
     if (LEVELS.indexOf(name) < threshold) return;
     write(JSON.stringify({ time: new Date().toISOString(), level: name, message, ...fields }));
   };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return { enabled: (name) => LEVELS.indexOf(name) >= threshold, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 export const silentLogger: Logger = createLogger('silent');
