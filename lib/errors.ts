@@ -1,5 +1,6 @@
 // Every error code of the HTTP contract with its status, and the one error value the engine
-// answers with: `{"error": "unknown_column", "message": "..."}`.
+// answers with: `{"error": "unknown_column", "message": "..."}`. The codes after the contract's
+// own (marked below) are the shell's additions, listed in docs/decisions.md.
 
 export const ERRORS = {
   invalid_json: 400,
@@ -7,22 +8,35 @@ export const ERRORS = {
   invalid_parameter: 400,
   unknown_column: 400,
   invalid_operator: 400,
+  // Additions to the contract's catalogue (docs/decisions.md, "Errors the contract does not name"):
+  /** A Host header that is not a host[:port]. */
+  invalid_host: 400,
   not_authenticated: 401,
   authentication_failed: 401,
   throttle: 402,
   write_error: 403,
   permission_denied: 403,
+  /** A write from a browser origin that the connection's CORS list does not name. */
+  origin_not_allowed: 403,
+  /** A Host that is not in the allowed hosts (DNS rebinding). */
+  host_not_allowed: 403,
   not_found: 404,
   tab_not_found: 404,
   row_not_found: 404,
   method_not_allowed: 405,
+  /** The body did not arrive within the request timeout. */
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  /** The request line and headers are longer than the server reads (16 KiB by default). */
+  headers_too_large: 431,
   internal_error: 500,
   upstream_error: 502,
   upstream_unavailable: 503,
   upstream_timeout: 504,
+  /** The disk (or the state folder's file system) is full: nothing was written. */
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;
