@@ -1,5 +1,15 @@
 // One JSON line per request (method, path, status, duration, connection) and for server events.
 // Never a key, a body or a query string: the path is logged without its parameters.
+// Lines are collected and written to stderr in whole-line chunks once per turn of the event loop,
+// without blocking it (a write to fd 2 runs off the loop; one at a time, so lines keep their
+// order). `flush()` waits for everything logged so far; the process's exit writes what is still
+// pending synchronously, so a crash or `process.exit()` loses nothing but, at worst, the one
+// chunk whose write was already under way.
+import { Buffer } from 'node:buffer';
+import { write as writeFd, writeSync as writeFdSync } from 'node:fs';
+import process from 'node:process';
+import { setImmediate } from 'node:timers';
+
 export const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type Level = (typeof LEVELS)[number];
 
@@ -10,15 +20,198 @@ export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
   error(message: string, fields?: Record<string, unknown>): void;
+  /** Resolves once every line logged before the call is written (or its write has failed). */
+  flush(): Promise<void>;
+  /** Writes every pending line now, blocking: for exit paths that cannot wait. */
+  flushSync(): void;
 }
 
-export function createLogger(level: Level, write: (line: string) => void = (line) => console.error(line)): Logger {
+/** Where the buffered logger's chunks go: whole lines, each chunk ending in a newline. */
+export interface LogSink {
+  /** Writes without blocking the event loop; `done` when all of it is written or it failed. */
+  write(chunk: string, done: (error?: unknown) => void): void;
+  /** Writes before returning. */
+  writeSync(chunk: string): void;
+}
+
+/**
+ * A chunk is at most PIPE_BUF (4 KiB on Linux) unless one line is longer: a pipe takes a write of
+ * that size whole, so a line from another writer to the same stderr (the CLI's messages) never
+ * lands inside one of ours.
+ */
+const CHUNK_BYTES = 4096;
+/** Lines waiting while stderr does not drain are capped; past this they are counted and dropped. */
+const MAX_PENDING_CHARS = 8 * 1024 * 1024;
+
+/**
+ * `write` is a plain line writer (each line written as it is logged, as tests use it) or a sink
+ * that takes buffered chunks; the default is fd 2 through a buffered sink.
+ */
+export function createLogger(level: Level, write: ((line: string) => void) | LogSink = stderrSink): Logger {
   const threshold = LEVELS.indexOf(level);
-  const at = (name: Exclude<Level, 'silent'>) => (message: string, fields: Record<string, unknown> = {}) => {
-    if (LEVELS.indexOf(name) < threshold) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: name, message, ...fields }));
+  const out = typeof write === 'function' ? direct(write) : buffered(write);
+  const at = (name: Exclude<Level, 'silent'>) => {
+    const rank = LEVELS.indexOf(name);
+    return (message: string, fields?: Record<string, unknown>) => {
+      if (rank < threshold) return;
+      out.line(JSON.stringify({ time: new Date().toISOString(), level: name, message, ...fields }));
+    };
   };
-  return { enabled: (name) => LEVELS.indexOf(name) >= threshold, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+  return {
+    enabled: (name) => LEVELS.indexOf(name) >= threshold,
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    flush: out.flush,
+    flushSync: out.flushSync,
+  };
+}
+
+interface Output {
+  line(text: string): void;
+  flush(): Promise<void>;
+  flushSync(): void;
+}
+
+function direct(write: (line: string) => void): Output {
+  return { line: write, flush: async () => undefined, flushSync: () => undefined };
+}
+
+/** The stderr of this process, written by fd on every runtime (node:fs's write runs off the loop). */
+export const stderrSink: LogSink = {
+  write(chunk, done) {
+    writeAll(Buffer.from(chunk), done);
+  },
+  writeSync(chunk) {
+    const bytes = Buffer.from(chunk);
+    let offset = 0;
+    while (offset < bytes.byteLength) {
+      try {
+        offset += writeFdSync(2, bytes, offset);
+      } catch (error) {
+        // EAGAIN: stderr is a non-blocking pipe that is full; anything else cannot be helped.
+        if ((error as { code?: string }).code !== 'EAGAIN') return;
+      }
+    }
+  },
+};
+
+function writeAll(bytes: Buffer, done: (error?: unknown) => void, offset = 0): void {
+  writeFd(2, bytes, offset, bytes.byteLength - offset, null, (error, written) => {
+    // A full non-blocking pipe answers EAGAIN: try again shortly rather than lose the lines.
+    if (error !== null && (error as { code?: string }).code === 'EAGAIN') return void setTimeout(() => writeAll(bytes, done, offset), 5);
+    if (error !== null) return done(error);
+    if (offset + written < bytes.byteLength) return writeAll(bytes, done, offset + written);
+    done();
+  });
+}
+
+/** Every buffered logger with lines pending, written synchronously when the process exits. */
+const live = new Set<Output>();
+let exitHook = false;
+
+function buffered(sink: LogSink): Output {
+  let pending: string[] = [];
+  let head = 0;
+  let pendingChars = 0;
+  let dropped = 0;
+  let scheduled = false;
+  let writing = false;
+  let waiters: Array<() => void> = [];
+
+  /** Whole lines from the front of the queue, up to a chunk's size (or one longer line). */
+  const takeChunk = (): string => {
+    let chunk = pending[head++] + '\n';
+    while (head < pending.length && chunk.length + pending[head].length + 1 <= CHUNK_BYTES) chunk += pending[head++] + '\n';
+    if (head === pending.length) {
+      pending = [];
+      head = 0;
+    } else if (head > 4096 && head * 2 > pending.length) {
+      // A long backlog: drop the lines already written rather than keep them referenced.
+      pending = pending.slice(head);
+      head = 0;
+    }
+    pendingChars -= chunk.length;
+    return chunk;
+  };
+
+  const reportDropped = () => {
+    if (dropped === 0) return;
+    const line = JSON.stringify({ time: new Date().toISOString(), level: 'warn', message: 'log lines dropped: stderr did not drain', dropped });
+    pending.push(line);
+    pendingChars += line.length + 1;
+    dropped = 0;
+  };
+
+  const pump = () => {
+    scheduled = false;
+    if (writing) return;
+    reportDropped();
+    if (head === pending.length) {
+      live.delete(output);
+      const done = waiters;
+      waiters = [];
+      for (const resolve of done) resolve();
+      return;
+    }
+    writing = true;
+    sink.write(takeChunk(), () => {
+      // A failed write is not retried: stderr that refuses lines has nowhere else to put them.
+      writing = false;
+      pump();
+    });
+  };
+
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(pump);
+  };
+
+  const output: Output = {
+    line(text) {
+      if (pendingChars + text.length > MAX_PENDING_CHARS) {
+        dropped++;
+        return;
+      }
+      pending.push(text);
+      pendingChars += text.length + 1;
+      if (!live.has(output)) watchExit(output);
+      schedule();
+    },
+    flush() {
+      if (head === pending.length && !writing && dropped === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        schedule();
+      });
+    },
+    flushSync() {
+      // A chunk already handed to the sink is on its way; what is still queued is written now.
+      reportDropped();
+      if (head === pending.length) return;
+      const chunk = pending.slice(head).join('\n') + '\n';
+      pending = [];
+      head = 0;
+      pendingChars = 0;
+      try {
+        sink.writeSync(chunk);
+      } catch {
+        // Nothing left to tell: this is the last resort.
+      }
+    },
+  };
+  return output;
+}
+
+function watchExit(output: Output): void {
+  live.add(output);
+  if (exitHook) return;
+  exitHook = true;
+  process.on('exit', () => {
+    for (const each of live) each.flushSync();
+  });
 }
 
 export const silentLogger: Logger = createLogger('silent');
