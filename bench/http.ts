@@ -1,17 +1,23 @@
-// HTTP benchmark: sheetrest beside json-server (the version npm installs by default) and a bare
-// node:http server answering pre-serialized rows, all on this Node, each loaded by the same tool (wrk when installed, else autocannon) on
-// 127.0.0.1 for the same time. `npm run bench:http` (BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_SIZES
-// change the defaults). Prints requests/s, p99 latency, peak RSS and the ratios to the targets.
+// HTTP benchmark: sheetrest on Node, Deno and Bun, each beside a bare server of the same runtime
+// answering the same pre-serialized bytes (bench/bare-server.ts), and json-server (the version npm
+// installs by default, on Node), each loaded by the same tool (wrk when installed, else
+// autocannon) on 127.0.0.1 for the same time. `npm run bench:http`; BENCH_SECONDS,
+// BENCH_CONNECTIONS, BENCH_SIZES, BENCH_RUNTIMES (node,deno,bun) and BENCH_CASES (a substring of
+// the operation names, separated by ";") change the defaults. Prints requests/s, p99 latency, peak
+// RSS and the ratios to the targets, one row per runtime and operation.
 //
 // What is compared, per tab size: all rows; an exact filter matching one row (a Name) and one
 // matching 1/8 of the rows (City is Lisbon); a `*son 77*` filter matching about 1% (json-server:
-// `Name_like=son 77`, a case-insensitive regex); a 10-row page; POST one row; PATCH one row. sheetrest serves an .xlsx file with durable writes (fsync before the answer);
-// json-server rewrites db.json on every write without fsync. Both log nothing per request
-// (sheetrest --log-level warn, json-server --quiet) so neither pays for a terminal.
+// `Name_like=son 77`, a case-insensitive regex); a 10-row page; POST one row; PATCH one row.
+// sheetrest serves an .xlsx file with durable writes (fsync before the answer); json-server
+// rewrites db.json on every write without fsync (and logs nothing: --quiet). sheetrest runs twice
+// per runtime, on copies of the file: at `--log-level warn` (no line per request) and at the
+// default `info` (one JSON line per request, its stderr going to a file, as to a log collector);
+// the info column is measured for the reads.
 import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +26,9 @@ import * as XLSX from '@e965/xlsx';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const SIZES = (process.env.BENCH_SIZES ?? '1000,100000').split(',').map(Number);
+const SIZES = (process.env.BENCH_SIZES ?? '1000').split(',').map(Number);
+const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'node,deno,bun').split(',') as Runtime[];
+const CASES = process.env.BENCH_CASES?.split(';');
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NODE = process.execPath;
 const workDir = await mkdtemp(join(tmpdir(), 'sheetrest-bench-'));
@@ -54,6 +62,15 @@ function generate(count: number): Row[] {
   return rows;
 }
 
+type Runtime = 'node' | 'deno' | 'bun';
+
+/** How each runtime runs a .ts file: the pinned binaries from node_modules/.bin. */
+const COMMANDS: Record<Runtime, { readonly bin: string; readonly args: readonly string[] }> = {
+  node: { bin: NODE, args: [] },
+  deno: { bin: join(ROOT, 'node_modules/.bin/deno'), args: ['run', '-A'] },
+  bun: { bin: join(ROOT, 'node_modules/.bin/bun'), args: [] },
+};
+
 interface Target {
   readonly name: string;
   readonly url: string;
@@ -71,14 +88,15 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startProcess(name: string, args: string[], port: number, probe: string): Promise<Target> {
-  const child = spawn(NODE, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
+/** Starts `runtime script args` and waits until `probe` answers 200; stderr goes to `log`. */
+async function startProcess(name: string, runtime: Runtime, args: string[], port: number, probe: string, log: string): Promise<Target> {
+  const fd = openSync(log, 'a');
+  const child = spawn(COMMANDS[runtime].bin, [...COMMANDS[runtime].args, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', fd] });
+  closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`);
+    if (child.exitCode !== null) throw new Error(`${name} exited: ${readFileSync(log, 'utf8')}`);
     try {
       const response = await fetch(url + probe);
       await response.arrayBuffer();
@@ -86,7 +104,7 @@ async function startProcess(name: string, args: string[], port: number, probe: s
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`${name} did not start: ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not start: ${readFileSync(log, 'utf8')}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -120,19 +138,19 @@ interface Measured {
  */
 const TOOL = process.env.BENCH_TOOL ?? (spawnSync('wrk', ['--version']).error === undefined ? 'wrk' : 'autocannon');
 
-async function load(target: Target, request: Load): Promise<Measured> {
-  return TOOL === 'wrk' ? loadWithWrk(target, request) : loadWithAutocannon(target, request);
+async function load(target: Target, request: Load, seconds = SECONDS): Promise<Measured> {
+  return TOOL === 'wrk' ? loadWithWrk(target, request, seconds) : loadWithAutocannon(target, request, seconds);
 }
 
 let scripts = 0;
 
-async function loadWithWrk(target: Target, { path, method = 'GET', body }: Load): Promise<Measured> {
+async function loadWithWrk(target: Target, { path, method = 'GET', body }: Load, seconds: number): Promise<Measured> {
   const script = join(workDir, `load-${scripts++}.lua`);
   const lua = [`wrk.method = ${JSON.stringify(method)}`];
   if (body !== undefined) lua.push(`wrk.body = ${JSON.stringify(body)}`, 'wrk.headers["Content-Type"] = "application/json"');
   await writeFile(script, lua.join('\n') + '\n');
   // A 100k-row answer takes json-server seconds: a long timeout counts it as slow, not as an error.
-  const run = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--timeout', '30s', '--latency', '-s', script, target.url + path], { encoding: 'utf8' });
+  const run = spawnSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '30s', '--latency', '-s', script, target.url + path], { encoding: 'utf8' });
   const output = run.stdout;
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN);
   const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(output);
@@ -143,14 +161,14 @@ async function loadWithWrk(target: Target, { path, method = 'GET', body }: Load)
   return { rps, p99: Math.round(p99ms * 100) / 100, errors };
 }
 
-async function loadWithAutocannon(target: Target, { path, method = 'GET', body }: Load): Promise<Measured> {
+async function loadWithAutocannon(target: Target, { path, method = 'GET', body }: Load, seconds: number): Promise<Measured> {
   const result = await autocannon({
     url: target.url + path,
     method,
     body,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     connections: CONNECTIONS,
-    duration: SECONDS,
+    duration: seconds,
     timeout: 30,
   });
   return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
@@ -161,6 +179,8 @@ interface Scenario {
   readonly sheetrest: Load;
   readonly jsonServer: Load;
   readonly bare?: boolean;
+  /** Measured at the default log level too (the reads). */
+  readonly info?: boolean;
 }
 
 function scenarios(size: number, rows: readonly Row[]): Scenario[] {
@@ -168,14 +188,14 @@ function scenarios(size: number, rows: readonly Row[]): Scenario[] {
   const middle = Math.floor(size / 2);
   const name = encodeURIComponent(rows[middle].Name);
   return [
-    { name: 'all rows', sheetrest: { path: '/sheets/bench' }, jsonServer: { path: '/people' }, bare: true },
+    { name: 'all rows', sheetrest: { path: '/sheets/bench' }, jsonServer: { path: '/people' }, bare: true, info: true },
     // One row: an exact lookup, where the cost is finding the row, not writing the answer.
-    { name: 'exact filter, 1 row', sheetrest: { path: `/sheets/bench/Name/${name}` }, jsonServer: { path: `/people?Name=${name}` } },
+    { name: 'exact filter, 1 row', sheetrest: { path: `/sheets/bench/Name/${name}` }, jsonServer: { path: `/people?Name=${name}` }, info: true },
     // One row in eight: the answer is 1/8 of the tab, so writing it dominates.
-    { name: 'exact filter, 1/8 of rows', sheetrest: { path: '/sheets/bench/City/Lisbon' }, jsonServer: { path: '/people?City=Lisbon' } },
+    { name: 'exact filter, 1/8 of rows', sheetrest: { path: '/sheets/bench/City/Lisbon' }, jsonServer: { path: '/people?City=Lisbon' }, info: true },
     // About 1% of rows: `son 77` is in the names of rows 77, 770-779, 7700-7799...
-    { name: '*x* filter, ~1% of rows', sheetrest: { path: '/sheets/bench/Name/*son%2077*' }, jsonServer: { path: '/people?Name_like=son%2077' } },
-    { name: '10-row page', sheetrest: { path: `/sheets/bench?_offset=${middle}&_limit=10` }, jsonServer: { path: `/people?_start=${middle}&_limit=10` } },
+    { name: '*x* filter, ~1% of rows', sheetrest: { path: '/sheets/bench/Name/*son%2077*' }, jsonServer: { path: '/people?Name_like=son%2077' }, info: true },
+    { name: '10-row page', sheetrest: { path: `/sheets/bench?_offset=${middle}&_limit=10` }, jsonServer: { path: `/people?_start=${middle}&_limit=10` }, info: true },
     { name: 'POST one row', sheetrest: { path: '/sheets/bench', method: 'POST', body: row }, jsonServer: { path: '/people', method: 'POST', body: row } },
     {
       name: 'PATCH one row',
@@ -185,7 +205,7 @@ function scenarios(size: number, rows: readonly Row[]): Scenario[] {
   ];
 }
 
-async function runSize(size: number, dir: string): Promise<string[]> {
+async function runSize(size: number, dir: string): Promise<void> {
   const rows = generate(size);
   const header = ['Name', 'Age', 'City', 'Score', 'Joined', 'Active'] as const;
   const sheet = XLSX.utils.aoa_to_sheet([header as unknown as string[], ...rows.map((row) => header.map((column) => row[column]))]);
@@ -195,52 +215,73 @@ async function runSize(size: number, dir: string): Promise<string[]> {
   await writeFile(xlsx, XLSX.write(workbook, { type: 'buffer', bookType: 'xlsx' }));
   const db = join(dir, `db-${size}.json`);
   await writeFile(db, JSON.stringify({ people: rows }));
+  const chosen = scenarios(size, rows).filter((scenario) => CASES === undefined || CASES.some((name) => scenario.name.includes(name)));
 
-  const [sheetPort, jsonPort, barePort] = [await freePort(), await freePort(), await freePort()];
-  const sheetrest = await startProcess(
-    'sheetrest',
-    ['server/main.ts', xlsx, '--port', String(sheetPort), '--log-level', 'warn', '--state-dir', join(dir, `state-${size}`)],
-    sheetPort,
-    '/sheets/bench-' + size + '?_limit=1',
-  );
-  const jsonServer = await startProcess('json-server', [join(ROOT, 'node_modules/json-server/lib/cli/bin.js'), db, '--port', String(jsonPort), '--quiet'], jsonPort, '/people?_limit=1');
-  const allRows = join(dir, `rows-${size}.json`);
-  await writeFile(allRows, Buffer.from(await (await fetch(`${sheetrest.url}/sheets/bench-${size}`)).arrayBuffer()));
-  const bare = await startProcess('bare node:http', [join(ROOT, 'bench/bare-server.ts'), allRows, String(barePort)], barePort, '/');
-
-  const lines: string[] = [];
+  // json-server first, alone: its figures are the same for every runtime's row.
+  const jsonPort = await freePort();
+  const jsonServer = await startProcess('json-server', 'node', [join(ROOT, 'node_modules/json-server/lib/cli/bin.js'), db, '--port', String(jsonPort), '--quiet'], jsonPort, '/people?_limit=1', join(dir, 'json-server.log'));
+  const theirs = new Map<string, Measured>();
   try {
-    for (const scenario of scenarios(size, rows)) {
-      // The connection is named after the file, `bench-1000`.
-      const path = { ...scenario.sheetrest, path: scenario.sheetrest.path.replace('/sheets/bench', `/sheets/bench-${size}`) };
-      const ours = await load(sheetrest, path);
-      const theirs = await load(jsonServer, scenario.jsonServer);
-      const base = scenario.bare ? await load(bare, { path: '/' }) : undefined;
-      const ratios = [`${(ours.rps / theirs.rps).toFixed(1)}x json-server`];
-      if (base !== undefined) ratios.push(`${(ours.rps / base.rps).toFixed(2)}x bare`);
-      const errors = ours.errors + theirs.errors + (base?.errors ?? 0);
-      lines.push(
-        `| ${size} | ${scenario.name} | ${fmt(ours.rps)} (p99 ${ours.p99} ms) | ${fmt(theirs.rps)} (p99 ${theirs.p99} ms) | ` +
-          `${base === undefined ? '' : `${fmt(base.rps)} (p99 ${base.p99} ms)`} | ${ratios.join(', ')}${errors > 0 ? ` — ${errors} errors/non-2xx!` : ''} |`,
-      );
-      console.log(lines.at(-1));
-    }
-    lines.push(`| ${size} | peak RSS | ${peakRssMb(sheetrest.process).toFixed(0)} MB | ${peakRssMb(jsonServer.process).toFixed(0)} MB | ${peakRssMb(bare.process).toFixed(0)} MB | |`);
-    console.log(lines.at(-1));
+    await load(jsonServer, { path: '/people?_limit=1' }, 1);
+    for (const scenario of chosen) theirs.set(scenario.name, await load(jsonServer, scenario.jsonServer));
+    theirs.set('peak RSS', { rps: peakRssMb(jsonServer.process), p99: NaN, errors: 0 });
   } finally {
-    for (const target of [sheetrest, jsonServer, bare]) target.process.kill('SIGTERM');
+    jsonServer.process.kill('SIGTERM');
   }
-  return lines;
+
+  for (const runtime of RUNTIMES) {
+    // Each sheetrest gets its own copy of the file and state folder: `bench-1000`, twice.
+    const instance = async (level: 'warn' | 'info'): Promise<Target> => {
+      const home = join(dir, `${runtime}-${level}-${size}`);
+      await mkdir(home, { recursive: true });
+      await copyFile(xlsx, join(home, `bench-${size}.xlsx`));
+      const port = await freePort();
+      const args = ['server/main.ts', join(home, `bench-${size}.xlsx`), '--port', String(port), '--log-level', level, '--state-dir', join(home, 'state')];
+      return startProcess(`sheetrest ${runtime} ${level}`, runtime, args, port, `/sheets/bench-${size}?_limit=1`, join(home, 'stderr.log'));
+    };
+    const warn = await instance('warn');
+    const info = await instance('info');
+    const allRows = join(dir, `rows-${runtime}-${size}.json`);
+    await writeFile(allRows, Buffer.from(await (await fetch(`${warn.url}/sheets/bench-${size}`)).arrayBuffer()));
+    const barePort = await freePort();
+    const bare = await startProcess(`bare ${runtime}`, runtime, [join(ROOT, 'bench/bare-server.ts'), allRows, String(barePort)], barePort, '/', join(dir, `bare-${runtime}.log`));
+    try {
+      // A second of each before measuring, so no target is timed while its JIT warms up.
+      for (const target of [warn, info]) await load(target, { path: `/sheets/bench-${size}` }, 1);
+      await load(bare, { path: '/' }, 1);
+      for (const scenario of chosen) {
+        // The connection is named after the file, `bench-1000`.
+        const path = { ...scenario.sheetrest, path: scenario.sheetrest.path.replace('/sheets/bench', `/sheets/bench-${size}`) };
+        const ours = await load(warn, path);
+        const logged = scenario.info ? await load(info, path) : undefined;
+        const base = scenario.bare ? await load(bare, { path: '/' }) : undefined;
+        const json = theirs.get(scenario.name);
+        const ratios = [json === undefined ? '' : `${(ours.rps / json.rps).toFixed(1)}x json-server`];
+        if (base !== undefined) ratios.push(`${(ours.rps / base.rps).toFixed(2)}x bare`);
+        if (logged !== undefined) ratios.push(`info ${Math.round((logged.rps / ours.rps - 1) * 100)}%`);
+        const errors = ours.errors + (logged?.errors ?? 0) + (base?.errors ?? 0) + (json?.errors ?? 0);
+        console.log(
+          `| ${runtime} | ${size} | ${scenario.name} | ${cell(ours)} | ${logged === undefined ? '' : cell(logged)} | ${base === undefined ? '' : cell(base)} | ` +
+            `${json === undefined ? '' : cell(json)} | ${ratios.join(', ')}${errors > 0 ? ` — ${errors} errors/non-2xx!` : ''} |`,
+        );
+      }
+      const mb = (value: number) => `${value.toFixed(0)} MB`;
+      console.log(`| ${runtime} | ${size} | peak RSS | ${mb(peakRssMb(warn.process))} | ${mb(peakRssMb(info.process))} | ${mb(peakRssMb(bare.process))} | ${mb(theirs.get('peak RSS')?.rps ?? NaN)} | |`);
+    } finally {
+      for (const target of [warn, info, bare]) target.process.kill('SIGTERM');
+      await Promise.all([warn, info, bare].map((target) => new Promise((resolve) => (target.process.exitCode === null ? target.process.once('exit', resolve) : resolve(null)))));
+    }
+  }
 }
 
-function fmt(rps: number): string {
-  return `${Math.round(rps).toLocaleString('en-US')} req/s`;
+function cell({ rps, p99 }: Measured): string {
+  return `${Math.round(rps).toLocaleString('en-US')} (p99 ${p99} ms)`;
 }
 
 const dir = workDir;
 console.log(`# HTTP benchmark: ${SECONDS}s per run, ${CONNECTIONS} connections, Node ${process.version}, ${TOOL} on 127.0.0.1\n`);
-console.log('| rows | operation | sheetrest | json-server | bare node:http | ratio |');
-console.log('|---|---|---|---|---|---|');
+console.log('| runtime | rows | operation | sheetrest, warn (req/s) | sheetrest, info | bare server, same runtime | json-server (Node) | ratio |');
+console.log('|---|---:|---|---:|---:|---:|---:|---|');
 try {
   for (const size of SIZES) await runSize(size, dir);
 } finally {
