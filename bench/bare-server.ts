@@ -13,7 +13,10 @@ const body = new Uint8Array(readFileSync(file));
 const headers = { 'Content-Type': 'application/json; charset=utf-8' };
 
 if (typeof Deno !== 'undefined') {
-  Deno.serve({ hostname: '127.0.0.1', port: Number(port), onListen: () => {} }, () => new Response(body, { headers }));
+  // As text: Deno copies a byte body on every Response but not a string, and sheetrest's Deno
+  // path sends kept answers as text too (server/respond.ts). The same UTF-8 goes out.
+  const text = new TextDecoder().decode(body);
+  Deno.serve({ hostname: '127.0.0.1', port: Number(port), onListen: () => {} }, () => new Response(text, { headers }));
 } else if (typeof Bun !== 'undefined') {
   Bun.serve({ hostname: '127.0.0.1', port: Number(port), fetch: () => new Response(body, { headers }) });
 } else {

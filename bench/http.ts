@@ -2,8 +2,9 @@
 // answering the same pre-serialized bytes (bench/bare-server.ts), and json-server (the version npm
 // installs by default, on Node), each loaded by the same tool (wrk when installed, else
 // autocannon) on 127.0.0.1 for the same time. `npm run bench:http`; BENCH_SECONDS,
-// BENCH_CONNECTIONS, BENCH_SIZES, BENCH_RUNTIMES (node,deno,bun) and BENCH_CASES (a substring of
-// the operation names, separated by ";") change the defaults. Prints requests/s, p99 latency, peak
+// BENCH_CONNECTIONS, BENCH_SIZES, BENCH_RUNTIMES (node,deno,bun), BENCH_CASES (a substring of
+// the operation names, separated by ";") and BENCH_ROUNDS (runs per figure, interleaved; the
+// median is shown) change the defaults. Prints requests/s, p99 latency, peak
 // RSS and the ratios to the targets, one row per runtime and operation.
 //
 // What is compared, per tab size: all rows; an exact filter matching one row (a Name) and one
@@ -24,11 +25,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as XLSX from '@e965/xlsx';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SIZES = (process.env.BENCH_SIZES ?? '1000').split(',').map(Number);
 const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'node,deno,bun').split(',') as Runtime[];
 const CASES = process.env.BENCH_CASES?.split(';');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NODE = process.execPath;
 const workDir = await mkdtemp(join(tmpdir(), 'sheetrest-bench-'));
@@ -217,18 +219,18 @@ async function runSize(size: number, dir: string): Promise<void> {
   await writeFile(db, JSON.stringify({ people: rows }));
   const chosen = scenarios(size, rows).filter((scenario) => CASES === undefined || CASES.some((name) => scenario.name.includes(name)));
 
-  // json-server first, alone: its figures are the same for every runtime's row.
+  // json-server runs throughout, measured beside each runtime in the same rounds.
   const jsonPort = await freePort();
   const jsonServer = await startProcess('json-server', 'node', [join(ROOT, 'node_modules/json-server/lib/cli/bin.js'), db, '--port', String(jsonPort), '--quiet'], jsonPort, '/people?_limit=1', join(dir, 'json-server.log'));
-  const theirs = new Map<string, Measured>();
+  await load(jsonServer, { path: '/people' }, 1);
   try {
-    await load(jsonServer, { path: '/people?_limit=1' }, 1);
-    for (const scenario of chosen) theirs.set(scenario.name, await load(jsonServer, scenario.jsonServer));
-    theirs.set('peak RSS', { rps: peakRssMb(jsonServer.process), p99: NaN, errors: 0 });
+    await runRuntimes(size, xlsx, chosen, jsonServer, dir);
   } finally {
     jsonServer.process.kill('SIGTERM');
   }
+}
 
+async function runRuntimes(size: number, xlsx: string, chosen: Scenario[], jsonServer: Target, dir: string): Promise<void> {
   for (const runtime of RUNTIMES) {
     // Each sheetrest gets its own copy of the file and state folder: `bench-1000`, twice.
     const instance = async (level: 'warn' | 'info'): Promise<Target> => {
@@ -252,21 +254,27 @@ async function runSize(size: number, dir: string): Promise<void> {
       for (const scenario of chosen) {
         // The connection is named after the file, `bench-1000`.
         const path = { ...scenario.sheetrest, path: scenario.sheetrest.path.replace('/sheets/bench', `/sheets/bench-${size}`) };
-        const ours = await load(warn, path);
-        const logged = scenario.info ? await load(info, path) : undefined;
-        const base = scenario.bare ? await load(bare, { path: '/' }) : undefined;
-        const json = theirs.get(scenario.name);
-        const ratios = [json === undefined ? '' : `${(ours.rps / json.rps).toFixed(1)}x json-server`];
+        // Round-robin, the median of ROUNDS runs each: a slow spell on the shared machine then
+        // falls on every target alike instead of on one.
+        const runs: Measured[][] = [[], [], [], []];
+        for (let round = 0; round < ROUNDS; round++) {
+          runs[0].push(await load(warn, path));
+          if (scenario.info) runs[1].push(await load(info, path));
+          if (scenario.bare) runs[2].push(await load(bare, { path: '/' }));
+          runs[3].push(await load(jsonServer, scenario.jsonServer));
+        }
+        const [ours, logged, base, json] = runs.map(median) as [Measured, Measured | undefined, Measured | undefined, Measured];
+        const ratios = [`${(ours.rps / json.rps).toFixed(1)}x json-server`];
         if (base !== undefined) ratios.push(`${(ours.rps / base.rps).toFixed(2)}x bare`);
         if (logged !== undefined) ratios.push(`info ${Math.round((logged.rps / ours.rps - 1) * 100)}%`);
-        const errors = ours.errors + (logged?.errors ?? 0) + (base?.errors ?? 0) + (json?.errors ?? 0);
+        const errors = runs.flat().reduce((sum, run) => sum + run.errors, 0);
         console.log(
           `| ${runtime} | ${size} | ${scenario.name} | ${cell(ours)} | ${logged === undefined ? '' : cell(logged)} | ${base === undefined ? '' : cell(base)} | ` +
-            `${json === undefined ? '' : cell(json)} | ${ratios.join(', ')}${errors > 0 ? ` — ${errors} errors/non-2xx!` : ''} |`,
+            `${cell(json)} | ${ratios.join(', ')}${errors > 0 ? ` — ${errors} errors/non-2xx!` : ''} |`,
         );
       }
       const mb = (value: number) => `${value.toFixed(0)} MB`;
-      console.log(`| ${runtime} | ${size} | peak RSS | ${mb(peakRssMb(warn.process))} | ${mb(peakRssMb(info.process))} | ${mb(peakRssMb(bare.process))} | ${mb(theirs.get('peak RSS')?.rps ?? NaN)} | |`);
+      console.log(`| ${runtime} | ${size} | peak RSS | ${mb(peakRssMb(warn.process))} | ${mb(peakRssMb(info.process))} | ${mb(peakRssMb(bare.process))} | ${mb(peakRssMb(jsonServer.process))} | |`);
     } finally {
       for (const target of [warn, info, bare]) target.process.kill('SIGTERM');
       await Promise.all([warn, info, bare].map((target) => new Promise((resolve) => (target.process.exitCode === null ? target.process.once('exit', resolve) : resolve(null)))));
@@ -274,12 +282,17 @@ async function runSize(size: number, dir: string): Promise<void> {
   }
 }
 
+/** The run with the median rate (its own p99 and errors); undefined for no runs. */
+function median(runs: Measured[]): Measured | undefined {
+  return [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)];
+}
+
 function cell({ rps, p99 }: Measured): string {
   return `${Math.round(rps).toLocaleString('en-US')} (p99 ${p99} ms)`;
 }
 
 const dir = workDir;
-console.log(`# HTTP benchmark: ${SECONDS}s per run, ${CONNECTIONS} connections, Node ${process.version}, ${TOOL} on 127.0.0.1\n`);
+console.log(`# HTTP benchmark: ${SECONDS}s per run, median of ${ROUNDS}, ${CONNECTIONS} connections, Node ${process.version}, ${TOOL} on 127.0.0.1\n`);
 console.log('| runtime | rows | operation | sheetrest, warn (req/s) | sheetrest, info | bare server, same runtime | json-server (Node) | ratio |');
 console.log('|---|---:|---|---:|---:|---:|---:|---|');
 try {
