@@ -1,7 +1,7 @@
 // One JSON line per request (method, path, status, duration, connection) and for server events.
 // Never a key, a body or a query string: the path is logged without its parameters.
-// Lines are collected and written to stderr in whole-line chunks once per turn of the event loop,
-// without blocking it (a write to fd 2 runs off the loop; one at a time, so lines keep their
+// Lines are collected and written to stderr in whole-line chunks, when a chunk is full or every
+// 25 ms, without blocking the event loop (a write to fd 2 runs off the loop; one at a time, so lines keep their
 // order). `flush()` waits for everything logged so far; the process's exit writes what is still
 // pending synchronously, so a crash or `process.exit()` loses nothing but, at worst, the one
 // chunk whose write was already under way.
@@ -40,6 +40,11 @@ export interface LogSink {
  * lands inside one of ours.
  */
 const CHUNK_BYTES = 4096;
+/**
+ * Lines are written at least this often (and at once when a chunk is full): one write for every
+ * few requests would cost more than building the lines.
+ */
+const FLUSH_INTERVAL_MS = 25;
 /** Lines waiting while stderr does not drain are capped; past this they are counted and dropped. */
 const MAX_PENDING_CHARS = 8 * 1024 * 1024;
 
@@ -116,7 +121,8 @@ function buffered(sink: LogSink): Output {
   let head = 0;
   let pendingChars = 0;
   let dropped = 0;
-  let scheduled = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let immediate = false;
   let writing = false;
   let waiters: Array<() => void> = [];
 
@@ -144,29 +150,39 @@ function buffered(sink: LogSink): Output {
     dropped = 0;
   };
 
+  const settle = () => {
+    live.delete(output);
+    const done = waiters;
+    waiters = [];
+    for (const resolve of done) resolve();
+  };
+
+  /** Writes chunk after chunk while a chunk is full or someone waits; a short tail waits for the timer. */
   const pump = () => {
-    scheduled = false;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    immediate = false;
     if (writing) return;
     reportDropped();
-    if (head === pending.length) {
-      live.delete(output);
-      const done = waiters;
-      waiters = [];
-      for (const resolve of done) resolve();
-      return;
-    }
+    if (head === pending.length) return settle();
     writing = true;
     sink.write(takeChunk(), () => {
       // A failed write is not retried: stderr that refuses lines has nowhere else to put them.
       writing = false;
-      pump();
+      if (head === pending.length && dropped === 0) settle();
+      else if (pendingChars >= CHUNK_BYTES || waiters.length > 0) pump();
+      else schedule(false);
     });
   };
 
-  const schedule = () => {
-    if (scheduled) return;
-    scheduled = true;
-    setImmediate(pump);
+  /** A full chunk goes out on the next turn; fewer lines wait up to FLUSH_INTERVAL_MS for company. */
+  const schedule = (now: boolean) => {
+    if (now) {
+      if (!immediate) setImmediate(pump);
+      immediate = true;
+    } else if (timer === undefined && !immediate) {
+      timer = setTimeout(pump, FLUSH_INTERVAL_MS);
+    }
   };
 
   const output: Output = {
@@ -178,13 +194,13 @@ function buffered(sink: LogSink): Output {
       pending.push(text);
       pendingChars += text.length + 1;
       if (!live.has(output)) watchExit(output);
-      schedule();
+      schedule(pendingChars >= CHUNK_BYTES);
     },
     flush() {
       if (head === pending.length && !writing && dropped === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {
         waiters.push(resolve);
-        schedule();
+        schedule(true);
       });
     },
     flushSync() {
