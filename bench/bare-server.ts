@@ -2,7 +2,6 @@
 // answering every request with the same pre-serialized bytes (sheetrest's own all-rows answer,
 // read from a file at start). `node bench/bare-server.ts rows.json 8081`, `deno run -A ...`, `bun ...`.
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import process from 'node:process';
 
 declare const Deno: { serve(options: { hostname: string; port: number; onListen?: () => void }, handler: () => Response): unknown } | undefined;
@@ -20,6 +19,8 @@ if (typeof Deno !== 'undefined') {
 } else if (typeof Bun !== 'undefined') {
   Bun.serve({ hostname: '127.0.0.1', port: Number(port), fetch: () => new Response(body, { headers }) });
 } else {
+  // As server/node.ts does: an ES import of node:http would load Node's bundled undici (13 MB).
+  const { createServer } = process.getBuiltinModule('node:http');
   createServer((request, response) => {
     request.resume();
     response.writeHead(200, { ...headers, 'Content-Length': body.byteLength });

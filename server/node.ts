@@ -1,9 +1,14 @@
 // Node: node:http wired to the handler. The answer's parts are written straight to the socket,
 // so a whole-tab read sends the bytes the engine keeps, with no Response in between.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { App, IncomingRequest } from './app.ts';
 import type { Listen } from './listener.ts';
+
+// Not `import { createServer } from 'node:http'`: an ES import of node:http reads every export,
+// and its lazy WebSocket, CloseEvent and MessageEvent load Node's bundled undici, 13 MB of
+// resident memory this server never uses (docs/benchmarks.md, "Memory").
+const { createServer } = process.getBuiltinModule('node:http');
 
 export const listen: Listen = (app, { host, port }) =>
   new Promise((resolve, reject) => {
