@@ -83,6 +83,8 @@ function direct(write: (line: string) => void): Output {
   return { line: write, flush: async () => undefined, flushSync: () => undefined };
 }
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
 /** The stderr of this process, written by fd on every runtime (node:fs's write runs off the loop). */
 export const stderrSink: LogSink = {
   write(chunk, done) {
@@ -91,12 +93,15 @@ export const stderrSink: LogSink = {
   writeSync(chunk) {
     const bytes = Buffer.from(chunk);
     let offset = 0;
-    while (offset < bytes.byteLength) {
+    // EAGAIN: stderr is a non-blocking pipe that is full. Wait for its reader a millisecond at a
+    // time, for a second at most: an exit must not hang on a reader that is gone or stuck.
+    for (let waits = 0; offset < bytes.byteLength && waits < 1000; ) {
       try {
         offset += writeFdSync(2, bytes, offset);
       } catch (error) {
-        // EAGAIN: stderr is a non-blocking pipe that is full; anything else cannot be helped.
         if ((error as { code?: string }).code !== 'EAGAIN') return;
+        Atomics.wait(pause, 0, 0, 1);
+        waits++;
       }
     }
   },

@@ -29,7 +29,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     for (const connection of config.connections) opened.push(await openConnection(connection, config, log));
   } catch (error) {
     await Promise.allSettled(opened.map((connection) => connection.source.close()));
-    await log.flush();
+    await flushLog(log);
     throw error;
   }
   const quota = await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) });
@@ -46,7 +46,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     listener = await options.listen(app, { host, port: config.port ?? 8080 });
   } catch (error) {
     await Promise.allSettled([quota.close(), ...opened.map((connection) => connection.source.close())]);
-    await log.flush();
+    await flushLog(log);
     throw error;
   }
   const shownHost = host.includes(':') ? `[${host}]` : host;
@@ -58,9 +58,16 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       await listener.close();
       await Promise.all([quota.close(), ...opened.map((connection) => connection.source.close())]);
       // Last, so the sources' and the quota's own lines about closing are written too.
-      await log.flush();
+      await flushLog(log);
     },
   };
+}
+
+/** Waits for the log's lines, for a few seconds at most: a stderr nobody reads must not hold a stop. */
+async function flushLog(log: Logger): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([log.flush(), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
+  clearTimeout(timer);
 }
 
 async function openConnection(connection: ConnectionConfig, config: Config, log: Logger): Promise<Connection> {
