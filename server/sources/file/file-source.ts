@@ -24,12 +24,13 @@ import { readFile, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
-import type { Workbook } from '../../../lib/workbook.ts';
+import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import type { Planned, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, isMissing, isPermissionError, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
+import { FORMAT_LIMITS, refuseUnstorable, unstorableCell } from './limits.ts';
 import { bookUsesDate1904 } from './read-cells.ts';
 import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
 
@@ -80,6 +81,12 @@ export class FileSource implements Source {
   #closing: Promise<void> | null = null;
   /** How long the last encode of the whole workbook took. */
   #lastCompactionMs = 0;
+  /** Compactions failed in a row: the next try waits compactAfterMs doubled this many times, up to a cap. */
+  #compactFailures = 0;
+  /** Why the last compaction failed, logged once (again only when the cause changes); null when it worked. */
+  #compactTrouble: string | null = null;
+  /** No compaction is tried before this performance.now() (close() still tries). */
+  #retryAt = 0;
 
   constructor(config: FileSourceState) {
     this.#config = config;
@@ -93,7 +100,7 @@ export class FileSource implements Source {
       serial: this.#io,
       commit: (batch) => this.#commitToJournal(batch),
       afterBatch: async () => {
-        if (this.#entries.length >= config.compactAfterEntries) await this.#io.run(() => this.#compact());
+        if (this.#entries.length >= config.compactAfterEntries) await this.#io.run(() => this.#compact(false));
       },
       onError: (error) => config.log(`sheetrest: writing ${config.path} failed: ${describe(error)}`),
     });
@@ -101,6 +108,11 @@ export class FileSource implements Source {
 
   get writable(): boolean {
     return this.#writable;
+  }
+
+  /** Compactions failed in a row since the last one that worked (for health checks and tests). */
+  get compactionFailures(): number {
+    return this.#compactFailures;
   }
 
   async read(): Promise<Workbook> {
@@ -119,13 +131,18 @@ export class FileSource implements Source {
     });
   }
 
+  /** Rejects, naming the file and the journal, when acknowledged writes could not be folded into the file. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#planning;
       await this.#commits.settled();
       clearTimeout(this.#idleTimer);
-      await this.#io.run(() => this.#compact());
-      await this.#journal?.close();
+      await this.#io.run(() => this.#compact(true));
+      const journal = this.#journal;
+      await journal?.close();
+      if (journal === null || this.#entries.length === 0) return;
+      const why = this.#missing ? 'the file is missing' : (this.#compactTrouble ?? 'the file could not be written');
+      throw new Error(`${this.#config.path}: ${this.#entries.length} acknowledged write(s) could not be folded into the file (${why}); they stay in ${journal.path} and the next start replays them`);
     })();
     return this.#closing;
   }
@@ -149,19 +166,29 @@ export class FileSource implements Source {
     const { journalPath, log, path } = this.#config;
     if (contents !== null && contents.entries.length > 0) {
       const mark = contents.compactions.findLast((compaction) => compaction.fingerprint === this.#fingerprint);
-      if (contents.base === this.#fingerprint || mark !== undefined) {
-        const replay = contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore);
-        this.#durable = this.#latest = replay.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
-        this.#entries = replay.slice();
-        if (replay.length > 0) log(`sheetrest: recovered ${replay.length} journaled write(s) to ${path}`);
+      const matches = contents.base === this.#fingerprint || mark !== undefined;
+      const pending = matches ? contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore) : contents.entries;
+      // An earlier version acknowledged writes the format cannot store (a 40,000-character .xlsx
+      // cell): no compaction could ever fold them, so they are set aside instead of retried forever.
+      const limits = FORMAT_LIMITS[this.#decoded.format];
+      const unstorable = limits === null ? [] : pending.filter((entry) => writtenRows(entry.plan).some((row) => unstorableCell(row, limits) !== null));
+      if (unstorable.length > 0) {
+        await this.#setAside(unstorable, `${unstorable.length} journaled write(s) to ${path} hold a cell an .${this.#decoded.format} file cannot store`);
+      }
+      if (matches && unstorable.length === 0) {
+        this.#durable = this.#latest = pending.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
+        this.#entries = pending.slice();
+        if (pending.length > 0) log(`sheetrest: recovered ${pending.length} journaled write(s) to ${path}`);
       } else {
-        await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, contents.entries, false);
+        // Re-planning moves the appends that followed a set-aside one up into its place.
+        const storable = pending.filter((entry) => !unstorable.includes(entry));
+        await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, storable, false);
       }
     }
     // Read-only: leave the journal for a run that can write it back.
     if (!this.#writable) return;
     this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries);
-    await this.#io.run(() => this.#compact());
+    await this.#io.run(() => this.#compact(true));
   }
 
   async #plan<T>(plan: (workbook: Workbook) => Planned<T>, arrival: number): Promise<{ result: T; durable: Promise<void> }> {
@@ -173,6 +200,9 @@ export class FileSource implements Source {
     const writePlan = planned.plan;
     // A write with nothing to write still waits for the writes before it: its answer may show them.
     if (writePlan === null || isEmptyPlan(writePlan)) return { result: planned.result, durable: this.#commits.add({ entry: null, after: before }) };
+    // Refused before the journal sees it: a write the file cannot hold would block every compaction.
+    const unstorable = refuseUnstorable(this.#decoded.format, writePlan, planned.workbook);
+    if (unstorable !== null) throw unstorable;
     const entry: JournalEntry = { plan: writePlan, expected: expectationOf(before, writePlan) };
     // The engine already applied the plan (planned.workbook); only the cells' formats are ours to keep.
     keepCells(before, writePlan, this.#usesDate1904());
@@ -212,19 +242,24 @@ export class FileSource implements Source {
     if (this.#entries.length === 0 || !Number.isFinite(this.#config.compactAfterMs) || this.#closing !== null) return;
     // Encoding the workbook holds the event loop (about 1.5 s for 100k rows), so a big workbook
     // waits for a longer quiet spell: four times its last compaction, at least compactAfterMs.
-    const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs);
+    // After a failure, not before the backoff has run out.
+    const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs, this.#retryAt - performance.now());
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
-      this.#io.run(() => this.#compact()).catch(() => undefined);
+      this.#io.run(() => this.#compact(false)).catch(() => undefined);
     }, quiet);
     // Pending compaction must not keep a process alive: the journal already holds the writes.
     this.#idleTimer.unref?.();
   }
 
-  /** Folds the journal into the workbook file (protocol step 2). Logs rather than throws. */
-  async #compact(): Promise<void> {
+  /**
+   * Folds the journal into the workbook file (protocol step 2). Logs rather than throws. After a
+   * failure only `force` (start, close) tries again before the backoff has run out.
+   */
+  async #compact(force: boolean): Promise<void> {
     const { log, path } = this.#config;
     if (!this.#writable || this.#journal === null || this.#entries.length === 0) return;
+    if (!force && performance.now() < this.#retryAt) return;
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#adoptIfChanged()) || this.#entries.length === 0) return;
@@ -243,21 +278,46 @@ export class FileSource implements Source {
         this.#decoded = decoded;
         this.#identity = identity;
         this.#fingerprint = target;
+        const folded = this.#entries.length;
         this.#entries = [];
         await this.#replaceJournal([]);
+        this.#compacted(folded);
         return;
       }
-      log(`sheetrest: ${path} keeps changing outside the server; its journal is folded in later`);
-      this.#armIdleCompaction();
+      this.#compactionFailed('it keeps changing outside the server');
     } catch (error) {
       if (isPermissionError(error)) {
         this.#writable = false;
+        this.#compactTrouble = `it can no longer be written (${errorCode(error)})`;
         log(`sheetrest: ${path} can no longer be written (${errorCode(error)}); writes are refused, ${this.#entries.length} acknowledged write(s) stay in ${this.#journal.path}`);
       } else {
-        log(`sheetrest: could not write ${path} (${describe(error)}); its journal keeps the writes and it is retried later`);
-        this.#armIdleCompaction();
+        this.#compactionFailed(describe(error));
       }
     }
+  }
+
+  /**
+   * A failed compaction: the journal keeps the writes, the next try waits twice as long as the
+   * last (compactAfterMs, doubling, at most COMPACT_RETRY_CAP_MS), and the cause is logged once.
+   */
+  #compactionFailed(cause: string): void {
+    const { compactAfterMs, log, path } = this.#config;
+    const base = Number.isFinite(compactAfterMs) ? Math.max(compactAfterMs, 1) : COMPACT_RETRY_CAP_MS;
+    const wait = Math.min(base * 2 ** this.#compactFailures, COMPACT_RETRY_CAP_MS);
+    this.#compactFailures++;
+    this.#retryAt = performance.now() + wait;
+    if (cause !== this.#compactTrouble) {
+      log(`sheetrest: could not fold the journal into ${path}: ${cause}; ${this.#entries.length} acknowledged write(s) stay in ${this.#journal?.path}, retried with backoff (up to every ${COMPACT_RETRY_CAP_MS / 60_000} minutes) and on stop`);
+    }
+    this.#compactTrouble = cause;
+    this.#armIdleCompaction();
+  }
+
+  #compacted(folded: number): void {
+    if (this.#compactTrouble !== null) this.#config.log(`sheetrest: folded ${folded} journaled write(s) into ${this.#config.path}; compaction works again`);
+    this.#compactTrouble = null;
+    this.#compactFailures = 0;
+    this.#retryAt = 0;
   }
 
   async #replaceJournal(entries: readonly JournalEntry[]): Promise<void> {
@@ -335,11 +395,16 @@ export class FileSource implements Source {
   }
 
   async #reportConflicts(conflicts: readonly JournalEntry[]): Promise<void> {
+    const what = `${conflicts.length} acknowledged write(s) to ${this.#config.path} conflict with a change made outside the server`;
+    await this.#setAside(conflicts, what, 'kept the outside version and ');
+  }
+
+  /** Saves writes that cannot be applied to a conflict file in the state folder, and logs where. */
+  async #setAside(entries: readonly JournalEntry[], what: string, kept = ''): Promise<void> {
     const { log, path, stateDir } = this.#config;
-    const what = `${conflicts.length} acknowledged write(s) to ${path} conflict with a change made outside the server`;
     if (!this.#writable) return log(`sheetrest: ${what}; they stay in the journal`);
-    const file = await saveConflicts(stateDir, basename(path), conflicts);
-    log(`sheetrest: ${what}; kept the outside version and saved the writes to ${file}`);
+    const file = await saveConflicts(stateDir, basename(path), entries);
+    log(`sheetrest: ${what}; ${kept}saved the writes to ${file}`);
   }
 
   #notWritable(): ApiError {
@@ -349,6 +414,14 @@ export class FileSource implements Source {
   #unavailable(): ApiError {
     return apiError('upstream_unavailable', 'The spreadsheet file is not available right now; try again shortly.', { 'Retry-After': '5' });
   }
+}
+
+/** The longest wait between two tries of a failing compaction. */
+const COMPACT_RETRY_CAP_MS = 5 * 60_000;
+
+/** The rows a plan writes (replaced and appended), for checks on what they hold. */
+function writtenRows(plan: WritePlan): SheetRow[] {
+  return [...plan.replaced.map((replaced) => replaced.row), ...(plan.appended?.rows ?? [])];
 }
 
 function describe(error: unknown): string {
