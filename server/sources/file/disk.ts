@@ -11,7 +11,8 @@ export function fingerprint(bytes: Uint8Array | string): string {
 
 /**
  * What `stat` says about a file, as one comparable string; null when it does not exist. A
- * save by a spreadsheet program changes the inode (write-and-rename) or size and mtime.
+ * save by a spreadsheet program changes the inode (write-and-rename) or size and mtime; the
+ * ctime catches an edit that kept the size and put the mtime back (`utimes` cannot set ctime).
  */
 export async function fileIdentity(path: string): Promise<string | null> {
   try {
@@ -35,8 +36,23 @@ export function fileIdentityNow(path: string): string | null {
   }
 }
 
-function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number }): string {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+/** Changes younger than this may hide from ctime: Deno (and some file systems) give it in whole seconds. */
+const COARSE_CLOCK_MS = 2_000;
+/** Files up to this size are cheap enough to hash when their identity cannot be trusted. */
+const HASH_BELOW_BYTES = 1 << 20;
+
+/**
+ * Whether an unchanged identity still needs the content's fingerprint to tell: the file changed
+ * so recently that a second edit within the same clock tick would leave ctime as it is, and it
+ * is small enough to hash. A larger file edited twice within a second is the blind spot.
+ */
+export function identityNeedsHash(identity: string, now = Date.now()): boolean {
+  const [, , size, , ctime] = identity.split(':');
+  return Number(size) <= HASH_BELOW_BYTES && now - Number(ctime) < COARSE_CLOCK_MS;
+}
+
+function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
 }
 
 export function isMissing(error: unknown): boolean {
@@ -82,7 +98,7 @@ export async function writeTempFile(path: string, bytes: Uint8Array): Promise<{ 
   try {
     await handle.writeFile(bytes);
     await handle.sync();
-    // rename keeps inode, size and mtime, so this is the identity the file will have.
+    // rename keeps inode, size and mtime (not ctime: commitTempFile gives the identity after it).
     identity = identityOf(await handle.stat());
   } catch (error) {
     await handle.close().catch(() => undefined);
@@ -93,10 +109,17 @@ export async function writeTempFile(path: string, bytes: Uint8Array): Promise<{ 
   return { temp, identity };
 }
 
-/** Moves a synced temp file over `path` and makes the rename itself durable. */
-export async function commitTempFile(temp: string, path: string): Promise<void> {
+/**
+ * Moves a synced temp file over `path` and makes the rename itself durable. Answers the file's
+ * identity after the rename (which changes its ctime) while it is still the temp file's inode;
+ * null when it is not (replaced again already) or cannot be looked at.
+ */
+export async function commitTempFile(temp: string, path: string): Promise<string | null> {
+  const before = await stat(temp);
   await rename(temp, path);
   await fsyncDirectory(dirname(path));
+  const after = await stat(path).catch(() => null);
+  return after !== null && after.ino === before.ino && after.dev === before.dev && after.size === before.size && after.mtimeMs === before.mtimeMs ? identityOf(after) : null;
 }
 
 /** Replaces `path` with `bytes`: after a crash at any moment it holds the old bytes or the new. */

@@ -27,7 +27,7 @@ import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import type { Planned, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
-import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, isMissing, isPermissionError, writeTempFile } from './disk.ts';
+import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isMissing, isPermissionError, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
 import { FORMAT_LIMITS, refuseUnstorable, unstorableCell } from './limits.ts';
@@ -274,9 +274,9 @@ export class FileSource implements Source {
           await unlink(temp).catch(() => undefined);
           continue;
         }
-        await commitTempFile(temp, path);
+        const renamed = await commitTempFile(temp, path);
         this.#decoded = decoded;
-        this.#identity = identity;
+        this.#identity = renamed ?? identity;
         this.#fingerprint = target;
         const folded = this.#entries.length;
         this.#entries = [];
@@ -330,7 +330,7 @@ export class FileSource implements Source {
   async #refresh(): Promise<void> {
     const started = ++this.#clock;
     const identity = fileIdentityNow(this.#config.path);
-    if (identity !== null && identity === this.#identity && !this.#missing) {
+    if (identity !== null && identity === this.#identity && !this.#missing && !identityNeedsHash(identity)) {
       this.#checkedAt = Math.max(this.#checkedAt, started);
       return;
     }
@@ -346,7 +346,7 @@ export class FileSource implements Source {
     let bytes: Uint8Array;
     try {
       identity = await fileIdentity(path);
-      if (identity === this.#identity && !this.#missing) return true;
+      if (identity !== null && identity === this.#identity && !this.#missing && !identityNeedsHash(identity)) return true;
       bytes = identity === null ? new Uint8Array() : await readFile(path);
     } catch (error) {
       if (!isMissing(error)) log(`sheetrest: cannot read ${path}: ${describe(error)}`);
