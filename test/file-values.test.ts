@@ -9,7 +9,7 @@ import { coerceWritten } from '../lib/coerce.ts';
 import type { SheetRow, TypedValue, Workbook } from '../lib/workbook.ts';
 import { isoToSerial, serialToIso } from '../server/sources/file/dates.ts';
 import { openFileSource, type FileFormat } from '../server/sources/file/mod.ts';
-import { recordingLog, tempFolder, writeFixture } from './file-source-helpers.ts';
+import { recordingLog, shownText, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { CONTRACT_FIXTURE, appendPlan, planned, replacePlan } from './source-contract.ts';
 
 const FORMATS: readonly FileFormat[] = ['xlsx', 'ods', 'csv'];
@@ -135,4 +135,34 @@ test('csv: fields already in the file and formulas written where allowed are nev
   } finally {
     await folder.cleanup();
   }
+});
+
+test('text that looks like XML escapes reads back as written, after compaction and on every format', async (t) => {
+  const texts = ['a&amp;b', 'a&lt;b&gt;', '&#65;', '_x0042_', '_x005F_x0042_', '_x0041_x0042_', '<b>bold</b>', '"quoted" & \'single\''];
+  for (const format of FORMATS) {
+    await t.test(format, async () => {
+      // SheetJS's .ods writer stores a carriage return as `_x000d_`, so in .ods only that text stays an escape.
+      const cases = format === 'ods' ? texts : [...texts, 'x_x000D_y'];
+      const read = await roundTrip(format, cases.map((text) => ({ text: ['t', text], value: ['t', text] })));
+      assert.deepEqual(read.map((row) => row.text[1]), cases);
+      assert.deepEqual(read.map((row) => row.value[1]), cases);
+    });
+  }
+  await t.test('ods: a literal control-character escape is the one text that does not survive', async () => {
+    const [read] = await roundTrip('ods', [{ text: ['t', 'x_x000D_y'], value: ['t', 'x_x000D_y'] }]);
+    assert.equal(read.text[1], 'x\ry');
+  });
+  await t.test('xlsx: stored the way Excel stores it', async () => {
+    const folder = await tempFolder();
+    try {
+      const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
+      const source = await openFileSource({ path, log: recordingLog().log });
+      await source.write((workbook) => planned(workbook, appendPlan(workbook, [{ text: ['t', '_x0042_'], value: ['t', '_x0042_'] }]), null));
+      await source.close();
+      // What another reader finds: SheetJS decodes `_x005F_` to `_`, as Excel does.
+      assert.equal((await shownText(path)).People[4][1], '_x0042_');
+    } finally {
+      await folder.cleanup();
+    }
+  });
 });

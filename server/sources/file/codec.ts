@@ -8,7 +8,7 @@ import { createInterner, isSheetDate, type Interner, type SheetRow, type TypedVa
 import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts';
 import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv-formulas.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
-import { buildSheet, odsSafeSheet } from './write-cells.ts';
+import { buildSheet, odsSafeSheet, xlsxSafeSheet } from './write-cells.ts';
 
 export type FileFormat = 'xlsx' | 'ods' | 'csv';
 
@@ -43,7 +43,7 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
   }
   // SheetJS reads almost anything (plain text becomes a sheet): insist on the zip an .xlsx or .ods is.
   if (bytes[0] !== 0x50 || bytes[1] !== 0x4b || bytes[2] !== 0x03 || bytes[3] !== 0x04) throw new Error(`the file is not a zip-packaged .${format} workbook`);
-  const book = readBook(bytes);
+  const book = readBook(bytes, format);
   if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
   const tabs = tabsOfBook(book);
   return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows: new Map(tabs.map((tab) => [tab.name, tab.rows])) };
@@ -88,8 +88,10 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
   }
   // SheetJS adds bookkeeping to the object it writes: hand it a fresh one each time.
   const book: WorkBook = { ...old, SheetNames: workbook.tabs.map((tab) => tab.name), Sheets: sheets };
-  const toWrite: WorkBook = previous.format === 'ods' ? { ...book, Sheets: mapSheets(sheets, odsSafeSheet) } : book;
-  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType: previous.format, compression: true });
+  const toWrite: WorkBook = { ...book, Sheets: mapSheets(sheets, previous.format === 'ods' ? odsSafeSheet : xlsxSafeSheet) };
+  // Shared strings, as Excel writes them: SheetJS decodes inline (`str`) cells' entities twice
+  // when reading, so `a&amp;b` written inline would come back as `a&b`.
+  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType: previous.format, compression: true, bookSST: previous.format === 'xlsx' });
   const bytes = new Uint8Array(written as ArrayBuffer);
   return { bytes, decoded: { ...previous, workbook, book, decodedRows } };
 }
