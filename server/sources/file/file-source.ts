@@ -27,6 +27,7 @@ import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import type { Planned, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
+import { CompactionHistory, type Compaction } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isMissing, isPermissionError, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
@@ -68,6 +69,9 @@ export class FileSource implements Source {
   /** Acknowledged writes in the journal, not yet in the file. */
   #entries: JournalEntry[] = [];
   #journal: Journal | null = null;
+  /** What the last compactions folded in, to notice a stale copy saved over the file; null when read-only. */
+  #history: CompactionHistory | null = null;
+  #forgetOnceJournaled: readonly Compaction[] = [];
   #planning: Promise<unknown> = Promise.resolve();
   /** Everything touching the file or the journal runs here, one step at a time. */
   readonly #io = new Serial();
@@ -164,7 +168,9 @@ export class FileSource implements Source {
   /** Brings the journal left by the last run into the state (see the protocol above). */
   async recover(contents: JournalContents | null): Promise<void> {
     const { journalPath, log, path } = this.#config;
-    if (contents !== null && contents.entries.length > 0) {
+    if (this.#writable) this.#history = await CompactionHistory.load(journalPath.replace(/\.journal$/, '') + '.compacted');
+    // An empty journal on another base: the file was replaced while the server was stopped.
+    if (contents !== null && (contents.entries.length > 0 || contents.base !== this.#fingerprint)) {
       const mark = contents.compactions.findLast((compaction) => compaction.fingerprint === this.#fingerprint);
       const matches = contents.base === this.#fingerprint || mark !== undefined;
       const pending = matches ? contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore) : contents.entries;
@@ -188,7 +194,14 @@ export class FileSource implements Source {
     // Read-only: leave the journal for a run that can write it back.
     if (!this.#writable) return;
     this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries);
+    await this.#forgetJournaled();
     await this.#io.run(() => this.#compact(true));
+  }
+
+  async #forgetJournaled(): Promise<void> {
+    const compactions = this.#forgetOnceJournaled;
+    this.#forgetOnceJournaled = [];
+    await this.#history?.forget(compactions);
   }
 
   async #plan<T>(plan: (workbook: Workbook) => Planned<T>, arrival: number): Promise<{ result: T; durable: Promise<void> }> {
@@ -275,13 +288,14 @@ export class FileSource implements Source {
           continue;
         }
         const renamed = await commitTempFile(temp, path);
+        const folded = { base: this.#fingerprint, produced: target, entries: this.#entries };
         this.#decoded = decoded;
         this.#identity = renamed ?? identity;
         this.#fingerprint = target;
-        const folded = this.#entries.length;
         this.#entries = [];
         await this.#replaceJournal([]);
-        this.#compacted(folded);
+        this.#compacted(folded.entries.length);
+        await this.#history?.add(folded).catch((error: unknown) => log(`sheetrest: could not keep what was folded into ${path} (${describe(error)}); a stale copy saved over it may go unnoticed`));
         return;
       }
       this.#compactionFailed('it keeps changing outside the server');
@@ -379,10 +393,18 @@ export class FileSource implements Source {
     return true;
   }
 
-  /** Takes the file's new content, re-applying the journaled writes that still fit. */
+  /**
+   * Takes the file's new content, re-applying the journaled writes that still fit, and before
+   * them the writes of earlier compactions the new file lacks (a stale copy saved over it).
+   */
   async #adopt(decoded: Decoded, print: string, identity: string | null, entries: readonly JournalEntry[], announce: boolean): Promise<void> {
     const { log, path } = this.#config;
-    const { workbook, applied, conflicts } = rebase(decoded.workbook, entries, (next, plan) => this.#apply(next, plan, decoded));
+    const missing = this.#history?.missingFrom(decoded.workbook, print) ?? [];
+    const lost = missing.flatMap((compaction) => compaction.entries);
+    if (lost.length > 0) {
+      log(`sheetrest: ${path} was replaced by a copy lacking ${lost.length} acknowledged write(s) already folded into it; they are applied again where their rows still match`);
+    }
+    const { workbook, applied, conflicts } = rebase(decoded.workbook, [...lost, ...entries], (next, plan) => this.#apply(next, plan, decoded));
     this.#decoded = decoded;
     this.#fingerprint = print;
     this.#identity = identity;
@@ -390,7 +412,13 @@ export class FileSource implements Source {
     this.#entries = applied.slice();
     if (announce) log(`sheetrest: picked up a change to ${path} made outside the server`);
     if (conflicts.length > 0) await this.#reportConflicts(conflicts);
-    if (this.#journal !== null) await this.#replaceJournal(applied);
+    // Forgotten once their writes are back in a journal (or in the conflict file): a later
+    // compaction records them anew. At start the journal is written by recover().
+    this.#forgetOnceJournaled = missing;
+    if (this.#journal !== null) {
+      await this.#replaceJournal(applied);
+      await this.#forgetJournaled();
+    }
     this.#armIdleCompaction();
   }
 
