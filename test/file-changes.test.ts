@@ -159,3 +159,22 @@ test('a stale copy saved over the file after a compaction: the writes it lacks a
     }
   });
 });
+
+test('a plain read sees an outside save without being asked to look (watcher, or at most 100 ms later)', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'csv');
+    const source = await openFileSource({ path, log: recordingLog().log });
+    assert.deepEqual(names(await source.read()), ['Ann', 'Bob', 'Cy']);
+    await saveOver(path, (await readFile(path, 'utf8')).replace('Bob', 'Rob'));
+    let seen: string[] = [];
+    for (let tries = 0; tries < 500 && seen[1] !== 'Rob'; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      seen = names(await source.read());
+    }
+    assert.deepEqual(seen, ['Ann', 'Rob', 'Cy']);
+    await source.close();
+  } finally {
+    await folder.cleanup();
+  }
+});

@@ -42,13 +42,15 @@ const COARSE_CLOCK_MS = 2_000;
 const HASH_BELOW_BYTES = 1 << 20;
 
 /**
- * Whether an unchanged identity still needs the content's fingerprint to tell: the file changed
- * so recently that a second edit within the same clock tick would leave ctime as it is, and it
- * is small enough to hash. A larger file edited twice within a second is the blind spot.
+ * Whether an unchanged identity still needs the content's fingerprint to tell: its ctime is in
+ * whole seconds (Deno, some file systems), the file changed so recently that a second edit
+ * within the same second would leave it as it is, and it is small enough to hash. A larger file
+ * edited twice within one second there is the blind spot.
  */
 export function identityNeedsHash(identity: string, now = Date.now()): boolean {
   const [, , size, , ctime] = identity.split(':');
-  return Number(size) <= HASH_BELOW_BYTES && now - Number(ctime) < COARSE_CLOCK_MS;
+  // A ctime with a fraction of a second comes from a clock fine enough to show any later edit.
+  return Number(ctime) % 1000 === 0 && Number(size) <= HASH_BELOW_BYTES && now - Number(ctime) < COARSE_CLOCK_MS;
 }
 
 function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {

@@ -13,19 +13,23 @@
 //    the rest; it equals neither -> the file was changed by someone else, rebase (below).
 //    A crash between any two steps leaves one of these cases, so nothing acknowledged is lost
 //    and the file is never torn.
-// External changes: every read and write first compares the file's stat identity with the one
+// External changes: every write, and a read when the folder watcher reports a change or the
+// last look is 100 ms old (LOOK_EVERY_MS), first compares the file's stat identity with the one
 // we last saw. On a change the file is re-read and the journaled writes are re-applied on top
 // only where the rows they touch still hold what they held (rebase.ts); a write that no longer
 // fits is saved to `<file>.conflict-<time>.jsonl` in the state folder and logged, and the
 // outside version wins. The last look before the rename narrows, but cannot close, the window
 // in which a save by another program could still be overwritten: no file system offers a
-// compare-and-rename.
+// compare-and-rename. What compactions folded in is kept (compacted.ts), so a stale copy saved
+// over the file afterwards gets those writes re-applied the same way.
+// A write the file's format cannot store (limits.ts) is refused before it is journaled.
+import { watch, type FSWatcher } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import type { Planned, Source } from '../source.ts';
+import type { Planned, ReadOptions, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isMissing, isPermissionError, writeTempFile } from './disk.ts';
@@ -83,6 +87,12 @@ export class FileSource implements Source {
   /** The clock when the last check that found the file unchanged began. */
   #checkedAt = 0;
   #closing: Promise<void> | null = null;
+  /** Watches the file's folder so reads need not stat the file; null where watching fails. */
+  #watcher: FSWatcher | null = null;
+  /** Set by the watcher (and at start): the next read looks at the file. */
+  #maybeChanged = true;
+  /** performance.now() of the last look at the file. */
+  #lookedAt = 0;
   /** How long the last encode of the whole workbook took. */
   #lastCompactionMs = 0;
   /** Compactions failed in a row: the next try waits compactAfterMs doubled this many times, up to a cap. */
@@ -108,6 +118,9 @@ export class FileSource implements Source {
       },
       onError: (error) => config.log(`sheetrest: writing ${config.path} failed: ${describe(error)}`),
     });
+    this.#watcher = watchFile(config.path, () => {
+      this.#maybeChanged = true;
+    });
   }
 
   get writable(): boolean {
@@ -119,8 +132,13 @@ export class FileSource implements Source {
     return this.#compactFailures;
   }
 
-  async read(): Promise<Workbook> {
-    await this.#refresh();
+  /**
+   * The latest acknowledged rows. The file is looked at (one stat) when the folder watcher saw
+   * it change, when the last look is LOOK_EVERY_MS old, or when `fresh` asks: an outside save is
+   * seen within milliseconds where the watcher works, and within LOOK_EVERY_MS where it does not.
+   */
+  async read(options: ReadOptions = {}): Promise<Workbook> {
+    if (options.fresh === true || this.#maybeChanged || this.#missing || performance.now() - this.#lookedAt >= LOOK_EVERY_MS) await this.#refresh();
     return this.#durable;
   }
 
@@ -141,6 +159,7 @@ export class FileSource implements Source {
       await this.#planning;
       await this.#commits.settled();
       clearTimeout(this.#idleTimer);
+      this.#watcher?.close();
       await this.#io.run(() => this.#compact(true));
       const journal = this.#journal;
       await journal?.close();
@@ -158,6 +177,7 @@ export class FileSource implements Source {
   async abandon(): Promise<void> {
     this.#closing ??= Promise.resolve();
     clearTimeout(this.#idleTimer);
+    this.#watcher?.close();
     this.#writable = false;
     await this.#io.run(async () => {
       await this.#journal?.close();
@@ -340,9 +360,12 @@ export class FileSource implements Source {
     this.#journal = next;
   }
 
-  /** Cheap check before every read and write: a stat, and a re-read only when it changed. */
+  /** Cheap check before reads (see read()) and every write: a stat, and a re-read only when it changed. */
   async #refresh(): Promise<void> {
     const started = ++this.#clock;
+    // Cleared before looking: a change the watcher reports from now on is seen by the next read.
+    this.#maybeChanged = false;
+    this.#lookedAt = performance.now();
     const identity = fileIdentityNow(this.#config.path);
     if (identity !== null && identity === this.#identity && !this.#missing && !identityNeedsHash(identity)) {
       this.#checkedAt = Math.max(this.#checkedAt, started);
@@ -441,6 +464,30 @@ export class FileSource implements Source {
 
   #unavailable(): ApiError {
     return apiError('upstream_unavailable', 'The spreadsheet file is not available right now; try again shortly.', { 'Retry-After': '5' });
+  }
+}
+
+/** The longest a read goes without looking at the file when no watcher event says it changed. */
+export const LOOK_EVERY_MS = 100;
+
+/**
+ * Calls `changed` whenever something happens to `path` (a save renames a new file over it, so
+ * its folder is watched). Null where the runtime or the file system cannot watch (a network
+ * file system, no inotify watches left): reads then rely on LOOK_EVERY_MS alone.
+ */
+function watchFile(path: string, changed: () => void): FSWatcher | null {
+  const name = basename(path);
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
+      if (file === null || file === name) changed();
+    });
+    watcher.on('error', () => {
+      watcher.close();
+      changed();
+    });
+    return watcher;
+  } catch {
+    return null;
   }
 }
 
