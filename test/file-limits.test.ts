@@ -14,7 +14,7 @@ import { journalLine } from '../server/sources/file/journal.ts';
 import { FORMAT_LIMITS, refuseUnstorable } from '../server/sources/file/limits.ts';
 import { openFileSource, type FileFormat } from '../server/sources/file/mod.ts';
 import { recordingLog, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
-import { postJson, startServer, tempDir, writeXlsx } from './http-helpers.ts';
+import { postJson, spawnServer, startServer, tempDir, within, writeXlsx } from './http-helpers.ts';
 import { CONTRACT_FIXTURE, appendPlan, dataOf, planned, row } from './source-contract.ts';
 
 const MEGABYTE_TEXT = 'x'.repeat(999_990) + 'end-marker';
@@ -160,4 +160,19 @@ test('a journal from an earlier version holding an over-long .xlsx cell is set a
   } finally {
     await folder.cleanup();
   }
+});
+
+test('the CLI exits 1 on SIGTERM when acknowledged writes could not be folded, naming the file', async (t) => {
+  const dir = await tempDir(t);
+  const path = dir.path('odd.xlsx');
+  await unwritableBook(path);
+  const child = await spawnServer(t, [path, '--state-dir', dir.path('state'), '--log-level', 'warn']);
+  const posted = await postJson(`${child.url}/sheets/odd`, { Name: 'Dee', Age: 52 });
+  assert.equal(posted.status, 201);
+  child.signal('SIGTERM');
+  assert.deepEqual(await within(15_000, 'exit after SIGTERM', child.exited), { code: 1, signal: null });
+  assert.match(child.stderr(), /odd\.xlsx: 1 acknowledged write\(s\) could not be folded into the file/);
+  const again = await openFileSource({ path, stateDir: dir.path('state'), compactAfterMs: Infinity, log: recordingLog().log });
+  assert.deepEqual(names(await again.read()), ['Ann', 'Dee'], 'the journal still holds the write');
+  await again.abandon();
 });
