@@ -1,7 +1,7 @@
 // The file-system steps the file source's durability rests on: fingerprints, cheap change
 // detection, and replacing a file so that a crash leaves either the old or the new bytes.
 import { createHash, randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -55,6 +55,27 @@ export function identityNeedsHash(identity: string, now = Date.now()): boolean {
 
 function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+/**
+ * Calls `changed` whenever something happens to `path` (a save renames a new file over it, so
+ * its folder is watched). Null where the runtime or the file system cannot watch (a network
+ * file system, no inotify watches left): the caller then looks at the file now and then.
+ */
+export function watchFile(path: string, changed: () => void): FSWatcher | null {
+  const name = basename(path);
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
+      if (file === null || file === name) changed();
+    });
+    watcher.on('error', () => {
+      watcher.close();
+      changed();
+    });
+    return watcher;
+  } catch {
+    return null;
+  }
 }
 
 export function isMissing(error: unknown): boolean {

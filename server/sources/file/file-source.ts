@@ -23,16 +23,16 @@
 // compare-and-rename. What compactions folded in is kept (compacted.ts), so a stale copy saved
 // over the file afterwards gets those writes re-applied the same way.
 // A write the file's format cannot store (limits.ts) is refused before it is journaled.
-import { watch, type FSWatcher } from 'node:fs';
+import type { FSWatcher } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename } from 'node:path';
 import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
-import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isMissing, isPermissionError, writeTempFile } from './disk.ts';
+import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
 import { FORMAT_LIMITS, refuseUnstorable, unstorableCell } from './limits.ts';
@@ -469,27 +469,6 @@ export class FileSource implements Source {
 
 /** The longest a read goes without looking at the file when no watcher event says it changed. */
 export const LOOK_EVERY_MS = 100;
-
-/**
- * Calls `changed` whenever something happens to `path` (a save renames a new file over it, so
- * its folder is watched). Null where the runtime or the file system cannot watch (a network
- * file system, no inotify watches left): reads then rely on LOOK_EVERY_MS alone.
- */
-function watchFile(path: string, changed: () => void): FSWatcher | null {
-  const name = basename(path);
-  try {
-    const watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
-      if (file === null || file === name) changed();
-    });
-    watcher.on('error', () => {
-      watcher.close();
-      changed();
-    });
-    return watcher;
-  } catch {
-    return null;
-  }
-}
 
 /** The longest wait between two tries of a failing compaction. */
 const COMPACT_RETRY_CAP_MS = 5 * 60_000;
