@@ -166,3 +166,18 @@ test('text that looks like XML escapes reads back as written, after compaction a
     }
   });
 });
+
+test('the longest text each format stores survives compaction', async (t) => {
+  const cases: [FileFormat, number][] = [
+    ['xlsx', 32_767],
+    ['ods', 200_000],
+    ['csv', 1_000_000],
+  ];
+  for (const [format, length] of cases) {
+    await t.test(`${format}: ${length.toLocaleString('en-US')} characters`, async () => {
+      const text = 'a'.repeat(length - 3) + 'end';
+      const [read] = await roundTrip(format, [{ text: ['long', text], value: ['long', text] }]);
+      assert.equal(read.text[1], text);
+    });
+  }
+});
