@@ -28,14 +28,14 @@ import { readFile, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
-import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
+import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
-import { FORMAT_LIMITS, refuseUnstorable, unstorableCell } from './limits.ts';
+import { refuseUnstorable, unstorableEntries } from './limits.ts';
 import { bookUsesDate1904 } from './read-cells.ts';
 import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
 
@@ -196,8 +196,7 @@ export class FileSource implements Source {
       const pending = matches ? contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore) : contents.entries;
       // An earlier version acknowledged writes the format cannot store (a 40,000-character .xlsx
       // cell): no compaction could ever fold them, so they are set aside instead of retried forever.
-      const limits = FORMAT_LIMITS[this.#decoded.format];
-      const unstorable = limits === null ? [] : pending.filter((entry) => writtenRows(entry.plan).some((row) => unstorableCell(row, limits) !== null));
+      const unstorable = unstorableEntries(this.#decoded.format, pending);
       if (unstorable.length > 0) {
         await this.#setAside(unstorable, `${unstorable.length} journaled write(s) to ${path} hold a cell an .${this.#decoded.format} file cannot store`);
       }
@@ -472,11 +471,6 @@ export const LOOK_EVERY_MS = 100;
 
 /** The longest wait between two tries of a failing compaction. */
 const COMPACT_RETRY_CAP_MS = 5 * 60_000;
-
-/** The rows a plan writes (replaced and appended), for checks on what they hold. */
-function writtenRows(plan: WritePlan): SheetRow[] {
-  return [...plan.replaced.map((replaced) => replaced.row), ...(plan.appended?.rows ?? [])];
-}
 
 function describe(error: unknown): string {
   return errorCode(error) ?? (error instanceof Error ? error.message : String(error));

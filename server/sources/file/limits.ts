@@ -5,6 +5,7 @@ import type { WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import type { FileFormat } from './codec.ts';
+import type { JournalEntry } from './journal.ts';
 
 export interface FormatLimits {
   /** Grid rows per sheet, the header row included. */
@@ -47,6 +48,13 @@ export function refuseUnstorable(format: FileFormat, plan: WritePlan, after: Wor
     return apiError('invalid_body', `The value for ${column} in row ${index} has ${count(problem.length)} characters; an .${format} cell holds at most ${count(limits.cellText)}. Nothing was written.`);
   }
   return null;
+}
+
+/** Journaled writes holding a cell `format` cannot store (acknowledged by a version that did not check). */
+export function unstorableEntries(format: FileFormat, entries: readonly JournalEntry[]): JournalEntry[] {
+  const limits = FORMAT_LIMITS[format];
+  if (limits === null) return [];
+  return entries.filter(({ plan }) => [...plan.replaced.map((replaced) => replaced.row), ...(plan.appended?.rows ?? [])].some((row) => unstorableCell(row, limits) !== null));
 }
 
 /** The first cell of a row the format cannot store: too long (length) or too far right (length null). */
