@@ -118,6 +118,11 @@ function parseQueryCondition(table: Table, { key, value }: Condition): QueryCond
   if (!isOperator(operator)) {
     return apiError('invalid_operator', `"__${operator}" is not an operator; use one of ${OPERATORS.map((name) => '__' + name).join(', ')}.`);
   }
+  // Every filled cell sorts after "" (and nearly every one after " "), so `__gt()` would match them
+  // all: a missing value, not a question. `__eq()` and `__ne()` keep their meaning: an empty cell, a filled cell.
+  if (operand.trim() === '' && operator !== 'eq' && operator !== 'ne') {
+    return apiError('invalid_parameter', `__${operator} needs a value to compare with; write ${column.name}=__${operator}(value).`);
+  }
   return { column, operator, operand };
 }
 
