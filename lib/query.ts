@@ -50,11 +50,12 @@ function patternFilter(table: Table, column: Column, pattern: string): RowFilter
   const needle = containedText(pattern);
   if (needle !== null) {
     const test: RowTest = (index) => textAt(index).includes(needle);
-    const rows = needle.length >= 3 ? table.containingRows(column, needle) : null;
+    const rows = (needle.length >= 3 ? table.containingRows(column, needle) : null) ?? table.scanRows(column, (text) => text.includes(needle));
     return rows === null ? { test } : { test, rows };
   }
   const matches = compileMatcher(pattern);
-  return { test: (index) => matches(textAt(index)) };
+  const rows = table.scanRows(column, matches);
+  return rows === null ? { test: (index) => matches(textAt(index)) } : { test: (index) => matches(textAt(index)), rows };
 }
 
 export function searchTests(table: Table, conditions: readonly Condition[]): RowFilter[] | ApiError {

@@ -61,15 +61,18 @@ export function composeDelta(delta: RowDelta, plan: WritePlan, rowCount: number)
 
 /**
  * The rows of this version that `keep` accepts among `originRows` (an index's ascending list of
- * origin rows, each asked with its origin row) and among the fresh rows (asked with -1), ascending.
+ * origin rows, or null for every origin row), each asked with its origin row, and among the
+ * fresh rows (asked with -1), ascending.
  */
-export function deltaRows(delta: RowDelta, originRows: readonly number[], rowCount: number, keep: (row: number, origin: number) => boolean): number[] {
+export function deltaRows(delta: RowDelta, originRows: readonly number[] | null, rowCount: number, keep: (row: number, origin: number) => boolean): number[] {
   const { removed, stale, fresh } = delta;
   const rows: number[] = [];
+  const count = originRows === null ? delta.originRows : originRows.length;
   let r = 0;
   let s = 0;
   let f = 0;
-  for (const origin of originRows) {
+  for (let k = 0; k < count; k++) {
+    const origin = originRows === null ? k : originRows[k];
     while (r < removed.length && removed[r] < origin) r++;
     if (r < removed.length && removed[r] === origin) continue;
     while (s < stale.length && stale[s] < origin) s++;

@@ -3,8 +3,8 @@
 // each step on a `*text*` search that is answered by a plain scan meanwhile, so no one request
 // pays for indexing a whole large column (100k rows took ~0.1-2 s in one go).
 
-/** Runs indexed per step: about 10 ms of work at most (some 3,000 rows of names), a few scans of 100k rows. */
-export const STEP_RUNS = 32_768;
+/** Runs indexed per step: some 1,500 rows of names, a few milliseconds (up to ~20 ms on a loaded machine). */
+export const STEP_RUNS = 16_384;
 
 /**
  * Heap set aside per run of text for the memory cap. Measured at about 10 bytes per run once

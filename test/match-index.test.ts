@@ -96,6 +96,14 @@ function write(workbook: Workbook, step: Exclude<Step, { kind: 'search' }>, opti
   return handle(workbook, { ...request, headers: JSON_HEADERS }, options).workbook;
 }
 
+/** `_sort` on text: case-insensitive by code point, stable, empty cells last. */
+function byFolded(a: string, b: string): number {
+  if ((a === '') !== (b === '')) return a === '' ? 1 : -1;
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /** Index answers against a scan: the rows of the whole read that pass the same conditions, in order. */
 function checkSearches(workbook: Workbook, needle: string, city: string, options: EngineOptions): void {
   const all = (JSON.parse(handle(workbook, { method: 'GET', url: '/sheets/x' }, options).body) as { Name: string; City: string }[]).map(({ Name, City }) => [Name, City] as const);
@@ -109,6 +117,8 @@ function checkSearches(workbook: Workbook, needle: string, city: string, options
       all.filter(([name, town]) => name.toLowerCase().includes(n) && town.toLowerCase().includes(c)).map(([name]) => name),
     ],
     [`/sheets/x/search?City=${encodeURIComponent(city)}`, all.filter(([, town]) => town.toLowerCase() === c).map(([name]) => name)],
+    [`/sheets/x/Name/${encodeURIComponent(needle)}*`, all.filter(([name]) => name.toLowerCase().startsWith(n)).map(([name]) => name)],
+    [`/sheets/x/Name/*${encodeURIComponent(needle)}*?_sort=Name`, all.filter(([name]) => name.toLowerCase().includes(n)).map(([name]) => name).sort(byFolded)],
   ];
   for (const [path, expected] of searches) {
     // `/Name/` with no value is no path at all.
@@ -195,4 +205,15 @@ test('a plan that appends past blank rows below the table: those rows are found 
   assert.deepEqual(names(next, '/sheets/x/Name/*'), ['ann', 'bob', 'end', '', '', 'cy']);
   assert.deepEqual(names(next, '/sheets/x/search?Name='), ['', '']);
   assert.deepEqual(names(next, '/sheets/x/Name/cy'), ['cy']);
+});
+
+test('a write that leaves blank rows last: they are no longer data rows, and no index lists them', () => {
+  const base = workbookOf(['ann', '', ''], ['x', '', '']);
+  for (let i = 0; i < 3; i++) names(base, '/sheets/x/search?Name=&City=*x*');
+  // Deleting the trailing `end` row leaves two blank rows last: the tab ends at `ann`.
+  const next = handle(base, { method: 'DELETE', url: '/sheets/x/3' }).workbook;
+  assert.deepEqual(names(next, '/sheets/x/Name/*'), ['ann']);
+  assert.deepEqual(names(next, '/sheets/x/search?Name='), []);
+  assert.deepEqual(names(next, '/sheets/x/search?City='), []);
+  assert.deepEqual(names(next, '/sheets/x/Name/ann'), ['ann']);
 });
