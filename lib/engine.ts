@@ -8,7 +8,8 @@ import { sheetHeaders, JSON_CONTENT_TYPE } from './headers.ts';
 import { allowedMethods, parseRequest, type EngineOptions, type EngineRequest, type ParsedRequest } from './parse-request.ts';
 import { planWrite, rowNotFound } from './plan-write.ts';
 import { isWholeTable, selectRows } from './select.ts';
-import { builtTable, DEFAULT_TEXT_INDEX_BYTES, tableOf, type Table } from './table.ts';
+import { DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
+import { builtTable, tableOf, type Table } from './table.ts';
 import type { Tab, Workbook } from './workbook.ts';
 
 export interface EngineResult {

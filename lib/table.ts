@@ -3,11 +3,11 @@
 // and data rows run to the last row holding any value (blank rows in between stay data rows).
 // A table also keeps the work that depends only on the tab (case folding, serialized rows,
 // column indexes), so reading an unchanged tab again does not redo it; a write's next table
-// keeps the column indexes of the one before, patched by a row delta (row-delta.ts).
+// keeps the column indexes of the one before (column-text.ts).
 import type { WritePlan } from './apply-plan.ts';
+import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { fold } from './match.ts';
-import { carryRows, composeDelta, deltaRows, deltaSize, emptyDelta, type RowDelta } from './row-delta.ts';
-import { BYTES_PER_RUN, countRuns, TrigramIndex } from './trigram-index.ts';
+import type { RowDelta } from './row-delta.ts';
 import { cellText, EMPTY_ROW, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
 
 export interface Column {
@@ -27,7 +27,7 @@ export class Table {
   readonly rowCount: number;
   readonly #grid: readonly SheetRow[];
   readonly #byName: Map<string, Column>;
-  readonly #views = new Map<number, ColumnView>();
+  readonly #texts = new Map<number, ColumnText>();
   readonly #values = new Map<number, TypedValue[]>();
   /**
    * Heap this table's `*text*` indexes may still grow by, set by the engine for each request
@@ -72,12 +72,7 @@ export class Table {
 
   /** The case-folded displayed text of one column, for every data row; computed once per table. */
   folded(column: Column): readonly string[] {
-    const view = this.#view(column);
-    if (view.folded === undefined) {
-      // Rows unchanged since the origin keep its folded text; only the rows written since are folded.
-      view.folded = carryRows(view.delta!, view.origin.folded, this.rowCount, (index) => fold(cellText(this.row(index), column.position)));
-    }
-    return view.folded;
+    return this.#text(column).folded();
   }
 
   /** An answer that depends only on this table (the whole tab in one format), built once, as UTF-8. */
@@ -93,12 +88,7 @@ export class Table {
 
   /** The data rows whose folded text is `value`, ascending: an exact filter looks them up instead of scanning. */
   exactRows(column: Column, value: string): readonly number[] {
-    const view = this.#view(column);
-    const origin = view.origin;
-    origin.exact ??= exactIndex(origin.folded);
-    const rows = origin.exact.get(value) ?? NO_ROWS;
-    if (view.delta === null) return rows;
-    return deltaRows(view.delta, rows, this.rowCount, (row, from) => from !== -1 || this.#foldedAt(view, column, row) === value);
+    return this.#text(column).exactRows(value);
   }
 
   /**
@@ -108,79 +98,48 @@ export class Table {
    * so no single request builds it all.
    */
   containingRows(column: Column, needle: string): readonly number[] | null {
-    const view = this.#view(column);
-    const origin = view.origin;
-    if (origin.trigrams === undefined) {
-      const runs = countRuns(origin.folded);
-      origin.trigrams = runs * BYTES_PER_RUN <= this.textIndexRoom ? new TrigramIndex(origin.folded, runs) : null;
-    }
-    const index = origin.trigrams;
-    if (index === null) return null;
-    if (!index.complete) {
-      index.step();
-      return null;
-    }
-    const rows = index.rarest(needle);
-    // The rows of the rarest run may lack the other runs: each is checked, unchanged rows by their origin text.
-    if (view.delta === null) return rows.filter((row) => origin.folded[row].includes(needle));
-    return deltaRows(view.delta, rows, this.rowCount, (row, from) => (from === -1 ? this.#foldedAt(view, column, row) : origin.folded[from]).includes(needle));
+    return this.#text(column).containingRows(needle, this.textIndexRoom);
   }
 
-  /**
-   * The data rows whose folded text `keep` accepts, ascending, by a scan of the origin's text
-   * through the row delta; null when this table has the column's folded text (test it instead).
-   * After a write this spares copying a whole column's folded text for one scan.
-   */
+  /** The data rows whose folded text `keep` accepts, when a scan can spare copying the column's text after a write; else null. */
   scanRows(column: Column, keep: (folded: string) => boolean): readonly number[] | null {
-    const view = this.#view(column);
-    if (view.folded !== undefined) return null;
-    const origin = view.origin.folded;
-    return deltaRows(view.delta!, null, this.rowCount, (row, from) => keep(from === -1 ? this.#foldedAt(view, column, row) : origin[from]));
-  }
-
-  /** One row's folded text, without folding the whole column when it is not yet carried over. */
-  #foldedAt(view: ColumnView, column: Column, row: number): string {
-    return view.folded?.[row] ?? fold(cellText(this.row(row), column.position));
+    return this.#text(column).scanRows(keep);
   }
 
   /** Heap the `*text*` indexes of this table's columns take (or have set aside to finish building). */
   textIndexBytes(): number {
     let bytes = 0;
-    for (const view of this.#views.values()) bytes += view.origin.trigrams?.bytes ?? 0;
+    for (const text of this.#texts.values()) bytes += text.textIndexBytes;
     return bytes;
   }
 
   /**
    * The table of `tab`, the result of applying `plan` to this table's tab: its columns keep
-   * the indexes built so far, with the plan's rows in their row delta. A column whose delta
-   * has grown large starts again from its own rows when next used.
+   * the indexes built so far, with the plan's rows in their row delta.
    */
   derive(tab: Tab, plan: WritePlan): Table {
     const next = new Table(tab);
     // A plan never changes row 1; a tab with other headers shares nothing.
     if (tab.rows[0] !== this.#grid[0]) return next;
     const composed = new Map<RowDelta, RowDelta>();
-    for (const [position, view] of this.#views) {
-      const before = view.delta ?? emptyDelta(view.origin.folded.length);
-      let delta = composed.get(before);
-      if (delta === undefined) {
-        delta = composeDelta(before, plan, next.rowCount);
-        composed.set(before, delta);
-      }
-      if (deltaSize(delta) <= Math.max(MIN_DELTA_ROWS, next.rowCount >> 5)) next.#views.set(position, { origin: view.origin, delta });
+    for (const [position, text] of this.#texts) {
+      const derived = text.derive(plan, next.rowCount, next.#foldRow(position), composed);
+      if (derived !== null) next.#texts.set(position, derived);
     }
     return next;
   }
 
-  #view(column: Column): ColumnView {
-    let view = this.#views.get(column.position);
-    if (view === undefined) {
-      const folded = new Array<string>(this.rowCount);
-      for (let index = 0; index < this.rowCount; index++) folded[index] = fold(cellText(this.row(index), column.position));
-      view = { origin: { folded }, delta: null, folded };
-      this.#views.set(column.position, view);
+  #text(column: Column): ColumnText {
+    let text = this.#texts.get(column.position);
+    if (text === undefined) {
+      text = ColumnText.of(this.rowCount, this.#foldRow(column.position));
+      this.#texts.set(column.position, text);
     }
-    return view;
+    return text;
+  }
+
+  #foldRow(position: number): (row: number) => string {
+    return (row) => fold(cellText(this.row(row), position));
   }
 
   /** The typed values of one column, for every data row; computed once per table. */
@@ -215,41 +174,6 @@ function once<T>(cache: Map<number, T>, column: Column, build: () => T): T {
   const built = build();
   cache.set(column.position, built);
   return built;
-}
-
-/**
- * What one column's indexes were built on: its folded text at the table they were first needed
- * in (the origin). Shared by the tables a write derives from it, each with its own row delta.
- */
-interface ColumnOrigin {
-  readonly folded: readonly string[];
-  exact?: Map<string, number[]>;
-  /** null: the column's `*text*` index did not fit in the room it was given; it is scanned. */
-  trigrams?: TrigramIndex | null;
-}
-
-interface ColumnView {
-  readonly origin: ColumnOrigin;
-  /** How this table's rows map onto the origin's; null when this table is the origin. */
-  readonly delta: RowDelta | null;
-  folded?: string[];
-}
-
-const NO_ROWS: readonly number[] = [];
-
-/** Default of the engine option `textIndexBytes`: 64 MiB, some 4 million runs (100k rows of 40 characters). */
-export const DEFAULT_TEXT_INDEX_BYTES = 64 * 1024 * 1024;
-/** A delta is patched until it names this many rows, or 1/32 of the rows if more. */
-const MIN_DELTA_ROWS = 256;
-
-function exactIndex(folded: readonly string[]): Map<string, number[]> {
-  const index = new Map<string, number[]>();
-  for (let row = 0; row < folded.length; row++) {
-    const rows = index.get(folded[row]);
-    if (rows === undefined) index.set(folded[row], [row]);
-    else rows.push(row);
-  }
-  return index;
 }
 
 const tables = new WeakMap<Tab, Table>();
