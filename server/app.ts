@@ -12,6 +12,7 @@ import { allowedMethods, parseRequest, type EngineOptions, type Operation, type 
 import { authenticate, checkWrite, type ApiKey } from './auth.ts';
 import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors.ts';
 import type { PlanConfig } from './config.ts';
+import { hostCheck, type AllowedHosts } from './hosts.ts';
 import type { Logger } from './log.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
@@ -50,7 +51,7 @@ export interface AppOptions {
    * Host names served (besides `localhost` and IP addresses, which DNS rebinding cannot
    * produce), or `'*'` for any Host (the default).
    */
-  readonly allowedHosts?: '*' | readonly string[];
+  readonly allowedHosts?: AllowedHosts;
   readonly log: Logger;
 }
 
@@ -76,17 +77,12 @@ export interface App {
 
 const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'update', PUT: 'update', DELETE: 'delete' };
 
-/** `host[:port]` as RFC 9110 has it: a name or IPv4 address, or an IPv6 address in brackets. */
-const VALID_HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
-const IPV4 = /^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$/;
 /** The methods a page on any site may send without a preflight and that change nothing. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function createApp(options: AppOptions): App {
   const connections = new Map(options.connections.map((connection) => [connection.id, connection]));
-  const allowedHosts = options.allowedHosts === undefined || options.allowedHosts === '*'
-    ? null
-    : new Set(['localhost', ...options.allowedHosts.map((name) => name.toLowerCase().replace(/\.$/, ''))]);
+  const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const router = Router();
   router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
@@ -181,23 +177,12 @@ export function createApp(options: AppOptions): App {
     return answered;
   }
 
-  /**
-   * `Host: x/sheets/open/Name/p#` must not reach routing (Deno and Bun build the URL from it), and
-   * a Host outside the allowed names is a page on a rebound DNS name. Null when the Host is fine.
-   */
+  /** Before routing: Deno and Bun built the URL from this Host. */
   function checkHost(request: IncomingRequest): ApiError | null {
     const host = request.headers.get('host');
-    if (host === null) {
-      // HTTP/1.0 and in-process calls send none; the URL then comes from the listener (Bun leaves it relative).
-      return request.url.charCodeAt(0) === 47 ? apiError('invalid_host', 'The request has no Host header; HTTP/1.1 requires one.') : null;
-    }
-    if (!VALID_HOST.test(host)) return apiError('invalid_host', `The Host header ${JSON.stringify(host.slice(0, 100))} is not a host name or address with an optional port.`);
-    if (allowedHosts === null || host.charCodeAt(0) === 91 /* [ an IPv6 address */) return null;
-    const colon = host.indexOf(':');
-    const name = (colon === -1 ? host : host.slice(0, colon)).toLowerCase();
-    // A rebinding page always comes by a name: an IP address in Host was typed by someone.
-    if (allowedHosts.has(name) || allowedHosts.has(name.replace(/\.$/, '')) || IPV4.test(name)) return null;
-    return apiError('host_not_allowed', `This server does not answer to the host name "${name}"; add it to "allowedHosts" in the configuration to serve it.`);
+    // HTTP/1.0 and in-process calls send none; the URL is then the listener's (Bun leaves it relative).
+    if (host === null && request.url.charCodeAt(0) === 47) return apiError('invalid_host', 'The request has no Host header; HTTP/1.1 requires one.');
+    return checkHostHeader(host);
   }
 
   return {

@@ -3,6 +3,7 @@
 // integration tests (which listen on port 0).
 import { createApp, type App, type Connection } from './app.ts';
 import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
+import { defaultAllowedHosts } from './hosts.ts';
 import { createLogger, type Logger } from './log.ts';
 import type { Listen, Listener } from './listener.ts';
 import { openQuotaStore } from './quota.ts';
@@ -45,7 +46,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
     bodyTimeoutMs: timeouts.bodyMs,
     cors: config.cors?.origins ?? '*',
-    allowedHosts: config.allowedHosts ?? (isLoopback(host) ? [] : '*'),
+    allowedHosts: config.allowedHosts ?? defaultAllowedHosts(host),
     log,
   });
   let listener: Listener;
@@ -90,11 +91,6 @@ async function closeListener(listener: Listener, deadlineMs: number, log: Logger
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** 127.0.0.1 (any 127.x), ::1 and localhost: only this machine can connect, but a browser on it can be rebound. */
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 async function openConnection(connection: ConnectionConfig, config: Config, log: Logger): Promise<Connection> {

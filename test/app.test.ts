@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type Connection, type Plan } from '../server/app.ts';
 import { digestKey, type ApiKey } from '../server/auth.ts';
+import { defaultAllowedHosts } from '../server/hosts.ts';
 import { createLogger } from '../server/log.ts';
 import { openQuotaStore } from '../server/quota.ts';
 import { memorySource } from '../server/sources/memory.ts';
@@ -339,6 +340,20 @@ test('Host', async (t) => {
       }
     }
   });
+});
+
+test('allowed hosts by default: only loopback names and IP addresses on a loopback bind', () => {
+  const cases: [string, '*' | string[]][] = [
+    ['127.0.0.1', []],
+    ['127.0.1.1', []],
+    ['::1', []],
+    ['localhost', []],
+    ['0.0.0.0', '*'],
+    ['::', '*'],
+    ['192.168.1.20', '*'],
+    ['sheets.internal', '*'],
+  ];
+  for (const [bind, expected] of cases) assert.deepEqual(defaultAllowedHosts(bind), expected, bind);
 });
 
 test('a CORS list refuses writes from other origins before reading them', async (t) => {
