@@ -62,6 +62,19 @@ test(`a Host header never rewrites the path, and a malformed one is 400 invalid_
   });
 });
 
+test(`a request without Host (${RUNTIME})`, async (t) => {
+  const { url } = await serveBook(t);
+  for (const version of ['1.0', '1.1']) {
+    await t.test(`HTTP/${version}`, async () => {
+      const answer = await rawRequest(url, `GET /sheets/book HTTP/${version}\r\nConnection: close\r\n\r\n`);
+      // Deno takes its bind address for the URL and serves it; Bun refuses HTTP/1.1 itself, bare.
+      if (RUNTIME === 'deno') assert.equal(answer.status, 200, answer.body);
+      else if (RUNTIME === 'bun' && version === '1.1') assert.equal(answer.status, 400);
+      else assertJsonError(answer, 400, 'invalid_host');
+    });
+  }
+});
+
 test(`a loopback server answers only to loopback names and IP addresses by default (${RUNTIME})`, async (t) => {
   const { url, port } = await serveBook(t);
   const cases: [string, string, string, number][] = [
@@ -188,6 +201,11 @@ test(`headers over 16 KiB (${RUNTIME})`, async (t) => {
     // Deno reads heads up to about 400 KB: the long value is simply not found.
     assert.equal(answer.status, 200, answer.body);
   }
+});
+
+test(`a request that is not HTTP/1.1 gets a JSON 400 (${RUNTIME})`, { skip: RUNTIME === 'node' ? false : 'Deno and Bun answer their parsers\' refusals themselves (docs/decisions.md)' }, async (t) => {
+  const { url } = await serveBook(t);
+  assertJsonError(await rawRequest(url, 'GET /sheets/book HTTP/1.1\r\nHost: 127.0.0.1\r\nNot a header line\r\n\r\n'), 400, 'invalid_parameter');
 });
 
 test(`headers that trickle in are cut off (${RUNTIME})`, { skip: RUNTIME === 'deno' ? 'Deno.serve has no header timeout (docs/decisions.md)' : false }, async (t) => {
