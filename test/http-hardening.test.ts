@@ -263,6 +263,26 @@ test(`invalid percent-encoding anywhere in the path is a JSON 4xx that writes no
   });
 });
 
+test(`deeply nested and oversized bodies are refused and write nothing (${RUNTIME})`, async (t) => {
+  const { url } = await serveBook(t);
+  const cases: [string, string, number, string][] = [
+    ['10,000 nested arrays', '['.repeat(10_000) + ']'.repeat(10_000), 400, 'invalid_body'],
+    ['10,000 nested objects in a cell', '{"Name":' + '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000) + '}', 400, 'invalid_body'],
+    // The default body cap is 1 MiB; what a format can hold in one cell is the file source's to say.
+    ['a 1 MiB cell value', JSON.stringify({ Id: 'big', Name: 'x'.repeat(1024 * 1024) }), 413, 'payload_too_large'],
+  ];
+  for (const [name, body, status, code] of cases) {
+    await t.test(name, async () => {
+      const response = await fetch(`${url}/sheets/book`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+      assert.equal(response.status, status);
+      assert.equal(((await response.json()) as { error: string }).error, code);
+    });
+  }
+  await t.test('nothing was written', async () => {
+    assert.deepEqual((await getRows(`${url}/sheets/book`)).map((row) => row.Id), ['a1', 'b2']);
+  });
+});
+
 test(`200 idle keep-alive connections do not stall other requests (${RUNTIME})`, async (t) => {
   const { url, port } = await serveBook(t);
   const idle: Socket[] = [];
