@@ -136,7 +136,7 @@ test(`with CORS origins "*" any site may write to an open connection, as documen
 });
 
 test(`a body that trickles in gets 408 and holds up no one else (${RUNTIME})`, async (t) => {
-  const { url, port } = await serveBook(t, { timeouts: { bodyMs: 1500 } });
+  const { url, port } = await serveBook(t, { timeouts: { bodyMs: 3000 } });
   const slowHead = head('POST', '/sheets/book', `127.0.0.1:${port}`, ['Content-Type: application/json', 'Content-Length: 1000']);
   const slow = Array.from({ length: 5 }, () => trickle(url, slowHead, 100));
   t.after(() => slow.forEach((client) => client.stop()));
