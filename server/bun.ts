@@ -1,5 +1,12 @@
-// Bun: Bun.serve takes the fetch handler as it is.
+// Bun: Bun.serve takes the fetch handler as it is, with its one timeout kept off the handler.
 import type { Listen } from './listener.ts';
+
+interface BunServer {
+  port: number;
+  stop(closeActiveConnections?: boolean): Promise<void>;
+  /** The idle timeout of this request's connection, in seconds; 0 turns it off. */
+  timeout(request: Request, seconds: number): void;
+}
 
 declare const Bun: {
   serve(options: {
@@ -7,14 +14,14 @@ declare const Bun: {
     port: number;
     maxRequestBodySize?: number;
     idleTimeout?: number;
-    fetch: (request: Request) => Promise<Response>;
-  }): {
-    port: number;
-    stop(closeActiveConnections?: boolean): Promise<void>;
-  };
+    fetch: (request: Request, server: BunServer) => Promise<Response>;
+  }): BunServer;
 };
 
-export const listen: Listen = async (app, { host, port, headersTimeoutMs = 10_000, bodyTimeoutMs = 10_000 }) => {
+export const listen: Listen = async (app, { host, port, headersTimeoutMs = 10_000 }) => {
+  // Bun's only timeout (seconds, 1 to 255) closes a connection that has not sent a whole request
+  // for that long: slow heads and idle keep-alive connections alike.
+  const idleSeconds = Math.min(255, Math.max(1, Math.ceil(headersTimeoutMs / 1000)));
   const server = Bun.serve({
     hostname: host,
     port,
@@ -22,11 +29,16 @@ export const listen: Listen = async (app, { host, port, headersTimeoutMs = 10_00
     // by default) would answer a larger declared Content-Length first with a bare 413 and hang
     // up, often before the client can read it.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    // Bun's only timeout (seconds, at most 255) closes a connection that sends nothing for that
-    // long, slow headers included. It stays above the body deadline so that the app's JSON 408
-    // comes first.
-    idleTimeout: Math.min(255, Math.ceil(Math.max(headersTimeoutMs, bodyTimeoutMs) / 1000) + 2),
-    fetch: (request) => app.fetch(request),
+    idleTimeout: idleSeconds,
+    fetch: async (request, served) => {
+      // It would also drop a request whose handler takes longer (a slow upstream, a write that
+      // then lands unanswered), so it is off while the app works: a stalled body is the app's
+      // 408. Switched back on for the connection's idle time after the answer.
+      served.timeout(request, 0);
+      const response = await app.fetch(request);
+      served.timeout(request, idleSeconds);
+      return response;
+    },
   });
   return {
     port: server.port,

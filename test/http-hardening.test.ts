@@ -153,6 +153,17 @@ test(`a body that trickles in gets 408 and holds up no one else (${RUNTIME})`, a
   assert.equal((await getRows(`${url}/sheets/book`)).length, 2, 'nothing was written');
 });
 
+test(`a body that takes longer than the header timeout but arrives within bodyMs is written (${RUNTIME})`, async (t) => {
+  // Bun's idle timeout (here 1 s) would drop the request while its handler waits for the body.
+  const { url, port } = await serveBook(t, { timeouts: { headersMs: 1000, bodyMs: 30_000 } });
+  const body = '{"Id":"s1","Name":"slow but steady"}';
+  const slow = trickle(url, head('POST', '/sheets/book', `127.0.0.1:${port}`, ['Content-Type: application/json', `Content-Length: ${body.length}`]), 300, body);
+  t.after(() => slow.stop());
+  const answer = await within(20_000, 'the slow upload is answered', slow.answer);
+  assert.equal(answer.status, 201, JSON.stringify(answer));
+  assert.deepEqual((await getRows(`${url}/sheets/book`)).map((row) => row.Id), ['a1', 'b2', 's1']);
+});
+
 test(`close() ends within its deadline with a slow body attached, and flushes what was acknowledged (${RUNTIME})`, async (t) => {
   const { url, port, close } = await serveBook(t, { timeouts: { bodyMs: 600_000, shutdownMs: 300 } });
   const posted = await fetch(`${url}/sheets/book`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Id":"c3","Name":"kept"}' });

@@ -387,9 +387,10 @@ function parseRawAnswer(received: Buffer): RawAnswer {
 
 /**
  * A client that sends `head` and then one byte of body every `everyMs` until stopped: a slow
- * upload. `answer` settles with whatever the server sends back, or null when it hangs up silent.
+ * upload. Given `body`, it sends that instead, in ten pieces, one every `everyMs`, and then
+ * waits. `answer` settles with whatever the server sends back, or null when it hangs up silent.
  */
-export function trickle(url: string, head: string, everyMs: number): { answer: Promise<RawAnswer>; stop(): void } {
+export function trickle(url: string, head: string, everyMs: number, body?: string): { answer: Promise<RawAnswer>; stop(): void } {
   const { hostname, port } = new URL(url);
   const socket = connect({ host: hostname, port: Number(port) });
   let received = Buffer.alloc(0);
@@ -410,8 +411,11 @@ export function trickle(url: string, head: string, everyMs: number): { answer: P
   });
   socket.on('connect', () => {
     socket.write(head);
+    const pieces = body === undefined ? [] : Array.from({ length: 10 }, (_, i) => body.slice((i * body.length) / 10, ((i + 1) * body.length) / 10));
     interval = setInterval(() => {
-      if (socket.writable) socket.write('a');
+      if (!socket.writable) return;
+      if (body === undefined) socket.write('a');
+      else if (pieces.length > 0) socket.write(pieces.shift()!);
     }, everyMs);
   });
   return {
