@@ -154,10 +154,10 @@ test(`a body that trickles in gets 408 and holds up no one else (${RUNTIME})`, a
 });
 
 test(`a body that takes longer than the header timeout but arrives within bodyMs is written (${RUNTIME})`, async (t) => {
-  // Bun's idle timeout (here 1 s) would drop the request while its handler waits for the body.
+  // Bun's idle timeout (here 1 s) would drop the request during a 2 s pause in its body.
   const { url, port } = await serveBook(t, { timeouts: { headersMs: 1000, bodyMs: 30_000 } });
   const body = '{"Id":"s1","Name":"slow but steady"}';
-  const slow = trickle(url, head('POST', '/sheets/book', `127.0.0.1:${port}`, ['Content-Type: application/json', `Content-Length: ${body.length}`]), 300, body);
+  const slow = trickle(url, head('POST', '/sheets/book', `127.0.0.1:${port}`, ['Content-Type: application/json', `Content-Length: ${body.length}`]), 2000, body, 2);
   t.after(() => slow.stop());
   const answer = await within(20_000, 'the slow upload is answered', slow.answer);
   assert.equal(answer.status, 201, JSON.stringify(answer));

@@ -387,10 +387,10 @@ function parseRawAnswer(received: Buffer): RawAnswer {
 
 /**
  * A client that sends `head` and then one byte of body every `everyMs` until stopped: a slow
- * upload. Given `body`, it sends that instead, in ten pieces, one every `everyMs`, and then
- * waits. `answer` settles with whatever the server sends back, or null when it hangs up silent.
+ * upload. Given `body`, it sends that instead, in `pieces` pieces, one every `everyMs`, and
+ * then waits. `answer` settles with whatever the server sends back, or null when it hangs up silent.
  */
-export function trickle(url: string, head: string, everyMs: number, body?: string): { answer: Promise<RawAnswer>; stop(): void } {
+export function trickle(url: string, head: string, everyMs: number, body?: string, pieceCount = 10): { answer: Promise<RawAnswer>; stop(): void } {
   const { hostname, port } = new URL(url);
   const socket = connect({ host: hostname, port: Number(port) });
   let received = Buffer.alloc(0);
@@ -411,7 +411,7 @@ export function trickle(url: string, head: string, everyMs: number, body?: strin
   });
   socket.on('connect', () => {
     socket.write(head);
-    const pieces = body === undefined ? [] : Array.from({ length: 10 }, (_, i) => body.slice((i * body.length) / 10, ((i + 1) * body.length) / 10));
+    const pieces = body === undefined ? [] : Array.from({ length: pieceCount }, (_, i) => body.slice(Math.floor((i * body.length) / pieceCount), Math.floor(((i + 1) * body.length) / pieceCount)));
     interval = setInterval(() => {
       if (!socket.writable) return;
       if (body === undefined) socket.write('a');
