@@ -30,16 +30,19 @@ export const listen: Listen = async (app, { host, port, headersTimeoutMs = 10_00
     // up, often before the client can read it.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     idleTimeout: idleSeconds,
-    fetch: async (request, served) => {
-      // It would also drop a request whose handler takes longer (a slow upstream, a write that
-      // then lands unanswered), so it is off while the app works: a stalled body is the app's
-      // 408. Switched back on for the connection's idle time after the answer.
-      served.timeout(request, 0);
-      const response = await app.fetch(request);
-      served.timeout(request, idleSeconds);
-      return response;
-    },
+    // It would also drop a request whose handler takes longer (a body pausing, a slow upstream),
+    // and a write could then land unanswered; so for anything but a read it is off while the app
+    // works (a stalled body is the app's 408) and set again for the connection's idle time after
+    // the answer. Reads skip the two calls, which cost Bun a quarter of its throughput on a small
+    // answer: a read cut off changes nothing and can be sent again.
+    fetch: (request, served) => (request.method === 'GET' || request.method === 'HEAD' ? app.fetch(request) : answerUntimed(request, served)),
   });
+  async function answerUntimed(request: Request, served: BunServer): Promise<Response> {
+    served.timeout(request, 0);
+    const response = await app.fetch(request);
+    served.timeout(request, idleSeconds);
+    return response;
+  }
   return {
     port: server.port,
     close: () => server.stop(false),
