@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { ERRORS } from '../lib/errors.ts';
 import { configForFile, loadConfig, type Config, type FileModeOverrides } from '../server/config.ts';
 import { createLogger } from '../server/log.ts';
-import { RUNTIME, getRows, rawRequest, startServer, tempDir, trickle, within, writeXlsx, type Cell, type RawAnswer, type TestContext } from './http-helpers.ts';
+import { RUNTIME, getRows, rawRequest, readBook, startServer, tempDir, trickle, within, writeXlsx, type Cell, type RawAnswer, type TestContext } from './http-helpers.ts';
 
 const SEED: Cell[][] = [['Id', 'Name'], ['a1', 'proto1'], ['b2', 'proto2']];
 
@@ -19,7 +19,7 @@ async function serveBook(t: TestContext, overrides: FileModeOverrides = {}, log 
   const path = dir.path('book.xlsx');
   await writeXlsx(path, 'People', SEED);
   const server = await startServer(t, configForFile(path, { stateDir: dir.path('state'), ...overrides }), log);
-  return { ...server, port: new URL(server.url).port };
+  return { ...server, path, port: new URL(server.url).port };
 }
 
 /** `GET path HTTP/1.1` with these extra header lines, answered on a connection of its own. */
@@ -165,7 +165,7 @@ test(`a body that takes longer than the header timeout but arrives within bodyMs
 });
 
 test(`close() ends within its deadline with a slow body attached, and flushes what was acknowledged (${RUNTIME})`, async (t) => {
-  const { url, port, close } = await serveBook(t, { timeouts: { bodyMs: 600_000, shutdownMs: 300 } });
+  const { url, port, close, path } = await serveBook(t, { timeouts: { bodyMs: 600_000, shutdownMs: 300 } });
   const posted = await fetch(`${url}/sheets/book`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Id":"c3","Name":"kept"}' });
   assert.equal(posted.status, 201);
   await posted.body?.cancel();
@@ -177,6 +177,8 @@ test(`close() ends within its deadline with a slow body attached, and flushes wh
   await within(10_000, 'close() with a trickling client attached', close());
   const answer = await within(10_000, 'the slow client hears the end', slow.answer);
   assert.notEqual(answer.status, 201, 'the half-sent body was not written');
+  // The source was flushed after the connections were closed: the acknowledged row is in the file.
+  assert.deepEqual((await readBook(path)).People.map((row) => row[0]), ['Id', 'a1', 'b2', 'c3']);
 });
 
 test(`a client that hangs up mid-body is not a server error (${RUNTIME})`, async (t) => {
