@@ -302,7 +302,7 @@ test('Host', async (t) => {
   });
   await t.test('a malformed Host is 400 invalid_host, whatever the path', async (t) => {
     const { app } = await appWith(t, { allowedHosts: '*' });
-    for (const host of ['x/sheets/demo/Name/Ann#', 'x?', 'x#', 'u@x', 'a b', '', '[::1', 'x:', 'x:abc', 'x:123456', 'é.example', 'x\\y']) {
+    for (const host of ['x/sheets/demo/Name/Ann#', 'x?', 'x#', 'u@x', 'a b', '', '[::1', 'x:', 'x:abc', 'x:123456', 'x:99999', 'x:65536', 'a.1', '1.2.3.999', '[1:2]', 'é.example', 'x\\y']) {
       for (const path of ['/sheets/demo', '/healthz', '/nowhere']) {
         const answer = await app.answer(incoming(path, { Host: host }));
         assert.equal(answer.status, 400, `${JSON.stringify(host)} ${path}`);

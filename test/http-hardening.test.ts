@@ -44,7 +44,7 @@ test(`a Host header never rewrites the path, and a malformed one is 400 invalid_
   const config: Config = await loadConfig(dir.path('sheetrest.json'));
   const { url } = await startServer(t, config);
 
-  const hosts = ['x/sheets/open/Name/proto2#', 'x/sheets/open', 'x?y', 'x#y', 'user@evil.example', 'a b', '[::1', 'x:port', 'x\\y', '', 'évil.example'];
+  const hosts = ['x/sheets/open/Name/proto2#', 'x/sheets/open', 'x?y', 'x#y', 'user@evil.example', 'a b', '[::1', 'x:port', 'x\\y', '', 'évil.example', 'x:99999', 'a.1', '1.2.3.999', '[1:2]'];
   for (const host of hosts) {
     await t.test(`Host: ${JSON.stringify(host)}`, async () => {
       const answer = await rawRequest(url, head('DELETE', '/sheets/other/Name/proto1', host));
