@@ -160,8 +160,14 @@ export function createApp(options: AppOptions): App {
       const refused = checkHost(request);
       answered = refused === null ? ((await router.fetch(request)) as Answer) : errorAnswer(refused);
     } catch (error) {
-      options.log.error('request failed', { error: String(error) });
-      answered = errorAnswer(asApiError(error));
+      // Routing parses the URL; a target no URL can hold (`GET http://h:99999/ HTTP/1.1`, which
+      // Deno passes on) is the client's mistake. Checked only here, off the hot path.
+      if (!URL.canParse(request.url)) {
+        answered = errorAnswer(apiError('invalid_parameter', 'The request target is not a path or URL the server can read.'));
+      } else {
+        options.log.error('request failed', { error: String(error) });
+        answered = errorAnswer(asApiError(error));
+      }
     }
     // The request line is built only when it is written: it is on every request's path.
     if (!options.log.enabled('info')) return answered;

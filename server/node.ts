@@ -87,10 +87,10 @@ function urlOf(target: string, host: string | undefined): string {
   if (host === undefined && target.charCodeAt(0) === 47) return target;
   if (target.charCodeAt(0) === 47) return ORIGIN + target;
   // The absolute form (`GET http://h/p HTTP/1.1`, meant for proxies) is served by its path, as
-  // Deno and Bun do; anything else (`OPTIONS *`) is a path that matches nothing.
+  // Deno and Bun do; anything else (`OPTIONS *`) is handed on as it is, for the app to refuse.
   const absolute = URL.canParse(target) ? new URL(target) : null;
   if (absolute !== null && (absolute.protocol === 'http:' || absolute.protocol === 'https:')) return ORIGIN + absolute.pathname + absolute.search;
-  return `${ORIGIN}/${encodeURIComponent(target)}`;
+  return target;
 }
 
 /** What node:http refuses before the app sees a request, answered as the app would, then the connection closed. */

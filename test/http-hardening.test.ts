@@ -62,6 +62,29 @@ test(`a Host header never rewrites the path, and a malformed one is 400 invalid_
   });
 });
 
+test(`odd request targets are served by their path or refused, never a 500 (${RUNTIME})`, async (t) => {
+  const { url, port } = await serveBook(t);
+  const cases: [string, number | 'refused' | 'not 5xx'][] = [
+    // The absolute form is meant for proxies; its host is not the Host and routes nothing.
+    ['http://evil.example/sheets/book', 200],
+    ['https://evil.example/sheets/book', 200],
+    ['//evil.example/sheets/book', 404],
+    // No URL holds it: Node and Deno refuse it (400); Bun builds its URL from Host and serves the path.
+    ['http://evil.example:99999/sheets/book', 'not 5xx'],
+    ['*', 'refused'],
+    ['sheets/book', 'refused'],
+    ['/sheets/%2e%2e/book', 404],
+  ];
+  for (const [target, expected] of cases) {
+    await t.test(`GET ${target}`, async () => {
+      const answer = await rawRequest(url, head('GET', target, `127.0.0.1:${port}`));
+      assert.ok(answer.status !== null && answer.status < 500, `${answer.status} ${answer.body}`);
+      if (expected === 'refused') assert.ok(answer.status >= 400, `${answer.status} ${answer.body}`);
+      else if (expected !== 'not 5xx') assert.equal(answer.status, expected, answer.body);
+    });
+  }
+});
+
 test(`a request without Host (${RUNTIME})`, async (t) => {
   const { url } = await serveBook(t);
   for (const version of ['1.0', '1.1']) {
