@@ -60,6 +60,8 @@ test('a valid config loads with defaults and resolved paths', async () => {
     assert.equal(config.stateDir, join(dir, '.sheetrest'));
     assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 5000 });
     assert.deepEqual(config.cors, { origins: '*' });
+    assert.equal(config.allowedHosts, undefined, 'decided from the bind address at start-up');
+    assert.deepEqual(config.timeouts, { headersMs: 10000, bodyMs: 10000, shutdownMs: 10000 });
     assert.deepEqual(config.log, { level: 'info' });
     const [demo, open] = config.connections;
     assert.deepEqual(demo.source, { type: 'file', path: join(dir, 'data', 'book.xlsx') });
@@ -87,6 +89,8 @@ test('server settings and a google source are read', async () => {
     stateDir: 'var/state',
     limits: { bodyBytes: 2048, rowsPerWrite: 10 },
     cors: { origins: ['https://app.example.com', 'http://localhost:5173'] },
+    allowedHosts: ['sheets.example.com', 'intranet', '10.0.0.7', '[::1]'],
+    timeouts: { headersMs: 5000, shutdownMs: 0 },
     log: { level: 'silent' },
     connections: [
       { id: 'g', source: { type: 'google', spreadsheetId: '1AbC-d_E', credentialsFile: 'sa.json', rootUrl: 'http://127.0.0.1:9999' } },
@@ -100,6 +104,8 @@ test('server settings and a google source are read', async () => {
     assert.equal(config.stateDir, join(dir, 'var', 'state'));
     assert.deepEqual(config.limits, { bodyBytes: 2048, rowsPerWrite: 10 });
     assert.deepEqual(config.cors.origins, ['https://app.example.com', 'http://localhost:5173']);
+    assert.deepEqual(config.allowedHosts, ['sheets.example.com', 'intranet', '10.0.0.7', '[::1]']);
+    assert.deepEqual(config.timeouts, { headersMs: 5000, bodyMs: 10000, shutdownMs: 0 });
     assert.equal(config.log.level, 'silent');
     assert.equal('$schema' in config, false);
     const google = config.connections[0].source as GoogleSourceConfig;
@@ -159,6 +165,14 @@ const mistakes: [string, string][] = [
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "log": {"level": "verbose"}}', 'log.level: expected "debug", "info", "warn", "error" or "silent", got "verbose"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "logLevel": "info"}', 'logLevel: unknown field'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": []}', 'limits: expected an object, got an array'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedHosts": "sheets.example.com"}', 'allowedHosts: expected "*" or a list of host names, got "sheets.example.com"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedHosts": ["https://sheets.example.com"]}', 'allowedHosts[0]: expected a host name such as "sheets.example.com" (no scheme, port or path), got "https://sheets.example.com"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedHosts": ["sheets.example.com:443"]}', 'allowedHosts[0]: expected a host name such as "sheets.example.com" (no scheme, port or path), got "sheets.example.com:443"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedHosts": [""]}', 'allowedHosts[0]: expected a host name such as "sheets.example.com" (no scheme, port or path), got ""'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedhosts": []}', 'allowedhosts: unknown field (did you mean "allowedHosts"?)'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "timeouts": {"bodyMs": 0}}', 'timeouts.bodyMs: expected a whole number from 1 to 3600000, got 0'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "timeouts": {"shutdownMs": "10s"}}', 'timeouts.shutdownMs: expected a whole number from 0 to 3600000, got "10s"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "timeouts": {"idleMs": 5}}', 'timeouts.idleMs: unknown field; expected one of "headersMs", "bodyMs", "shutdownMs"'],
   [connection(', "plan": []'), 'connections[0].plan: expected an object, got an array'],
   ['{"connections": [{"id": "a", "source": []}]}', 'connections[0].source.type: expected "file" or "google", got nothing'],
   ['{"connections": [], \n  "port": 80,\n}', 'not valid JSON: line 2, column 13: a comma before "}" is not allowed in JSON'],
