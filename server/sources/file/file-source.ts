@@ -27,9 +27,9 @@ import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
-import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, isMissing, isPermissionError, writeTempFile } from './disk.ts';
+import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, isDiskFull, isMissing, isPermissionError, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
-import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
+import { Journal, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
 import { bookUsesDate1904 } from './read-cells.ts';
 import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
 
@@ -46,6 +46,8 @@ export interface FileSourceState {
   readonly decoded: Decoded;
   readonly identity: string;
   readonly fingerprint: string;
+  /** How the journal opens its files (tests fail the disk through it). */
+  readonly journalFiles?: JournalFiles;
 }
 
 /** A planned write waiting for its group commit. */
@@ -151,16 +153,21 @@ export class FileSource implements Source {
       const mark = contents.compactions.findLast((compaction) => compaction.fingerprint === this.#fingerprint);
       if (contents.base === this.#fingerprint || mark !== undefined) {
         const replay = contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore);
-        this.#durable = this.#latest = replay.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
-        this.#entries = replay.slice();
-        if (replay.length > 0) log(`sheetrest: recovered ${replay.length} journaled write(s) to ${path}`);
+        if (contents.damaged.length > 0) {
+          // Writes were lost between these (mod.ts logs which lines): re-check each as on an outside change.
+          await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, replay, false);
+        } else {
+          this.#durable = this.#latest = replay.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
+          this.#entries = replay.slice();
+        }
+        if (replay.length > 0) log(`sheetrest: recovered ${this.#entries.length} journaled write(s) to ${path}`);
       } else {
         await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, contents.entries, false);
       }
     }
     // Read-only: leave the journal for a run that can write it back.
     if (!this.#writable) return;
-    this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries);
+    this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries, this.#config.journalFiles);
     await this.#io.run(() => this.#compact());
   }
 
@@ -194,11 +201,14 @@ export class FileSource implements Source {
     if (entries.length > 0) {
       try {
         if (this.#journal === null) throw new Error('no journal is open');
+        // A failed append that could not be cut back: start over from what was acknowledged.
+        if (this.#journal.broken) await this.#replaceJournal(this.#entries);
         await this.#journal.append(entries);
       } catch (error) {
         // Every write not yet durable was planned on top of these: the group commit fails them all.
         this.#latest = this.#durable;
         this.#config.log(`sheetrest: could not save writes to the journal of ${this.#config.path}: ${describe(error)}`);
+        if (isDiskFull(error)) throw apiError('insufficient_storage', 'The server\'s disk is full; nothing was written. Try again once space is freed.');
         throw apiError('write_error', 'The write could not be saved; nothing was written.');
       }
       this.#entries.push(...entries);
@@ -261,7 +271,7 @@ export class FileSource implements Source {
   }
 
   async #replaceJournal(entries: readonly JournalEntry[]): Promise<void> {
-    const next = await Journal.create(this.#config.journalPath, this.#fingerprint, entries);
+    const next = await Journal.create(this.#config.journalPath, this.#fingerprint, entries, this.#config.journalFiles);
     await this.#journal?.close();
     this.#journal = next;
   }
