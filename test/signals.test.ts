@@ -4,7 +4,8 @@
 // the quota counts are in quota.json, the journaled writes in the workbook file, no temp file or
 // lock is left. Run through the real `npm start` (which runs Node: `node server/main.ts`) and, on
 // every runtime, with the runtime's own CLI signalled as npm would. Only a signal after the 3 s
-// window forces the exit, which still saves the counts and frees the state folder.
+// window forces the exit, which, like an uncaught exception, still saves the counts and frees
+// the state folder.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -201,6 +202,33 @@ test(`a stop signal after the 3 s window forces the exit, still saving the count
   assert.equal(quota.counts.book, 2, 'the GET and the held POST are counted');
   const state = await readdir(dir.path('state'));
   assert.deepEqual(state.filter((name) => name.endsWith('.tmp') || name === 'lock'), [], `no temp file or lock left: ${state.join(', ')}`);
+});
+
+// How each runtime loads a module before the CLI: here, one that turns SIGUSR2 into an uncaught exception.
+const PRELOAD = { node: ['--import'], deno: ['run', '-A', '--preload'], bun: ['--preload'] } as const;
+
+test(`an uncaught exception exits 1, still saving the counts and freeing the lock (${RUNTIME})`, async (t) => {
+  const { dir, args } = await configured(t);
+  await writeFile(dir.path('crash.mjs'), "import process from 'node:process';\nprocess.on('SIGUSR2', () => { throw new Error('injected by the test'); });\n");
+  const group = await spawnGroup(t, process.execPath, [...PRELOAD[RUNTIME], dir.path('crash.mjs'), 'server/main.ts', ...args]);
+  const sheet = `${group.url}/sheets/book`;
+  assert.equal((await getRows(sheet)).length, 1);
+  for (const id of ['w0', 'w1']) {
+    const response = await postJson(sheet, { Id: id, Name: id });
+    assert.equal(response.status, 201, await response.text());
+  }
+  // At once: the counts may still be only in memory.
+  process.kill(group.pid, 'SIGUSR2');
+  assert.deepEqual(await within(15_000, 'exit', group.exited), { code: 1, signal: null }, group.stderr());
+  assert.match(group.stderr(), /unexpected error, exiting: Error: injected by the test/);
+  const quota = JSON.parse(await readFile(dir.path('state/quota.json'), 'utf8')) as { counts: Record<string, number> };
+  assert.equal(quota.counts.book, 3);
+  const state = await readdir(dir.path('state'));
+  assert.deepEqual(state.filter((name) => name.endsWith('.tmp') || name === 'lock'), [], `no temp file or lock left: ${state.join(', ')}`);
+  // The acknowledged writes are in the journal: the next start serves them.
+  const [command, argv] = cliCommand(args);
+  const next = await spawnGroup(t, command, argv);
+  assert.deepEqual((await getRows(`${next.url}/sheets/book`)).map((row) => row.Id), ['seed-1', 'w0', 'w1']);
 });
 
 async function waitFor(check: () => boolean): Promise<void> {
