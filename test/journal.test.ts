@@ -146,6 +146,9 @@ test('a full disk answers POST with 507 and loses nothing acknowledged', async (
         assert.equal(full.body.error, 'insufficient_storage');
         assert.match(full.body.message ?? '', /disk is full; nothing was written/);
         assert.deepEqual(names(await source.read()), [...before, 'Dee'], 'the refused write is not served');
+        const stateDir = join(folder.dir, '.sheetrest');
+        const journal = await readJournal(join(stateDir, (await stateFiles(stateDir)).find((name) => name.endsWith('.journal')) ?? ''));
+        assert.deepEqual({ torn: journal?.torn, entries: journal?.entries.length }, { torn: false, entries: 1 }, 'the journal ends with the last acknowledged line');
         // Space is freed: writes go on, after the last acknowledged line.
         assert.equal((await post(app, { ...ROW, Name: 'Eve' })).status, 201);
         assert.match(log.messages.join('\n'), /could not save writes to the journal .*ENOSPC|EDQUOT/);

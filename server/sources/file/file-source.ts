@@ -208,6 +208,8 @@ export class FileSource implements Source {
         // Every write not yet durable was planned on top of these: the group commit fails them all.
         this.#latest = this.#durable;
         this.#config.log(`sheetrest: could not save writes to the journal of ${this.#config.path}: ${describe(error)}`);
+        // Right away too, so that compaction, which appends a mark, finds a sound journal.
+        if (this.#journal?.broken) await this.#replaceJournal(this.#entries).catch(() => undefined);
         if (isDiskFull(error)) throw apiError('insufficient_storage', 'The server\'s disk is full; nothing was written. Try again once space is freed.');
         throw apiError('write_error', 'The write could not be saved; nothing was written.');
       }
