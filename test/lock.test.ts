@@ -95,6 +95,16 @@ test('leftover temp files are removed from the state folder, and nothing else', 
   assert.deepEqual((await readdir(dir.dir)).sort(), kept.slice().sort());
 });
 
+test(`start() removes the temp files a crash left in the state folder, once it holds the lock (${RUNTIME})`, async (t) => {
+  const { path, stateDir } = await book(t);
+  await mkdir(stateDir);
+  const leftovers = ['.quota.json.4121.3.tmp', '.book.xlsx.0badc0de.journal.sheetrest-00112233aabb.tmp'];
+  for (const name of leftovers) await writeFile(join(stateDir, name), 'left by a crash');
+  const served = await startServer(t, configForFile(path, { stateDir }));
+  assert.deepEqual((await readdir(stateDir)).filter((name) => name.endsWith('.tmp')), []);
+  await served.close();
+});
+
 /** name -> inode, size, mtime and content hash of every file in the folders: any change shows. */
 async function snapshot(...folders: string[]): Promise<Record<string, string>> {
   const result: Record<string, string> = {};
