@@ -6,6 +6,7 @@
 // damaged line in the middle is reported, and the intact lines after it are kept.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { rmdirSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -242,7 +243,10 @@ function mountTmpfs(size: string): { dir: string; resize(size: string): void; un
   return {
     dir,
     resize: (next) => void execFileSync('mount', ['-o', `remount,size=${next}`, dir]),
-    unmount: () => void execFileSync('umount', [dir]),
+    unmount: () => {
+      execFileSync('umount', [dir]);
+      rmdirSync(dir);
+    },
   };
 }
 
