@@ -93,6 +93,12 @@ export function isPermissionError(error: unknown): boolean {
   return code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
 }
 
+/** Whether a failure means the disk (or the user's quota on it) is full: 507, not a passing fault. */
+export function isDiskFull(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
 /** Flushes a directory's entries (a rename or a new file) to disk; a no-op where unsupported. */
 export async function fsyncDirectory(path: string): Promise<void> {
   let handle;

@@ -32,9 +32,9 @@ import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source } from '../source.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
-import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
+import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
-import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
+import { Journal, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
 import { refuseUnstorable, unstorableEntries } from './limits.ts';
 import { bookUsesDate1904 } from './read-cells.ts';
 import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
@@ -52,6 +52,8 @@ export interface FileSourceState {
   readonly decoded: Decoded;
   readonly identity: string;
   readonly fingerprint: string;
+  /** How the journal opens its files (tests fail the disk through it). */
+  readonly journalFiles?: JournalFiles;
 }
 
 /** A planned write waiting for its group commit. */
@@ -201,9 +203,14 @@ export class FileSource implements Source {
         await this.#setAside(unstorable, `${unstorable.length} journaled write(s) to ${path} hold a cell an .${this.#decoded.format} file cannot store`);
       }
       if (matches && unstorable.length === 0) {
-        this.#durable = this.#latest = pending.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
-        this.#entries = pending.slice();
-        if (pending.length > 0) log(`sheetrest: recovered ${pending.length} journaled write(s) to ${path}`);
+        if (contents.damaged.length > 0) {
+          // Writes were lost between these (mod.ts logs which lines): re-check each as on an outside change.
+          await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, pending, false);
+        } else {
+          this.#durable = this.#latest = pending.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
+          this.#entries = pending.slice();
+        }
+        if (pending.length > 0) log(`sheetrest: recovered ${this.#entries.length} journaled write(s) to ${path}`);
       } else {
         // Re-planning moves the appends that followed a set-aside one up into its place.
         const storable = pending.filter((entry) => !unstorable.includes(entry));
@@ -212,7 +219,7 @@ export class FileSource implements Source {
     }
     // Read-only: leave the journal for a run that can write it back.
     if (!this.#writable) return;
-    this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries);
+    this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries, this.#config.journalFiles);
     await this.#forgetJournaled();
     await this.#io.run(() => this.#compact(true));
   }
@@ -256,11 +263,16 @@ export class FileSource implements Source {
     if (entries.length > 0) {
       try {
         if (this.#journal === null) throw new Error('no journal is open');
+        // A failed append that could not be cut back: start over from what was acknowledged.
+        if (this.#journal.broken) await this.#replaceJournal(this.#entries);
         await this.#journal.append(entries);
       } catch (error) {
         // Every write not yet durable was planned on top of these: the group commit fails them all.
         this.#latest = this.#durable;
         this.#config.log(`sheetrest: could not save writes to the journal of ${this.#config.path}: ${describe(error)}`);
+        // Right away too, so that compaction, which appends a mark, finds a sound journal.
+        if (this.#journal?.broken) await this.#replaceJournal(this.#entries).catch(() => undefined);
+        if (isDiskFull(error)) throw apiError('insufficient_storage', 'The server\'s disk is full; nothing was written. Try again once space is freed.');
         throw apiError('write_error', 'The write could not be saved; nothing was written.');
       }
       this.#entries.push(...entries);
@@ -312,9 +324,10 @@ export class FileSource implements Source {
         this.#identity = renamed ?? identity;
         this.#fingerprint = target;
         this.#entries = [];
+        // Recorded before the journal forgets these writes, so no crash leaves them in neither.
+        await this.#history?.add(folded).catch((error: unknown) => log(`sheetrest: could not keep what was folded into ${path} (${describe(error)}); a stale copy saved over it may go unnoticed`));
         await this.#replaceJournal([]);
         this.#compacted(folded.entries.length);
-        await this.#history?.add(folded).catch((error: unknown) => log(`sheetrest: could not keep what was folded into ${path} (${describe(error)}); a stale copy saved over it may go unnoticed`));
         return;
       }
       this.#compactionFailed('it keeps changing outside the server');
@@ -354,7 +367,7 @@ export class FileSource implements Source {
   }
 
   async #replaceJournal(entries: readonly JournalEntry[]): Promise<void> {
-    const next = await Journal.create(this.#config.journalPath, this.#fingerprint, entries);
+    const next = await Journal.create(this.#config.journalPath, this.#fingerprint, entries, this.#config.journalFiles);
     await this.#journal?.close();
     this.#journal = next;
   }
