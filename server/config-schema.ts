@@ -8,7 +8,7 @@
 //     "$schema": "...",                  ignored, for editors
 //     "host": "127.0.0.1", "port": 8080, port 0 takes any free port
 //     "stateDir": ".sheetrest",          quota counts and journals; relative to this file's folder
-//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000 },
+//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000, "textIndexBytes": 67108864 },
 //     "cors": { "origins": "*" },        or a list: ["https://app.example.com"]; [] allows none
 //     "allowedHosts": ["sheets.example.com"],   Host names served besides localhost and IP
 //                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
@@ -50,6 +50,8 @@ export const DEFAULTS = {
   port: 8080,
   bodyBytes: 1024 * 1024,
   rowsPerWrite: 5000,
+  /** The engine's `*text*` indexes, across every tab of one connection (lib/column-text.ts). */
+  textIndexBytes: 64 * 1024 * 1024,
   corsOrigins: '*',
   logLevel: 'info',
   headersMs: 10_000,
@@ -59,7 +61,7 @@ export const DEFAULTS = {
 
 /** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
 export const KNOWN_FIELDS: readonly string[] = [
-  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'cors', 'origins', 'log', 'level',
+  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
   'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'freshnessMs', 'timeoutMs', 'retries',
@@ -289,6 +291,7 @@ export const ServerSettingsEntries = {
     strict('an object', {
       bodyBytes: v.optional(wholeNumber(1), DEFAULTS.bodyBytes),
       rowsPerWrite: v.optional(wholeNumber(1), DEFAULTS.rowsPerWrite),
+      textIndexBytes: v.optional(wholeNumber(0), DEFAULTS.textIndexBytes),
     }),
     {},
   ),

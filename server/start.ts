@@ -158,7 +158,11 @@ async function openConnection(connection: ConnectionConfig, config: Config, log:
     keys: connection.keys,
     plan: connection.plan,
     readOnly: connection.readOnly ?? false,
-    engine: { formulas: connection.formulas ?? false, maxRows: config.limits?.rowsPerWrite ?? 5000 },
+    engine: {
+      formulas: connection.formulas ?? false,
+      maxRows: config.limits?.rowsPerWrite ?? DEFAULTS.rowsPerWrite,
+      textIndexBytes: config.limits?.textIndexBytes ?? DEFAULTS.textIndexBytes,
+    },
   };
 }
 

@@ -327,3 +327,19 @@ test(`close() finishes the writes in flight and flushes them to the file (${RUNT
   for (const [id, count] of onDisk) assert.equal(count, 1, id);
   assert.deepEqual(unanswered.filter((id) => onDisk.has(id)), [], 'no write landed without its answer');
 });
+
+test(`limits.textIndexBytes reaches every connection's engine (${RUNTIME})`, async (t) => {
+  const dir = await tempDir(t);
+  const path = dir.path('book.xlsx');
+  await writeXlsx(path, 'People', SEED);
+  const config = configForFile(path, { stateDir: dir.path('state') });
+  const cases: [number | undefined, number][] = [[undefined, 64 * 1024 * 1024], [0, 0], [1024, 1024]];
+  for (const [given, expected] of cases) {
+    const limits = { ...config.limits, ...(given === undefined ? {} : { textIndexBytes: given }) };
+    const { running, close } = await startServer(t, { ...config, limits });
+    assert.equal(running.connections[0].engine.textIndexBytes, expected, `textIndexBytes ${given}`);
+    // The search answers the same whatever the cap.
+    assert.deepEqual((await getRows(`${running.url}/sheets/book/Name/*o*`)).map((row) => row.Id), ['b2']);
+    await close();
+  }
+});
