@@ -146,7 +146,7 @@ function isLive(path: string, holder: LockHolder): boolean {
 }
 
 /** Signal 0 asks whether the process exists: ESRCH means gone, EPERM means alive but another user's. */
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -17,6 +17,7 @@ import type { Listen } from '../server/listener.ts';
 import { createLogger } from '../server/log.ts';
 import { start } from '../server/start.ts';
 import { removeLeftoverTempFiles } from '../server/state.ts';
+import { removeStaleTempFiles } from '../server/sources/file/disk.ts';
 import { RUNTIME, burst, getRows, postJson, readBook, runCli, runtimeListen, spawnServer, startServer, tally, tempDir, within, writeXlsx, type TestContext } from './http-helpers.ts';
 
 const SEED = [['Id', 'Name'], ['seed-1', 'Ann'], ['seed-2', 'Bob']];
@@ -88,7 +89,10 @@ test('release leaves a lock that is no longer ours alone', async (t) => {
 
 test('leftover temp files are removed from the state folder, and nothing else', async (t) => {
   const dir = await tempDir(t);
-  const leftovers = ['.quota.json.4121.7.tmp', '.book.xlsx.1a2b3c4d.journal.sheetrest-0a1b2c3d4e5f.tmp', 'lock.4121.tmp'];
+  const leftovers = [
+    '.quota.json.4121.7.tmp', '.book.xlsx.1a2b3c4d.journal.sheetrest-0a1b2c3d4e5f.tmp', 'lock.4121.tmp',
+    '.book.xlsx.1a2b3c4d.journal.sheetrest-4121-0a1b2c3d4e5f.tmp', '.book.xlsx.1a2b3c4d.compacted.sheetrest-4121-0a1b2c3d4e5f.tmp',
+  ];
   const kept = ['quota.json', 'book.xlsx.1a2b3c4d.journal', 'book.xlsx.conflict-2026-01-01T00-00-00-000Z.jsonl', 'lock', 'notes.tmp'];
   for (const name of [...leftovers, ...kept]) await writeFile(dir.path(name), 'x');
   assert.deepEqual((await removeLeftoverTempFiles(dir.dir)).sort(), leftovers.slice().sort());
@@ -266,4 +270,15 @@ test(`a port already in use stops the start before the journal is touched, and f
   };
   await assert.rejects(start(config, { listen: failing, log: createLogger('silent') }), /EADDRINUSE/);
   assert.deepEqual(await readdir(stateDir), [], 'no journal, no quota file, no lock');
+});
+
+test('temp files beside a workbook are removed at open unless their process is alive', async (t) => {
+  const dir = await tempDir(t);
+  // No pid can exceed Linux's 2^22 limit, so this one is always gone; the parent is always alive.
+  const gone = 4_194_305;
+  const removed = ['.book.xlsx.sheetrest-0a1b2c3d4e5f.tmp', `.book.xlsx.sheetrest-${gone}-0a1b2c3d4e5f.tmp`, `.book.xlsx.sheetrest-${process.pid}-0a1b2c3d4e5f.tmp`];
+  const kept = [`.book.xlsx.sheetrest-${process.ppid}-0a1b2c3d4e5f.tmp`, 'book.xlsx', '.other.xlsx.sheetrest-0a1b2c3d4e5f.tmp'];
+  for (const name of [...removed, ...kept]) await writeFile(dir.path(name), 'x');
+  assert.equal(await removeStaleTempFiles(dir.path('book.xlsx')), removed.length);
+  assert.deepEqual((await readdir(dir.dir)).sort(), kept.slice().sort());
 });

@@ -4,6 +4,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import process from 'node:process';
+import { isAlive } from '../../lock.ts';
 
 export function fingerprint(bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -116,7 +118,13 @@ export async function fsyncDirectory(path: string): Promise<void> {
 
 /** Temp files sit beside their target (a rename is atomic only within one file system) and say whose they are. */
 export function tempPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.sheetrest-${randomBytes(6).toString('hex')}.tmp`);
+  return join(dirname(path), `.${basename(path)}.sheetrest-${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** The pid a temp file's name carries; undefined for the names of earlier versions, which had none. */
+function tempFileOwner(name: string): number | undefined {
+  const match = /\.sheetrest-(\d+)-[0-9a-f]+\.tmp$/.exec(name);
+  return match === null ? undefined : Number(match[1]);
 }
 
 /** Writes bytes to a fresh temp file beside `path` and fsyncs it; answers its path and identity. */
@@ -157,12 +165,17 @@ export async function replaceFileDurably(path: string, bytes: Uint8Array): Promi
   await commitTempFile(temp, path);
 }
 
-/** Removes temp files a crash left beside `path`. */
+/**
+ * Removes temp files a crash left beside `path`. The workbook's folder is not covered by the
+ * state folder's lock (another server with its own state folder may serve the same file), so a
+ * temp file whose process is still alive may be a compaction in progress and is left alone.
+ */
 export async function removeStaleTempFiles(path: string): Promise<number> {
   const prefix = `.${basename(path)}.sheetrest-`;
   let removed = 0;
   for (const name of await readdir(dirname(path)).catch(() => [] as string[])) {
-    if (name.startsWith(prefix) && name.endsWith('.tmp')) {
+    const owner = tempFileOwner(name);
+    if (name.startsWith(prefix) && name.endsWith('.tmp') && (owner === undefined || owner === process.pid || !isAlive(owner))) {
       await unlink(join(dirname(path), name)).catch(() => undefined);
       removed++;
     }
