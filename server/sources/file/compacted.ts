@@ -3,11 +3,10 @@
 // server then compacted 20 acknowledged writes into it, and they saved their copy over it. The
 // 20 writes are in no journal any more; this history still has them, and the file source
 // re-applies them (where they fit, as for journaled writes) when the new file lacks them.
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { open, readFile } from 'node:fs/promises';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import { fsyncDirectory, isMissing, tempPathFor } from './disk.ts';
+import { isMissing, replaceFileDurably } from './disk.ts';
 import { journalLine, parseJournal, type JournalEntry } from './journal.ts';
 import { dataRowCount } from './rebase.ts';
 
@@ -106,19 +105,7 @@ export class CompactionHistory {
 
   /** temp + fsync + rename, mode 0600 like the journal: it holds the same data. */
   async #save(): Promise<void> {
-    const temp = tempPathFor(this.path);
-    const handle = await open(temp, 'wx', 0o600);
-    try {
-      await handle.writeFile(this.#records.map((record) => record.line).join(''));
-      await handle.sync();
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
-      throw error;
-    }
-    await handle.close();
-    await rename(temp, this.path);
-    await fsyncDirectory(dirname(this.path));
+    await replaceFileDurably(this.path, new TextEncoder().encode(this.#records.map((record) => record.line).join('')), 0o600);
   }
 }
 

@@ -128,9 +128,9 @@ function tempFileOwner(name: string): number | undefined {
 }
 
 /** Writes bytes to a fresh temp file beside `path` and fsyncs it; answers its path and identity. */
-export async function writeTempFile(path: string, bytes: Uint8Array): Promise<{ temp: string; identity: string }> {
+export async function writeTempFile(path: string, bytes: Uint8Array, mode = 0o644): Promise<{ temp: string; identity: string }> {
   const temp = tempPathFor(path);
-  const handle = await open(temp, 'wx', 0o644);
+  const handle = await open(temp, 'wx', mode);
   let identity: string;
   try {
     await handle.writeFile(bytes);
@@ -160,8 +160,8 @@ export async function commitTempFile(temp: string, path: string): Promise<string
 }
 
 /** Replaces `path` with `bytes`: after a crash at any moment it holds the old bytes or the new. */
-export async function replaceFileDurably(path: string, bytes: Uint8Array): Promise<void> {
-  const { temp } = await writeTempFile(path, bytes);
+export async function replaceFileDurably(path: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
+  const { temp } = await writeTempFile(path, bytes, mode);
   await commitTempFile(temp, path);
 }
 
