@@ -30,6 +30,7 @@ import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source } from '../source.ts';
+import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
@@ -97,12 +98,8 @@ export class FileSource implements Source {
   #lookedAt = 0;
   /** How long the last encode of the whole workbook took. */
   #lastCompactionMs = 0;
-  /** Compactions failed in a row: the next try waits compactAfterMs doubled this many times, up to a cap. */
-  #compactFailures = 0;
-  /** Why the last compaction failed, logged once (again only when the cause changes); null when it worked. */
-  #compactTrouble: string | null = null;
-  /** No compaction is tried before this performance.now() (close() still tries). */
-  #retryAt = 0;
+  /** After a failed compaction, when to try again (close() tries regardless) and what to log. */
+  readonly #backoff: CompactionBackoff;
 
   constructor(config: FileSourceState) {
     this.#config = config;
@@ -112,6 +109,7 @@ export class FileSource implements Source {
     this.#identity = config.identity;
     this.#fingerprint = config.fingerprint;
     this.#durable = this.#latest = config.decoded.workbook;
+    this.#backoff = new CompactionBackoff(config.compactAfterMs);
     this.#commits = new GroupCommit<Accepted>({
       serial: this.#io,
       commit: (batch) => this.#commitToJournal(batch),
@@ -131,7 +129,7 @@ export class FileSource implements Source {
 
   /** Compactions failed in a row since the last one that worked (for health checks and tests). */
   get compactionFailures(): number {
-    return this.#compactFailures;
+    return this.#backoff.failures;
   }
 
   /**
@@ -166,7 +164,7 @@ export class FileSource implements Source {
       const journal = this.#journal;
       await journal?.close();
       if (journal === null || this.#entries.length === 0) return;
-      const why = this.#missing ? 'the file is missing' : (this.#compactTrouble ?? 'the file could not be written');
+      const why = this.#missing ? 'the file is missing' : (this.#backoff.cause ?? 'the file could not be written');
       throw new Error(`${this.#config.path}: ${this.#entries.length} acknowledged write(s) could not be folded into the file (${why}); they stay in ${journal.path} and the next start replays them`);
     })();
     return this.#closing;
@@ -287,7 +285,7 @@ export class FileSource implements Source {
     // Encoding the workbook holds the event loop (about 1.5 s for 100k rows), so a big workbook
     // waits for a longer quiet spell: four times its last compaction, at least compactAfterMs.
     // After a failure, not before the backoff has run out.
-    const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs, this.#retryAt - performance.now());
+    const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs, this.#backoff.waitMs(performance.now()));
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
       this.#io.run(() => this.#compact(false)).catch(() => undefined);
@@ -303,7 +301,7 @@ export class FileSource implements Source {
   async #compact(force: boolean): Promise<void> {
     const { log, path } = this.#config;
     if (!this.#writable || this.#journal === null || this.#entries.length === 0) return;
-    if (!force && performance.now() < this.#retryAt) return;
+    if (!force && this.#backoff.waitMs(performance.now()) > 0) return;
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#adoptIfChanged()) || this.#entries.length === 0) return;
@@ -334,7 +332,7 @@ export class FileSource implements Source {
     } catch (error) {
       if (isPermissionError(error)) {
         this.#writable = false;
-        this.#compactTrouble = `it can no longer be written (${errorCode(error)})`;
+        this.#backoff.stopped(`it can no longer be written (${errorCode(error)})`);
         log(`sheetrest: ${path} can no longer be written (${errorCode(error)}); writes are refused, ${this.#entries.length} acknowledged write(s) stay in ${this.#journal.path}`);
       } else {
         this.#compactionFailed(describe(error));
@@ -342,28 +340,17 @@ export class FileSource implements Source {
     }
   }
 
-  /**
-   * A failed compaction: the journal keeps the writes, the next try waits twice as long as the
-   * last (compactAfterMs, doubling, at most COMPACT_RETRY_CAP_MS), and the cause is logged once.
-   */
+  /** A failed compaction: the journal keeps the writes, and the next try waits (backoff.ts). */
   #compactionFailed(cause: string): void {
-    const { compactAfterMs, log, path } = this.#config;
-    const base = Number.isFinite(compactAfterMs) ? Math.max(compactAfterMs, 1) : COMPACT_RETRY_CAP_MS;
-    const wait = Math.min(base * 2 ** this.#compactFailures, COMPACT_RETRY_CAP_MS);
-    this.#compactFailures++;
-    this.#retryAt = performance.now() + wait;
-    if (cause !== this.#compactTrouble) {
-      log(`sheetrest: could not fold the journal into ${path}: ${cause}; ${this.#entries.length} acknowledged write(s) stay in ${this.#journal?.path}, retried with backoff (up to every ${COMPACT_RETRY_CAP_MS / 60_000} minutes) and on stop`);
+    const { log, path } = this.#config;
+    if (this.#backoff.failed(cause, performance.now())) {
+      log(`sheetrest: could not fold the journal into ${path}: ${cause}; ${this.#entries.length} acknowledged write(s) stay in ${this.#journal?.path}, retried with backoff (up to every ${RETRY_CAP_MS / 60_000} minutes) and on stop`);
     }
-    this.#compactTrouble = cause;
     this.#armIdleCompaction();
   }
 
   #compacted(folded: number): void {
-    if (this.#compactTrouble !== null) this.#config.log(`sheetrest: folded ${folded} journaled write(s) into ${this.#config.path}; compaction works again`);
-    this.#compactTrouble = null;
-    this.#compactFailures = 0;
-    this.#retryAt = 0;
+    if (this.#backoff.succeeded()) this.#config.log(`sheetrest: folded ${folded} journaled write(s) into ${this.#config.path}; compaction works again`);
   }
 
   async #replaceJournal(entries: readonly JournalEntry[]): Promise<void> {
@@ -481,9 +468,6 @@ export class FileSource implements Source {
 
 /** The longest a read goes without looking at the file when no watcher event says it changed. */
 export const LOOK_EVERY_MS = 100;
-
-/** The longest wait between two tries of a failing compaction. */
-const COMPACT_RETRY_CAP_MS = 5 * 60_000;
 
 function describe(error: unknown): string {
   return errorCode(error) ?? (error instanceof Error ? error.message : String(error));
