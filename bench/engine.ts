@@ -30,6 +30,8 @@ const MEMORY_TARGET = 3;
 const MEMORY_ROWS = 100_000;
 const sizes = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
 const SIZES = sizes.length > 0 ? sizes : [100_000, 1_000_000];
+/** `--after-write`: only the "first `*x*` search after a write" table. */
+const AFTER_WRITE_ONLY = process.argv.includes('--after-write');
 
 const COLUMNS = ['Name', 'Age', 'City', 'Score', 'Joined', 'Active'] as const;
 const NAME = 0;
@@ -309,6 +311,56 @@ function measureMemory(rowCount: number): { tabBytes: number; cachedBytes: numbe
 }
 
 // ---------------------------------------------------------------------------------------------
+// The first `*x*` search after a write
+
+/** What a write costs the next `*x*` searches: the first one, and the slowest of the next 20. */
+interface AfterWrite {
+  readonly write: string;
+  readonly rows: number;
+  readonly first: number;
+  readonly worst: number;
+  readonly settled: number;
+}
+
+// A rare needle (about 0.7% of rows), so the answer's size does not hide what finding the rows costs.
+const SEARCH_URL = '/sheets/demo/Name/*hannah r*';
+const FOLLOWING = 20;
+
+const WRITES: readonly { readonly name: string; readonly request: (rowCount: number) => { method: string; url: string; body?: string } }[] = [
+  { name: 'none (a new tab object)', request: () => ({ method: 'GET', url: '/sheets/demo/0' }) },
+  { name: 'POST one row', request: () => ({ method: 'POST', url: '/sheets/demo', body: '{"Name":"Joanna Brandt","Age":40,"City":"Porto"}' }) },
+  { name: 'PATCH one row', request: (rowCount) => ({ method: 'PATCH', url: `/sheets/demo/${rowCount >> 1}`, body: '{"Name":"Hannah Rossi"}' }) },
+  { name: 'DELETE one row', request: (rowCount) => ({ method: 'DELETE', url: `/sheets/demo/${rowCount >> 2}` }) },
+];
+
+function searchesAfterWrite(rowCount: number): AfterWrite[] {
+  const base = buildWorkbook(rowCount);
+  // Warm: the tab's caches and its `*x*` index are built before the write.
+  for (let i = 0; i < 50; i++) engineRead(base, SEARCH_URL);
+  const results: AfterWrite[] = [];
+  for (const write of WRITES) {
+    const firsts: number[] = [];
+    const worsts: number[] = [];
+    const settled: number[] = [];
+    for (let run = 0; run < runsFor(rowCount); run++) {
+      const request = write.request(rowCount);
+      const next =
+        request.method === 'GET'
+          ? { tabs: [{ name: base.tabs[0].name, rows: base.tabs[0].rows }] }
+          : handle(base, { ...request, headers: { 'Content-Type': 'application/json' } }).workbook;
+      collectGarbage();
+      const times: number[] = [];
+      for (let i = 0; i <= FOLLOWING; i++) times.push(timeOnce(() => engineRead(next, SEARCH_URL), false));
+      firsts.push(times[0]);
+      worsts.push(Math.max(...times.slice(1)));
+      settled.push(times[FOLLOWING]);
+    }
+    results.push({ write: write.name, rows: rowCount, first: median(firsts), worst: median(worsts), settled: median(settled) });
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 function nsPerRow(ms: number, rows: number): string {
@@ -325,15 +377,15 @@ const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? '
 console.log(`sheetrest engine benchmark: ${runtime} ${process.version}, median of ${runsFor(0)} runs (${runsFor(1_000_000)} from 1M rows) after ${WARMUP} warm-up run`);
 if (!canCollect) console.log('(no GC hook: run with --expose-gc for steadier timings and the memory figure)');
 
-const memory = canCollect ? measureMemory(MEMORY_ROWS) : null;
+const memory = canCollect && !AFTER_WRITE_ONLY ? measureMemory(MEMORY_ROWS) : null;
 
 const results: Row[] = [];
-for (const size of SIZES) {
+for (const size of AFTER_WRITE_ONLY ? [] : SIZES) {
   console.log(`\n${size.toLocaleString('en')} rows x ${COLUMNS.length} columns...`);
   results.push(...benchmark(size));
 }
 
-console.log(
+if (results.length > 0) console.log(
   '\n' +
     table(
       ['operation', 'rows', 'matched', 'engine ns/row', 'hand ns/row', 'ratio', `<= ${RATIO_TARGET}`, 'cold ns/row', 'cold ratio'],
@@ -353,7 +405,16 @@ console.log(
       }),
     ),
 );
-console.log('ratio = engine / hand loop (repeated read); cold = first read of a new tab object (engine caches rebuilt).');
+if (results.length > 0) console.log('ratio = engine / hand loop (repeated read); cold = first read of a new tab object (engine caches rebuilt).');
+
+const afterWrites = SIZES.flatMap((size) => searchesAfterWrite(size));
+console.log(
+  `\nGET ${SEARCH_URL} after a write on a tab whose index was built (ms):\n` +
+    table(
+      ['write', 'rows', 'first search', `slowest of next ${FOLLOWING}`, `search ${FOLLOWING + 1}`],
+      afterWrites.map((row) => [row.write, row.rows.toLocaleString('en'), row.first.toFixed(1), row.worst.toFixed(1), row.settled.toFixed(1)]),
+    ),
+);
 
 if (memory !== null) {
   const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1) + ' MiB';

@@ -1,6 +1,7 @@
 // A write plan is what a PATCH, PUT, POST or DELETE changes, decided by `planWrite` against the
 // rows as they are when the write is applied. `applyPlan` turns it into the next workbook;
 // a source that writes ranges (Google) turns the same plan into range writes instead.
+import { deriveTable } from './table.ts';
 import type { SheetRow, Tab, Workbook } from './workbook.ts';
 
 export interface ReplacedRow {
@@ -53,7 +54,10 @@ export function applyPlanToTab(tab: Tab, plan: WritePlan): Tab {
       position++;
     }
   }
-  return { name: tab.name, rows };
+  const next = { name: tab.name, rows };
+  // The next tab's table starts from this one's column indexes rather than from nothing.
+  deriveTable(tab, next, plan);
+  return next;
 }
 
 /** Applies a plan to the workbook it was planned against, returning the next workbook. */

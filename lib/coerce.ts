@@ -25,8 +25,13 @@ export function parseIsoDate(text: string): SheetDate | null {
   return sheetDate(`${year}-${month}-${day}T${hour}:${minute}:${second}${fraction}`);
 }
 
+// Counted here rather than with Date.UTC, which reads years 0-99 as 1900-1999 (so 0000-02-29,
+// a leap day in the proleptic Gregorian calendar ISO 8601 uses, would be refused).
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1] ?? 0;
 }
 
 /** The typed value of a field typed as text (a CSV field, a written string). */

@@ -8,7 +8,8 @@ import { sheetHeaders, JSON_CONTENT_TYPE } from './headers.ts';
 import { allowedMethods, parseRequest, type EngineOptions, type EngineRequest, type ParsedRequest } from './parse-request.ts';
 import { planWrite, rowNotFound } from './plan-write.ts';
 import { isWholeTable, selectRows } from './select.ts';
-import { tableOf, type Table } from './table.ts';
+import { DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
+import { builtTable, tableOf, type Table } from './table.ts';
 import type { Tab, Workbook } from './workbook.ts';
 
 export interface EngineResult {
@@ -46,6 +47,7 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
   const tab = findTab(workbook, request.tab);
   if (isApiError(tab)) return errorResult(tab, workbook, {});
   const table = tableOf(tab);
+  table.textIndexRoom = textIndexRoom(workbook, options);
   if (request.action === 'read') return read(workbook, table, request);
 
   const planned = planWrite(table, request, { formulas: options.formulas ?? false });
@@ -77,6 +79,13 @@ function read(workbook: Workbook, table: Table, request: ParsedRequest): EngineR
   // HEAD answers GET's headers; the rows need not be formatted at all.
   if (request.head) return answer(request, 200, headers, '', null, workbook);
   return answer(request, 200, headers, formatRows(table, selection.indexes, format, raw), null, workbook);
+}
+
+/** What the `*text*` indexes may still grow by: the option's total less what the workbook's tabs hold. */
+function textIndexRoom(workbook: Workbook, options: EngineOptions): number {
+  let used = 0;
+  for (const tab of workbook.tabs) used += builtTable(tab)?.textIndexBytes() ?? 0;
+  return (options.textIndexBytes ?? DEFAULT_TEXT_INDEX_BYTES) - used;
 }
 
 function allRows(table: Table): number[] {

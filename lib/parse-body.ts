@@ -1,6 +1,7 @@
 // POST /sheets/demo with {"Name": "Ann"} -> one row to append. Reads a write body by its content
 // type (JSON, text/plain JSON, urlencoded and multipart forms) into rows of plain values.
 import { apiError, isApiError, type ApiError } from './errors.ts';
+import { jsonProblem } from './json-error.ts';
 
 export type Scalar = string | number | boolean | null;
 /** One row of a write body: column name to value, `__proto__` and friends as plain keys. */
@@ -57,9 +58,11 @@ function jsonBody(text: string, kind: BodyKind, limits: BodyLimits): WriteBody |
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch (error) {
-    const detail = error instanceof SyntaxError ? ` (${error.message})` : '';
-    return apiError('invalid_json', `The body is not valid JSON${detail}.`);
+  } catch {
+    // Never JSON.parse's own message: it may quote the body, and the body may hold secrets.
+    const found = jsonProblem(text);
+    if (found === null) return apiError('invalid_body', 'The body is JSON nested too deeply to read; a write body is an object of columns or an array of such objects.');
+    return apiError('invalid_json', `The body is not valid JSON: ${found.problem} at line ${found.line}, column ${found.column}.`);
   }
   if (Array.isArray(json)) {
     if (kind === 'object') return apiError('invalid_body', `${expectation(kind)} Got an array.`);
@@ -86,6 +89,10 @@ function rowOf(json: unknown, where: string): RowInput | ApiError {
   for (const [key, value] of Object.entries(json)) {
     if (value !== null && typeof value === 'object') {
       return apiError('invalid_body', `${where}: the value of "${key}" is ${describe(value)}; a cell takes a string, number, boolean or null.`);
+    }
+    // JSON.parse reads 1e309 as Infinity, which no sheet cell, journal line or file can hold.
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      return apiError('invalid_body', `${where}: the value of "${key}" is a number out of range (JSON reads it as infinite); a number cell holds at most about ±1.8e308.`);
     }
     row.set(key, value as Scalar);
   }

@@ -23,6 +23,12 @@ export interface EngineOptions {
   readonly formulas?: boolean;
   /** Rows one write may carry (default 5,000); past it 413. */
   readonly maxRows?: number;
+  /**
+   * Heap, in bytes, that the indexes behind `*text*` filters may take across every column of
+   * every tab of the workbook (default 64 MiB; 0: none, every such filter scans). A column
+   * whose index would not fit is scanned.
+   */
+  readonly textIndexBytes?: number;
 }
 
 export type Target =

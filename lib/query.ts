@@ -24,8 +24,6 @@ export interface RowFilter {
   readonly rows?: readonly number[];
 }
 
-const NO_ROWS: readonly number[] = [];
-
 export function unknownColumn(table: Table, name: string): ApiError {
   const names = table.columns.map((column) => JSON.stringify(column.name)).join(', ');
   return apiError('unknown_column', `The tab "${table.name}" has no column "${name}"; its columns are ${names || '(none)'}.`);
@@ -43,29 +41,21 @@ export function matchTest(table: Table, columnName: string, pattern: string): Ro
 }
 
 function patternFilter(table: Table, column: Column, pattern: string): RowFilter {
-  const folded = table.folded(column);
+  // Folded only if a row is tested: an index may answer alone (after a write, carrying the
+  // column's folded text over costs a copy of it).
+  let folded: readonly string[] | undefined;
+  const textAt = (index: number): string => (folded ??= table.folded(column))[index];
   const exact = exactValue(pattern);
-  if (exact !== null) return { test: (index) => folded[index] === exact, rows: table.exactIndex(column).get(exact) ?? NO_ROWS };
+  if (exact !== null) return { test: (index) => textAt(index) === exact, rows: table.exactRows(column, exact) };
   const needle = containedText(pattern);
   if (needle !== null) {
-    const test: RowTest = (index) => folded[index].includes(needle);
-    const candidates = needle.length >= 3 ? rarestRun(table, column, needle) : null;
-    return candidates === null ? { test } : { test, rows: candidates.filter(test) };
+    const test: RowTest = (index) => textAt(index).includes(needle);
+    const rows = (needle.length >= 3 ? table.containingRows(column, needle) : null) ?? table.scanRows(column, (text) => text.includes(needle));
+    return rows === null ? { test } : { test, rows };
   }
   const matches = compileMatcher(pattern);
-  return { test: (index) => matches(folded[index]) };
-}
-
-/** The rows holding the needle's rarest three-character run (every match is among them), or null without an index. */
-function rarestRun(table: Table, column: Column, needle: string): readonly number[] | null {
-  const index = table.trigramIndex(column);
-  if (index === null) return null;
-  let rarest: readonly number[] | undefined;
-  for (let at = 0; at + 3 <= needle.length; at++) {
-    const rows = index.get(needle.slice(at, at + 3)) ?? NO_ROWS;
-    if (rarest === undefined || rows.length < rarest.length) rarest = rows;
-  }
-  return rarest ?? null;
+  const rows = table.scanRows(column, matches);
+  return rows === null ? { test: (index) => matches(textAt(index)) } : { test: (index) => matches(textAt(index)), rows };
 }
 
 export function searchTests(table: Table, conditions: readonly Condition[]): RowFilter[] | ApiError {
@@ -117,6 +107,11 @@ function parseQueryCondition(table: Table, { key, value }: Condition): QueryCond
   }
   if (!isOperator(operator)) {
     return apiError('invalid_operator', `"__${operator}" is not an operator; use one of ${OPERATORS.map((name) => '__' + name).join(', ')}.`);
+  }
+  // Every filled cell sorts after "" (and nearly every one after " "), so `__gt()` would match them
+  // all: a missing value, not a question. `__eq()` and `__ne()` keep their meaning: an empty cell, a filled cell.
+  if (operand.trim() === '' && operator !== 'eq' && operator !== 'ne') {
+    return apiError('invalid_parameter', `__${operator} needs a value to compare with; write ${column.name}=__${operator}(value).`);
   }
   return { column, operator, operand };
 }

@@ -1,9 +1,13 @@
 // A tab seen through the contract's header rules: row 1 names the columns, an empty header hides
 // its column, the first of two equal headers wins, cells right of the last header are ignored,
 // and data rows run to the last row holding any value (blank rows in between stay data rows).
-// A table also keeps the work that depends only on the tab (case folding, serialized rows),
-// so reading an unchanged tab again does not redo it.
+// A table also keeps the work that depends only on the tab (case folding, serialized rows,
+// column indexes), so reading an unchanged tab again does not redo it; a write's next table
+// keeps the column indexes of the one before (column-text.ts).
+import type { WritePlan } from './apply-plan.ts';
+import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { fold } from './match.ts';
+import type { RowDelta } from './row-delta.ts';
 import { cellText, EMPTY_ROW, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
 
 export interface Column {
@@ -23,10 +27,13 @@ export class Table {
   readonly rowCount: number;
   readonly #grid: readonly SheetRow[];
   readonly #byName: Map<string, Column>;
-  readonly #folded = new Map<number, string[]>();
+  readonly #texts = new Map<number, ColumnText>();
   readonly #values = new Map<number, TypedValue[]>();
-  readonly #exact = new Map<number, Map<string, number[]>>();
-  readonly #trigrams = new Map<number, Map<string, number[]> | null>();
+  /**
+   * Heap this table's `*text*` indexes may still grow by, set by the engine for each request
+   * from its `textIndexBytes` option and what the workbook's other indexes take.
+   */
+  textIndexRoom = DEFAULT_TEXT_INDEX_BYTES;
   readonly #rowBytes: { text?: (Uint8Array | undefined)[]; raw?: (Uint8Array | undefined)[] } = {};
   readonly #answers = new Map<string, Uint8Array>();
 
@@ -65,11 +72,7 @@ export class Table {
 
   /** The case-folded displayed text of one column, for every data row; computed once per table. */
   folded(column: Column): readonly string[] {
-    return once(this.#folded, column, () => {
-      const folded = new Array<string>(this.rowCount);
-      for (let index = 0; index < this.rowCount; index++) folded[index] = fold(cellText(this.row(index), column.position));
-      return folded;
-    });
+    return this.#text(column).folded();
   }
 
   /** An answer that depends only on this table (the whole tab in one format), built once, as UTF-8. */
@@ -83,30 +86,60 @@ export class Table {
     return answer;
   }
 
-  /**
-   * The data rows of each folded value of one column, ascending: an exact filter looks its rows
-   * up instead of scanning the tab. Built on the first exact filter on the column.
-   */
-  exactIndex(column: Column): ReadonlyMap<string, readonly number[]> {
-    return once(this.#exact, column, () => {
-      const index = new Map<string, number[]>();
-      const folded = this.folded(column);
-      for (let row = 0; row < folded.length; row++) {
-        const rows = index.get(folded[row]);
-        if (rows === undefined) index.set(folded[row], [row]);
-        else rows.push(row);
-      }
-      return index;
-    });
+  /** The data rows whose folded text is `value`, ascending: an exact filter looks them up instead of scanning. */
+  exactRows(column: Column, value: string): readonly number[] {
+    return this.#text(column).exactRows(value);
   }
 
   /**
-   * The data rows holding each three-character run of one column's folded text, ascending: a
-   * `*text*` filter checks only the rows of its rarest run instead of every row. Built on the
-   * first such filter on the column; null for a column too large to index (it is scanned).
+   * The data rows whose folded text contains `needle` (three characters or more), ascending;
+   * null when the column's index is not ready (the caller scans). A search on a column with no
+   * index starts one if it fits in `textIndexRoom`, and each search after indexes a step more,
+   * so no single request builds it all.
    */
-  trigramIndex(column: Column): ReadonlyMap<string, readonly number[]> | null {
-    return once(this.#trigrams, column, () => buildTrigramIndex(this.folded(column)));
+  containingRows(column: Column, needle: string): readonly number[] | null {
+    return this.#text(column).containingRows(needle, this.textIndexRoom);
+  }
+
+  /** The data rows whose folded text `keep` accepts, when a scan can spare copying the column's text after a write; else null. */
+  scanRows(column: Column, keep: (folded: string) => boolean): readonly number[] | null {
+    return this.#text(column).scanRows(keep);
+  }
+
+  /** Heap the `*text*` indexes of this table's columns take (or have set aside to finish building). */
+  textIndexBytes(): number {
+    let bytes = 0;
+    for (const text of this.#texts.values()) bytes += text.textIndexBytes;
+    return bytes;
+  }
+
+  /**
+   * The table of `tab`, the result of applying `plan` to this table's tab: its columns keep
+   * the indexes built so far, with the plan's rows in their row delta.
+   */
+  derive(tab: Tab, plan: WritePlan): Table {
+    const next = new Table(tab);
+    // A plan never changes row 1; a tab with other headers shares nothing.
+    if (tab.rows[0] !== this.#grid[0]) return next;
+    const composed = new Map<RowDelta, RowDelta>();
+    for (const [position, text] of this.#texts) {
+      const derived = text.derive(plan, next.rowCount, next.#foldRow(position), composed);
+      if (derived !== null) next.#texts.set(position, derived);
+    }
+    return next;
+  }
+
+  #text(column: Column): ColumnText {
+    let text = this.#texts.get(column.position);
+    if (text === undefined) {
+      text = ColumnText.of(this.rowCount, this.#foldRow(column.position));
+      this.#texts.set(column.position, text);
+    }
+    return text;
+  }
+
+  #foldRow(position: number): (row: number) => string {
+    return (row) => fold(cellText(this.row(row), position));
   }
 
   /** The typed values of one column, for every data row; computed once per table. */
@@ -143,27 +176,6 @@ function once<T>(cache: Map<number, T>, column: Column, build: () => T): T {
   return built;
 }
 
-/** Runs to index at most: about 8 characters a row over a million rows, some 100 MB. */
-const TRIGRAM_BUDGET = 8_000_000;
-
-function buildTrigramIndex(folded: readonly string[]): Map<string, number[]> | null {
-  let runs = 0;
-  for (const text of folded) runs += Math.max(text.length - 2, 0);
-  if (runs > TRIGRAM_BUDGET) return null;
-  const index = new Map<string, number[]>();
-  for (let row = 0; row < folded.length; row++) {
-    const text = folded[row];
-    for (let at = 0; at + 3 <= text.length; at++) {
-      const run = text.slice(at, at + 3);
-      const rows = index.get(run);
-      if (rows === undefined) index.set(run, [row]);
-      // A run repeated within one text is listed once for its row.
-      else if (rows[rows.length - 1] !== row) rows.push(row);
-    }
-  }
-  return index;
-}
-
 const tables = new WeakMap<Tab, Table>();
 
 /** The table of a tab, built once per tab object (a write makes a new tab object). */
@@ -174,6 +186,17 @@ export function tableOf(tab: Tab): Table {
     tables.set(tab, table);
   }
   return table;
+}
+
+/** The table of a tab if one was built; no work otherwise. */
+export function builtTable(tab: Tab): Table | undefined {
+  return tables.get(tab);
+}
+
+/** `next` is `tab` with `plan` applied: its table, if `tab` has one, keeps the column indexes built so far. */
+export function deriveTable(tab: Tab, next: Tab, plan: WritePlan): void {
+  const table = tables.get(tab);
+  if (table !== undefined && !tables.has(next)) tables.set(next, table.derive(next, plan));
 }
 
 /** A cell as JSON: its displayed text, or with `raw` its typed value (dates as ISO 8601). */

@@ -2,6 +2,8 @@
 // Per request: find the connection, check the key, count the quota, read the body under its cap,
 // let the engine parse and answer (writes through the source, in order and durably), then add
 // the quota and CORS headers and log one line. Node, Deno and Bun only wire this to a listener.
+// Before any of it, the Host header is checked (a browser on a rebound DNS name is refused), and
+// a browser write from an origin outside a CORS list is refused before it is read.
 import { Router } from 'itty-router';
 import { execute } from '../lib/engine.ts';
 import { apiError, isApiError, type ApiError } from '../lib/errors.ts';
@@ -10,8 +12,9 @@ import { allowedMethods, parseRequest, type EngineOptions, type Operation, type 
 import { authenticate, checkWrite, type ApiKey } from './auth.ts';
 import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors.ts';
 import type { PlanConfig } from './config.ts';
+import { hostCheck, type AllowedHosts } from './hosts.ts';
 import type { Logger } from './log.ts';
-import { readBody } from './read-body.ts';
+import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
 import type { Source } from './sources/source.ts';
 
@@ -41,7 +44,14 @@ export interface AppOptions {
   readonly connections: readonly Connection[];
   readonly quota: Quota;
   readonly bodyBytes: number;
+  /** How long a body may take to arrive before 408 (default 10 s). */
+  readonly bodyTimeoutMs?: number;
   readonly cors: Origins;
+  /**
+   * Host names served (besides `localhost` and IP addresses, which DNS rebinding cannot
+   * produce), or `'*'` for any Host (the default).
+   */
+  readonly allowedHosts?: AllowedHosts;
   readonly log: Logger;
 }
 
@@ -61,12 +71,19 @@ export interface App {
   fetch(request: Request): Promise<Response>;
   /** The same answer as plain parts, for a listener that writes them itself (Node). */
   answer(request: IncomingRequest): Promise<Answer>;
+  /** Gives up every body still arriving (408), so the requests waiting on them end: the shutdown deadline. */
+  abortBodies(): void;
 }
 
 const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'update', PUT: 'update', DELETE: 'delete' };
 
+/** The methods a page on any site may send without a preflight and that change nothing. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export function createApp(options: AppOptions): App {
   const connections = new Map(options.connections.map((connection) => [connection.id, connection]));
+  const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
+  const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const router = Router();
   router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
   router.all('/sheets/:id/*', (request: IncomingRequest & { params: { id: string } }) => serveSheet(request, request.params.id));
@@ -81,6 +98,11 @@ export function createApp(options: AppOptions): App {
       return { status: 204, headers: preflightHeaders(options.cors, origin, methods), body: '' };
     }
     const cors = corsHeaders(options.cors, origin);
+    // A page elsewhere can POST a text/plain body without a preflight; the answer is hidden from
+    // it, but the write would land. A CORS list says which sites may write; `*` lets every site.
+    if (origin !== null && options.cors !== '*' && !SAFE_METHODS.has(request.method) && !options.cors.includes(origin)) {
+      return errorAnswer(apiError('origin_not_allowed', `Requests from ${JSON.stringify(origin).slice(0, 200)} may only read: it is not in this server's CORS origins.`), cors);
+    }
     const connection = connections.get(safeDecode(rawId));
     if (connection === undefined) return errorAnswer(apiError('not_found', `There is no connection "${safeDecode(rawId)}".`), cors);
 
@@ -110,7 +132,7 @@ export function createApp(options: AppOptions): App {
     }
     let body: Uint8Array | null = null;
     if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') {
-      const read = await readBody(request, options.bodyBytes);
+      const read = await readBody(request, bodyLimits);
       if (isApiError(read)) return errorAnswer(read);
       body = read;
     }
@@ -135,27 +157,46 @@ export function createApp(options: AppOptions): App {
     const started = performance.now();
     let answered: Answer;
     try {
-      answered = (await router.fetch(request)) as Answer;
+      const refused = checkHost(request);
+      answered = refused === null ? ((await router.fetch(request)) as Answer) : errorAnswer(refused);
     } catch (error) {
-      options.log.error('request failed', { error: String(error) });
-      answered = errorAnswer(asApiError(error));
+      // Routing parses the URL; a target no URL can hold (`GET http://h:99999/ HTTP/1.1`, which
+      // Deno passes on) is the client's mistake. Checked only here, off the hot path.
+      if (!URL.canParse(request.url)) {
+        answered = errorAnswer(apiError('invalid_parameter', 'The request target is not a path or URL the server can read.'));
+      } else {
+        options.log.error('request failed', { error: String(error) });
+        answered = errorAnswer(asApiError(error));
+      }
     }
     // The request line is built only when it is written: it is on every request's path.
     if (!options.log.enabled('info')) return answered;
-    const path = pathOf(request.url);
+    const segments = pathOf(request.url).split('/');
+    const onSheet = segments[1] === 'sheets' && segments.length > 2;
     options.log.info('request', {
       method: request.method,
-      path,
+      path: onSheet ? withoutFilterValue(segments) : segments.join('/'),
       status: answered.status,
       ms: Math.round((performance.now() - started) * 100) / 100,
-      connection: path.startsWith('/sheets/') ? safeDecode(path.split('/')[2] ?? '') : undefined,
+      connection: onSheet ? safeDecode(segments[2]) : undefined,
     });
     return answered;
+  }
+
+  /** Before routing: Deno and Bun built the URL from this Host. */
+  function checkHost(request: IncomingRequest): ApiError | null {
+    const host = request.headers.get('host');
+    // HTTP/1.0 and in-process calls send none; the URL is then the listener's (Bun leaves it relative).
+    if (host === null && request.url.charCodeAt(0) === 47) return apiError('invalid_host', 'The request has no Host header; HTTP/1.1 requires one.');
+    return checkHostHeader(host);
   }
 
   return {
     answer,
     fetch: async (request) => toResponse(await answer(request), request.method),
+    abortBodies: () => {
+      for (const giveUp of bodyLimits.inFlight) giveUp();
+    },
   };
 }
 
@@ -163,8 +204,20 @@ export function createApp(options: AppOptions): App {
 function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start === -1) return '/';
-  const end = url.search(/[?#]/);
-  return end === -1 ? url.slice(start) : url.slice(start, end);
+  const path = url.slice(start);
+  const end = path.search(/[?#]/);
+  return end === -1 ? path : path.slice(0, end);
+}
+
+/**
+ * `/sheets/demo/Name/Ann` -> `/sheets/demo/Name/…`: a filter value in the path is data, as a
+ * query string is, so the log keeps only its column (and the tab). Rows by index stay as they are.
+ */
+function withoutFilterValue(segments: string[]): string {
+  // ['', 'sheets', id, ('tabs', Tab)?, Column, Value...]
+  const rest = segments[3] === 'tabs' && segments.length > 4 ? 5 : 3;
+  if (segments.length - rest < 2) return segments.join('/');
+  return `${segments.slice(0, rest + 1).join('/')}/…`;
 }
 
 /** The quota operation, known from the method before the body is read (the override only turns PUT into PATCH). */

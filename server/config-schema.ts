@@ -8,8 +8,11 @@
 //     "$schema": "...",                  ignored, for editors
 //     "host": "127.0.0.1", "port": 8080, port 0 takes any free port
 //     "stateDir": ".sheetrest",          quota counts and journals; relative to this file's folder
-//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000 },
+//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000, "textIndexBytes": 67108864 },
 //     "cors": { "origins": "*" },        or a list: ["https://app.example.com"]; [] allows none
+//     "allowedHosts": ["sheets.example.com"],   Host names served besides localhost and IP
+//                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
+//     "timeouts": { "headersMs": 10000, "bodyMs": 10000, "shutdownMs": 10000 },
 //     "log": { "level": "info" },        debug | info | warn | error | silent
 //     "connections": [{
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
@@ -47,16 +50,22 @@ export const DEFAULTS = {
   port: 8080,
   bodyBytes: 1024 * 1024,
   rowsPerWrite: 5000,
+  /** The engine's `*text*` indexes, across every tab of one connection (lib/column-text.ts). */
+  textIndexBytes: 64 * 1024 * 1024,
   corsOrigins: '*',
   logLevel: 'info',
+  headersMs: 10_000,
+  bodyMs: 10_000,
+  shutdownMs: 10_000,
 } as const;
 
 /** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
 export const KNOWN_FIELDS: readonly string[] = [
-  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'cors', 'origins', 'log', 'level',
+  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
   'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'freshnessMs', 'timeoutMs', 'retries',
+  'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs',
 ];
 
 // ---- messages ----------------------------------------------------------------------------
@@ -262,6 +271,15 @@ const corsOrigin = v.pipe(
   v.check((origin) => URL.canParse(origin) && new URL(origin).origin === origin, expected('an origin such as "https://example.com" (no path or trailing slash)')),
 );
 
+// A name as a browser puts it in Host: `sheets.example.com`, `localhost`, `10.0.0.7`, `[::1]`.
+const allowedHost = v.pipe(
+  v.string(expected('a host name')),
+  v.regex(
+    /^(?:(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?\.)*[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?\.?|\[[0-9A-Fa-f:.]+\])$/,
+    expected('a host name such as "sheets.example.com" (no scheme, port or path)'),
+  ),
+);
+
 export const ServerSettingsEntries = {
   /** Ignored: lets an editor find a JSON schema for the file. */
   $schema: v.optional(v.string(expected('a string'))),
@@ -273,6 +291,7 @@ export const ServerSettingsEntries = {
     strict('an object', {
       bodyBytes: v.optional(wholeNumber(1), DEFAULTS.bodyBytes),
       rowsPerWrite: v.optional(wholeNumber(1), DEFAULTS.rowsPerWrite),
+      textIndexBytes: v.optional(wholeNumber(0), DEFAULTS.textIndexBytes),
     }),
     {},
   ),
@@ -282,6 +301,18 @@ export const ServerSettingsEntries = {
         v.union([v.literal('*'), v.array(corsOrigin, expected('"*" or a list of origins'))], expected('"*" or a list of origins')),
         DEFAULTS.corsOrigins,
       ),
+    }),
+    {},
+  ),
+  /** Left out: only localhost and IP addresses on a loopback bind, any Host otherwise (start.ts). */
+  allowedHosts: v.optional(
+    v.union([v.literal('*'), v.array(allowedHost, expected('"*" or a list of host names'))], expected('"*" or a list of host names')),
+  ),
+  timeouts: v.optional(
+    strict('an object', {
+      headersMs: v.optional(wholeNumber(1, 3_600_000), DEFAULTS.headersMs),
+      bodyMs: v.optional(wholeNumber(1, 3_600_000), DEFAULTS.bodyMs),
+      shutdownMs: v.optional(wholeNumber(0, 3_600_000), DEFAULTS.shutdownMs),
     }),
     {},
   ),
@@ -308,5 +339,6 @@ export type FileSourceConfig = v.InferOutput<typeof FileSourceSchema>;
 export type ParsedGoogleSource = v.InferOutput<typeof GoogleSourceSchema>;
 export type LimitsConfig = ParsedConfig['limits'];
 export type CorsConfig = ParsedConfig['cors'];
+export type TimeoutsConfig = ParsedConfig['timeouts'];
 export type LogConfig = ParsedConfig['log'];
 export type ConnectionInputFields = v.InferInput<typeof ConnectionSchema>;

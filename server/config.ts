@@ -27,7 +27,7 @@ import { JsonSyntaxError, parseJsonText } from './config-json.ts';
 import { DEFAULT_STATE_DIR } from './state.ts';
 
 export { DEFAULTS, LOG_LEVELS, OPERATIONS } from './config-schema.ts';
-export type { ConfigInput, CorsConfig, FileSourceConfig, LimitsConfig, LogConfig, LogLevel, Operation, PlanConfig } from './config-schema.ts';
+export type { ConfigInput, CorsConfig, FileSourceConfig, LimitsConfig, LogConfig, LogLevel, Operation, PlanConfig, TimeoutsConfig } from './config-schema.ts';
 
 /** A secret the server needs in plaintext (a Google token). Logging or serialising it shows `[secret]`. */
 export class Secret {

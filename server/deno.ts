@@ -1,4 +1,6 @@
-// Deno: Deno.serve takes the fetch handler as it is.
+// Deno: Deno.serve takes the fetch handler as it is. It has no header or idle timeouts of its own
+// and its shutdown waits for every request in flight, so at the deadline the app gives up the
+// bodies still arriving; the handlers then answer and the connections close.
 import type { Listen } from './listener.ts';
 
 declare const Deno: {
@@ -10,5 +12,5 @@ declare const Deno: {
 
 export const listen: Listen = async (app, { host, port }) => {
   const server = Deno.serve({ hostname: host, port, onListen: () => {} }, (request) => app.fetch(request));
-  return { port: server.addr.port, close: () => server.shutdown() };
+  return { port: server.addr.port, close: () => server.shutdown(), closeAll: () => app.abortBodies() };
 };

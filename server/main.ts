@@ -31,6 +31,9 @@ Options:
   --log-level L     debug, info, warn, error or silent (default info)
   --help            show this text`;
 
+/** A second stop signal within this window is the echo of the first (see `stop` below). */
+const REPEAT_WINDOW_MS = 3000;
+
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEMO_WORKBOOK = join(PACKAGE_ROOT, 'fixtures', 'demo.xlsx');
 
@@ -108,14 +111,37 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(`Try:\n  curl${key} '${running.url}/sheets/${first.id}?_limit=3'`);
   }
 
+  // Every way out flushes what it can: an orderly stop through close(), anything else (a forced
+  // stop, an uncaught error) through this hook, which writes the quota counts synchronously and
+  // releases the state folder. Journals need nothing: every acknowledged write is fsynced.
+  process.on('exit', () => {
+    try {
+      running.exitNow();
+    } catch (error) {
+      console.error(`sheetrest: could not save quota counts on exit: ${String(error)}`);
+    }
+  });
+  const crash = (error: unknown) => {
+    console.error(`sheetrest: unexpected error, exiting: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
+
   await new Promise<void>((resolveStop) => {
-    let stopping = false;
+    let stoppingSince: number | undefined;
     const stop = (signal: string) => {
-      if (stopping) {
-        console.error(`sheetrest: ${signal} again, exiting without waiting`);
+      if (stoppingSince !== undefined) {
+        // `npm start`, and anything else that signals a whole process group, delivers the same
+        // stop twice (npm forwards it to its child): a repeat this soon is that echo, not a user.
+        if (performance.now() - stoppingSince < REPEAT_WINDOW_MS) {
+          console.error(`sheetrest: ${signal} again within ${REPEAT_WINDOW_MS / 1000} s: ignored, still finishing; send it again later to exit without waiting`);
+          return;
+        }
+        console.error(`sheetrest: ${signal} again, exiting without waiting (quota counts are saved; journaled writes are replayed at the next start)`);
         process.exit(1);
       }
-      stopping = true;
+      stoppingSince = performance.now();
       console.error(`sheetrest: ${signal}: finishing the requests in flight`);
       running.close().then(resolveStop, (error: unknown) => {
         console.error(`sheetrest: shutting down failed: ${String(error)}`);
@@ -156,4 +182,6 @@ function withOverrides(config: Config, overrides: { port?: number | string; host
   } as Config;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// An explicit exit rather than letting the event loop drain: while a draining process tears down
+// its signal handlers, a late echo of the stop signal (see REPEAT_WINDOW_MS) would kill it.
+process.exit(await main(process.argv.slice(2)));

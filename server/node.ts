@@ -1,7 +1,11 @@
 // Node: node:http wired to the handler. The answer's parts are written straight to the socket,
-// so a whole-tab read sends the bytes the engine keeps, with no Response in between.
+// so a whole-tab read sends the bytes the engine keeps, with no Response in between. Requests
+// node:http refuses itself (headers over 16 KiB, headers too slow, not HTTP) get the same JSON
+// error bodies as the app's.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
+import { apiError, type ApiError } from '../lib/errors.ts';
 import type { App, IncomingRequest } from './app.ts';
 import type { Listen } from './listener.ts';
 
@@ -10,16 +14,38 @@ import type { Listen } from './listener.ts';
 // resident memory this server never uses (docs/benchmarks.md, "Memory").
 const { createServer } = process.getBuiltinModule('node:http');
 
-export const listen: Listen = (app, { host, port }) =>
+/** node:http's default cap on the request line and headers together. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * The URL is built on a fixed origin: the Host header is only checked (by the app), never
+ * parsed into the URL, where `Host: x/sheets/other#` would rewrite the path.
+ */
+const ORIGIN = 'http://localhost';
+
+export const listen: Listen = (app, { host, port, headersTimeoutMs = 10_000, bodyTimeoutMs = 10_000 }) =>
   new Promise((resolve, reject) => {
     let closing = false;
-    const server = createServer((incoming, outgoing) => {
-      serve(app, incoming, outgoing, () => closing).catch(() => {
-        if (!outgoing.headersSent) outgoing.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
-        outgoing.end('{"error":"internal_error","message":"The server failed to answer this request."}');
-      });
-    });
-    server.keepAliveTimeout = 5000;
+    const server = createServer(
+      {
+        maxHeaderSize: MAX_HEADER_BYTES,
+        headersTimeout: headersTimeoutMs,
+        // The whole request, a backstop above the app's own JSON 408 for a body that stalls.
+        requestTimeout: headersTimeoutMs + bodyTimeoutMs + 5000,
+        // How often node:http looks at both; its default of 30 s would overrun them by that much.
+        connectionsCheckingInterval: Math.min(1000, headersTimeoutMs),
+        keepAliveTimeout: 5000,
+        // A request without Host reaches the app, which answers a JSON 400 (not a bare one).
+        requireHostHeader: false,
+      },
+      (incoming, outgoing) => {
+        serve(app, incoming, outgoing, () => closing).catch(() => {
+          if (!outgoing.headersSent) outgoing.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
+          outgoing.end('{"error":"internal_error","message":"The server failed to answer this request."}');
+        });
+      },
+    );
+    server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, headersTimeoutMs));
     server.once('error', reject);
     server.listen(port, host, () => {
       const address = server.address();
@@ -31,6 +57,7 @@ export const listen: Listen = (app, { host, port }) =>
             server.close(() => done());
             server.closeIdleConnections();
           }),
+        closeAll: () => server.closeAllConnections(),
       });
     });
   });
@@ -40,7 +67,7 @@ async function serve(app: App, incoming: IncomingMessage, outgoing: ServerRespon
   const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
   // node:http already parsed the headers (names lower-cased); a Web Request would copy them all.
   const request: IncomingRequest = {
-    url: `http://${incoming.headers.host ?? 'localhost'}${incoming.url ?? '/'}`,
+    url: urlOf(incoming.url ?? '/', incoming.headers.host),
     method,
     headers: { get: (name) => headerValue(incoming.headers[name.toLowerCase()]) },
     body: hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null,
@@ -58,6 +85,44 @@ async function serve(app: App, incoming: IncomingMessage, outgoing: ServerRespon
   // Bytes go out as a Buffer view of the same memory, with no copy.
   const payload = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   outgoing.end(empty || method === 'HEAD' ? undefined : payload);
+}
+
+function urlOf(target: string, host: string | undefined): string {
+  // No Host: left relative, which the app refuses with its JSON 400 (HTTP/1.1 requires one).
+  if (host === undefined && target.charCodeAt(0) === 47) return target;
+  if (target.charCodeAt(0) === 47) return ORIGIN + target;
+  // The absolute form (`GET http://h/p HTTP/1.1`, meant for proxies) is served by its path, as
+  // Deno and Bun do; anything else (`OPTIONS *`) is handed on as it is, for the app to refuse.
+  const absolute = URL.canParse(target) ? new URL(target) : null;
+  if (absolute !== null && (absolute.protocol === 'http:' || absolute.protocol === 'https:')) return ORIGIN + absolute.pathname + absolute.search;
+  return target;
+}
+
+/** What node:http refuses before the app sees a request, answered as the app would, then the connection closed. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, headersTimeoutMs: number): void {
+  // Nothing to answer: the client left, or an answer is already on its way (as node:http's own handler checks).
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  const refusal = clientErrorAnswer(error.code, headersTimeoutMs);
+  const body = JSON.stringify(refusal);
+  const head = `HTTP/1.1 ${refusal.status} ${REASONS[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  socket.end(head + body, () => socket.destroy());
+}
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 413: 'Content Too Large', 431: 'Request Header Fields Too Large' };
+
+function clientErrorAnswer(code: string | undefined, headersTimeoutMs: number): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return apiError('headers_too_large', `The request line and headers are longer than ${MAX_HEADER_BYTES} bytes; shorten the path or the query string.`);
+  }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_HEADERS_TIMEOUT') {
+    return apiError('request_timeout', `The request did not arrive within its deadline (headers within ${headersTimeoutMs} ms).`);
+  }
+  if (code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') return apiError('payload_too_large', 'The chunk extensions of the body are too long.');
+  return apiError('invalid_parameter', `The request is not valid HTTP/1.1 (${code ?? 'unreadable'}).`);
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

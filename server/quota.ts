@@ -21,18 +21,27 @@
 // have been served. Making every count durable before its answer would mean an fsync (or a
 // group commit of an append-only log) on every request's path, adding milliseconds to each
 // response to save a handful of requests per crash; not worth it for a monthly allowance.
-// One server process per state folder: two would overwrite each other's snapshots.
+//
+// A stalled write: a snapshot goes through the runtime's file thread pool (on Node, libuv's four
+// threads), which the journals' fsyncs share; under a burst of durable writes one quota write
+// can wait seconds for its turn or its fsync. Writes used to run strictly one after another, so
+// one stalled write held back every later flush and the file fell many seconds behind. Now a
+// flush does not wait for the write before it: each snapshot has its own temp file, and only the
+// renames are ordered (newest wins, an older one finishing late is dropped). At most two writes
+// are in flight; when both are stuck, so is the disk.
+// One server process per state folder (server/lock.ts): two would overwrite each other's snapshots.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { apiError } from '../lib/errors.ts';
 import type { ApiError } from '../lib/errors.ts';
 import type { Operation, PlanConfig } from './config-schema.ts';
-import { ensureStateDir, writeFileAtomic, writeFileAtomicSync } from './state.ts';
+import { diskWriter, ensureStateDir, writeFileAtomicSync, type AtomicWriter } from './state.ts';
 
 export const QUOTA_FILE = 'quota.json';
 const FLUSH_DELAY_MS = 250;
 const RETRY_DELAY_MS = 5000;
+const MAX_WRITES_IN_FLIGHT = 2;
 
 export interface QuotaDecision {
   readonly allowed: boolean;
@@ -64,6 +73,8 @@ export interface QuotaStoreOptions {
   readonly flushDelayMs?: number;
   /** Told when a background write fails (it is retried); prints to stderr by default. */
   readonly onError?: (error: unknown) => void;
+  /** How snapshots reach the disk; injectable so tests can stall or fail a write. */
+  readonly writer?: AtomicWriter;
 }
 
 const QuotaFileSchema = v.object({
@@ -86,6 +97,7 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaS
   const now = options.now ?? (() => new Date());
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
   const onError = options.onError ?? ((error: unknown) => console.error(`sheetrest: could not save quota counts: ${String(error)}`));
+  const writer = options.writer ?? diskWriter;
   const file = join(options.stateDir, QUOTA_FILE);
   await ensureStateDir(options.stateDir);
 
@@ -95,7 +107,13 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaS
   let dirty = false;
   let closed = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let writing: Promise<void> | undefined;
+  // Snapshots are numbered as they are taken. Several may be on their way to disk at once (see
+  // "A stalled write" above), but they are renamed into place one at a time, in `renames`, and a
+  // snapshot older than the one already in place is dropped, never renamed over it.
+  let taken = 0;
+  let inPlace = 0;
+  const writes = new Map<number, Promise<void>>();
+  let renames: Promise<unknown> = Promise.resolve();
 
   const snapshot = (): string => `${JSON.stringify({ version: 1, month, counts: Object.fromEntries(counts) }, null, 2)}\n`;
 
@@ -110,21 +128,38 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaS
     }, delay);
   };
 
+  const write = async (number: number, data: string): Promise<void> => {
+    try {
+      const temporary = await writer.prepare(file, data);
+      const rename = renames.then(async () => {
+        if (number < inPlace) return writer.discard(temporary);
+        await writer.commit(temporary, file);
+        inPlace = number;
+      });
+      renames = rename.catch(() => undefined);
+      await rename;
+    } catch (error) {
+      // These counts are not on disk: the next flush writes them (with whatever came since).
+      if (number > inPlace) dirty = true;
+      throw error;
+    }
+  };
+
   const flush = async (): Promise<void> => {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
-    // One write at a time, so that an older snapshot can never be renamed over a newer one.
-    while (writing !== undefined) await writing.catch(() => {});
-    if (!dirty) return;
+    // A bound on writes in flight: when two are stuck the disk is, and more would only hold
+    // more of the thread pool the journals need.
+    while (writes.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(writes.values()).catch(() => undefined);
+    if (!dirty) {
+      // Nothing new, but the latest snapshot may still be on its way: "flushed" means on disk.
+      await writes.get(taken);
+      return;
+    }
     dirty = false;
-    writing = writeFileAtomic(file, snapshot())
-      .catch((error: unknown) => {
-        dirty = true;
-        throw error;
-      })
-      .finally(() => {
-        writing = undefined;
-      });
+    const number = ++taken;
+    const writing = write(number, snapshot()).finally(() => writes.delete(number));
+    writes.set(number, writing);
     await writing;
   };
 
@@ -174,13 +209,19 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaS
     },
     flush,
     flushSync() {
-      if (!dirty) return;
+      // A snapshot still on its way counts as pending: the process may be about to exit.
+      if (!dirty && inPlace === taken) return;
+      const number = ++taken;
       writeFileAtomicSync(file, snapshot());
+      // Any write still in flight is older: it is dropped instead of renamed over this one.
+      inPlace = number;
       dirty = false;
     },
     async close() {
       closed = true;
       await flush();
+      // Older writes still in flight are dropped once they finish; wait, so no temp file stays.
+      await Promise.allSettled(writes.values());
     },
   };
 }

@@ -1,20 +1,39 @@
-// Starts sheetrest from a checked Config: opens every connection's source and the quota store,
-// builds the fetch handler and serves it with the runtime's listener. Used by the CLI and by the
-// integration tests (which listen on port 0).
+// Starts sheetrest from a checked Config, in an order that keeps a second start harmless:
+// 1. take the state folder's lock (server/lock.ts): a second process on the same folder stops
+//    here, before it reads or changes anything;
+// 2. remove temp files a crash left in the state folder (safe now: none can be a live process's);
+// 3. bind the port, answering 503 `upstream_unavailable` with Retry-After while the sources open
+//    (a port already in use stops the start before any journal is recovered or compacted);
+// 4. open every connection's source (recovering journals) and the quota store, then serve.
+// Used by the CLI and by the integration tests (which listen on port 0).
+import { apiError } from '../lib/errors.ts';
 import { createApp, type App, type Connection } from './app.ts';
-import type { Config, ConnectionConfig } from './config.ts';
+import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
+import { defaultAllowedHosts } from './hosts.ts';
 import { createLogger, type Logger } from './log.ts';
-import type { Listen } from './listener.ts';
-import { openQuotaStore } from './quota.ts';
+import type { Listen, Listener } from './listener.ts';
+import { lockStateDir, type StateLock } from './lock.ts';
+import { openQuotaStore, type QuotaStore } from './quota.ts';
+import { errorAnswer, toResponse } from './respond.ts';
 import { openFileSource } from './sources/file/mod.ts';
 import type { Source } from './sources/source.ts';
+import { ensureStateDir, removeLeftoverTempFiles } from './state.ts';
 
 export interface Running {
   readonly app: App;
   readonly url: string;
   readonly connections: readonly Connection[];
-  /** Stops accepting, finishes the requests and writes in flight, flushes every source and the quota. */
+  /**
+   * Stops accepting, lets the requests in flight finish until the shutdown deadline
+   * (`timeouts.shutdownMs`), then closes every connection still open; every source and the quota
+   * are flushed after that in any case, and the state folder is released.
+   */
   close(): Promise<void>;
+  /**
+   * For an exit that cannot wait (a forced stop, an uncaught exception): writes the quota counts
+   * synchronously and releases the state folder's lock. Journals are durable already.
+   */
+  exitNow(): void;
 }
 
 export interface StartOptions {
@@ -24,43 +43,114 @@ export interface StartOptions {
 
 export async function start(config: Config, options: StartOptions): Promise<Running> {
   const log = options.log ?? createLogger(config.log?.level ?? 'info');
+  await ensureStateDir(config.stateDir);
+  const lock = takeLock(config.stateDir, log);
   const opened: Connection[] = [];
+  let quota: QuotaStore | undefined;
+  let listener: Listener | undefined;
   try {
+    const leftovers = await removeLeftoverTempFiles(config.stateDir);
+    if (leftovers.length > 0) log.warn('removed temp files a crash left in the state folder', { stateDir: config.stateDir, files: leftovers.length });
+    const gate = gatedApp();
+    const host = config.host ?? '127.0.0.1';
+    const timeouts = config.timeouts ?? { headersMs: DEFAULTS.headersMs, bodyMs: DEFAULTS.bodyMs, shutdownMs: DEFAULTS.shutdownMs };
+    listener = await options.listen(gate, { host, port: config.port ?? 8080, headersTimeoutMs: timeouts.headersMs, bodyTimeoutMs: timeouts.bodyMs });
     for (const connection of config.connections) opened.push(await openConnection(connection, config, log));
+    quota = await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) });
+    const app = createApp({
+      connections: opened,
+      quota,
+      bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
+      bodyTimeoutMs: timeouts.bodyMs,
+      cors: config.cors?.origins ?? '*',
+      allowedHosts: config.allowedHosts ?? defaultAllowedHosts(host),
+      log,
+    });
+    gate.open(app);
+    const shownHost = host.includes(':') ? `[${host}]` : host;
+    const served = listener;
+    const store = quota;
+    return {
+      app,
+      url: `http://${shownHost}:${served.port}`,
+      connections: opened,
+      async close() {
+        try {
+          await closeListener(served, timeouts.shutdownMs, log);
+          await Promise.all([store.close(), ...opened.map((connection) => connection.source.close())]);
+          // Last, so the sources' and the quota's own lines about closing are written too.
+          await flushLog(log);
+        } finally {
+          lock.release();
+        }
+      },
+      exitNow() {
+        try {
+          store.flushSync();
+        } finally {
+          lock.release();
+        }
+      },
+    };
   } catch (error) {
-    await Promise.allSettled(opened.map((connection) => connection.source.close()));
+    await listener?.close().catch(() => undefined);
+    await Promise.allSettled([quota?.close(), ...opened.map((connection) => connection.source.close())]);
+    lock.release();
     await flushLog(log);
     throw error;
   }
-  const quota = await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) });
-  const app = createApp({
-    connections: opened,
-    quota,
-    bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
-    cors: config.cors?.origins ?? '*',
-    log,
-  });
-  const host = config.host ?? '127.0.0.1';
-  let listener;
+}
+
+/**
+ * The lock, or none where the state folder does not let this process create files: then it
+ * cannot write there either (no journal, no quota snapshot), so it cannot harm a server that can.
+ */
+function takeLock(stateDir: string, log: Logger): StateLock {
   try {
-    listener = await options.listen(app, { host, port: config.port ?? 8080 });
+    return lockStateDir(stateDir);
   } catch (error) {
-    await Promise.allSettled([quota.close(), ...opened.map((connection) => connection.source.close())]);
-    await flushLog(log);
-    throw error;
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw error;
+    log.warn('the state folder is not writable: serving without its lock, and nothing there is written', { stateDir, error: code });
+    return { path: '', release: () => undefined };
   }
-  const shownHost = host.includes(':') ? `[${host}]` : host;
+}
+
+/** The handler served while the sources open: 503 until `open(app)` hands over to the real one. */
+function gatedApp(): App & { open(app: App): void } {
+  const starting = errorAnswer(apiError('upstream_unavailable', 'The server is starting; try again in a moment.', { 'Retry-After': '1' }));
+  let app: App | undefined;
   return {
-    app,
-    url: `http://${shownHost}:${listener.port}`,
-    connections: opened,
-    async close() {
-      await listener.close();
-      await Promise.all([quota.close(), ...opened.map((connection) => connection.source.close())]);
-      // Last, so the sources' and the quota's own lines about closing are written too.
-      await flushLog(log);
-    },
+    open: (ready) => void (app = ready),
+    answer: (request) => (app === undefined ? Promise.resolve(starting) : app.answer(request)),
+    abortBodies: () => app?.abortBodies(),
+    fetch: (request) => (app === undefined ? Promise.resolve(toResponse(starting, request.method)) : app.fetch(request)),
   };
+}
+
+/**
+ * A graceful stop with a deadline: the requests in flight get `deadlineMs` to finish (a client
+ * trickling a body must not hold the stop for ever), then every connection is closed. What was
+ * acknowledged is in the sources already; they are flushed by the caller either way.
+ */
+async function closeListener(listener: Listener, deadlineMs: number, log: Logger): Promise<void> {
+  const graceful = listener.close();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<'deadline'>((resolve) => {
+    timer = setTimeout(resolve, deadlineMs, 'deadline');
+  });
+  try {
+    if ((await Promise.race([graceful, deadline])) !== 'deadline') return;
+    log.warn('requests still in flight at the shutdown deadline; closing their connections', { deadlineMs });
+    listener.closeAll();
+    // The handlers end once their connections are gone; a request stuck elsewhere is not waited for.
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 1000);
+    });
+    await Promise.race([graceful, grace]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Waits for the log's lines, for a few seconds at most: a stderr nobody reads must not hold a stop. */
@@ -77,7 +167,11 @@ async function openConnection(connection: ConnectionConfig, config: Config, log:
     keys: connection.keys,
     plan: connection.plan,
     readOnly: connection.readOnly ?? false,
-    engine: { formulas: connection.formulas ?? false, maxRows: config.limits?.rowsPerWrite ?? 5000 },
+    engine: {
+      formulas: connection.formulas ?? false,
+      maxRows: config.limits?.rowsPerWrite ?? DEFAULTS.rowsPerWrite,
+      textIndexBytes: config.limits?.textIndexBytes ?? DEFAULTS.textIndexBytes,
+    },
   };
 }
 
@@ -87,7 +181,7 @@ async function openSource(connection: ConnectionConfig, config: Config, log: Log
     return openFileSource({ path: source.path, stateDir: config.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
   }
   // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
-  // are about 40 MB of resident memory that a server of local files never uses.
+  // (about 5 MB resident, and their load time) are of no use to a server of local files.
   const { openGoogleSourceFromConfig } = await import('./sources/google/mod.ts');
   return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
 }

@@ -1,9 +1,10 @@
 // The state folder (`.sheetrest/` by default) holds what the server must remember across
 // restarts: `quota.json` with this month's request counts, and any journal a source keeps.
 // These helpers replace a file there so that a crash leaves either the old or the new
-// version on disk, never a torn one.
+// version on disk, never a torn one, and clear the temp files a crash left behind.
+// Everything here is private to the server: files are created 0600, like the journals.
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Name of the state folder created beside the config file (or the workbook in single-file mode). */
@@ -15,27 +16,56 @@ export async function ensureStateDir(stateDir: string): Promise<void> {
 }
 
 /**
- * Replaces `path` with `data`: write a temporary file beside it, fsync it, rename it over the
- * old one, then fsync the folder so that the rename itself survives a power cut.
+ * Replacing a file in two steps, so that a caller can order the second: `prepare` writes a
+ * temporary file beside `path` and fsyncs it; `commit` renames it over `path` and fsyncs the
+ * folder so that the rename itself survives a power cut; `discard` drops a prepared file that
+ * is no longer wanted. Injectable, so tests can stall or fail a write.
  */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
-  const temporary = temporaryPathFor(path);
-  const handle = await open(temporary, 'w');
-  try {
-    await handle.writeFile(data, 'utf8');
-    await handle.sync();
-  } finally {
+export interface AtomicWriter {
+  prepare(path: string, data: string): Promise<string>;
+  commit(temporary: string, path: string): Promise<void>;
+  discard(temporary: string): Promise<void>;
+}
+
+export const diskWriter: AtomicWriter = {
+  async prepare(path, data) {
+    const temporary = temporaryPathFor(path);
+    const handle = await open(temporary, 'w', 0o600);
+    try {
+      await handle.writeFile(data, 'utf8');
+      await handle.sync();
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await unlink(temporary).catch(() => undefined);
+      throw error;
+    }
     await handle.close();
-  }
-  await rename(temporary, path);
-  await syncFolder(dirname(path));
+    return temporary;
+  },
+  async commit(temporary, path) {
+    try {
+      await rename(temporary, path);
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+    await syncFolder(dirname(path));
+  },
+  async discard(temporary) {
+    await unlink(temporary).catch(() => undefined);
+  },
+};
+
+/** Replaces `path` with `data`; after a crash at any moment it holds the old data or the new. */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  await diskWriter.commit(await diskWriter.prepare(path, data), path);
 }
 
 /** The same as `writeFileAtomic`, for the few places that cannot wait (a process `exit` hook). */
 export function writeFileAtomicSync(path: string, data: string): void {
   const temporary = temporaryPathFor(path);
   mkdirSync(dirname(path), { recursive: true });
-  const fd = openSync(temporary, 'w');
+  const fd = openSync(temporary, 'w', 0o600);
   try {
     writeSync(fd, data, null, 'utf8');
     fsyncSync(fd);
@@ -47,6 +77,23 @@ export function writeFileAtomicSync(path: string, data: string): void {
 }
 
 let temporaryFiles = 0;
+
+/**
+ * Temp files in the state folder that a crash (or a forced exit) left behind: the quota's
+ * `.quota.json.<pid>.<n>.tmp`, a journal's or compaction history's
+ * `.<file>.journal.sheetrest-<pid>-<hex>.tmp` and the lock's
+ * own `lock.<pid>.tmp`. Removed at start, and only once the state folder's lock is held: before
+ * that they could be a live process's.
+ */
+const LEFTOVER = [/^\.quota\.json\.\d+\.\d+\.tmp$/, /^\..+\.(?:journal|compacted)\.sheetrest-(?:\d+-)?[0-9a-f]+\.tmp$/, /^lock\.\d+\.tmp$/];
+
+/** Removes leftover temp files from the state folder (call with its lock held); answers their names. */
+export async function removeLeftoverTempFiles(stateDir: string): Promise<string[]> {
+  const names = await readdir(stateDir).catch(() => [] as string[]);
+  const leftovers = names.filter((name) => LEFTOVER.some((pattern) => pattern.test(name)));
+  for (const name of leftovers) await unlink(join(stateDir, name)).catch(() => undefined);
+  return leftovers;
+}
 
 // Each write gets its own temporary name (pid and a counter), so that a synchronous write from
 // an exit hook, or a second process sharing the folder by mistake, never truncates a file

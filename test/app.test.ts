@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type Connection, type Plan } from '../server/app.ts';
 import { digestKey, type ApiKey } from '../server/auth.ts';
+import { defaultAllowedHosts } from '../server/hosts.ts';
 import { createLogger } from '../server/log.ts';
 import { openQuotaStore } from '../server/quota.ts';
 import { memorySource } from '../server/sources/memory.ts';
@@ -24,7 +25,9 @@ interface Setup {
   readonly readOnly?: boolean;
   readonly source?: Source;
   readonly bodyBytes?: number;
+  readonly bodyTimeoutMs?: number;
   readonly cors?: '*' | string[];
+  readonly allowedHosts?: '*' | string[];
 }
 
 async function appWith(t: { after(fn: () => Promise<void>): void }, setup: Setup = {}) {
@@ -43,7 +46,9 @@ async function appWith(t: { after(fn: () => Promise<void>): void }, setup: Setup
     connections: [connection],
     quota,
     bodyBytes: setup.bodyBytes ?? 1024 * 1024,
+    bodyTimeoutMs: setup.bodyTimeoutMs,
     cors: setup.cors ?? '*',
+    allowedHosts: setup.allowedHosts,
     log: createLogger('info', (line) => lines.push(line)),
   });
   t.after(async () => {
@@ -254,4 +259,162 @@ test('one log line per request, without query string or body', async (t) => {
   assert.equal(line.connection, 'demo');
   assert.equal(typeof line.ms, 'number');
   assert.doesNotMatch(lines.at(-1)!, /private/);
+});
+
+test('the logged path keeps a filter\'s column, not its value', async (t) => {
+  const { call, lines } = await appWith(t);
+  const cases: [string, string][] = [
+    ['/sheets/demo/Name/Ann', '/sheets/demo/Name/…'],
+    ['/sheets/demo/tabs/People/Name/Ann', '/sheets/demo/tabs/People/Name/…'],
+    ['/sheets/demo/Name/Ann/', '/sheets/demo/Name/…'],
+    ['/sheets/demo/Name/Ann?_limit=1', '/sheets/demo/Name/…'],
+    ['/sheets/demo/0', '/sheets/demo/0'],
+    ['/sheets/demo/0:2', '/sheets/demo/0:2'],
+    ['/sheets/demo/tabs', '/sheets/demo/tabs'],
+    ['/sheets/demo/tabs/People', '/sheets/demo/tabs/People'],
+    ['/sheets/demo/tabs/People/1', '/sheets/demo/tabs/People/1'],
+    ['/sheets/demo', '/sheets/demo'],
+    ['/healthz', '/healthz'],
+  ];
+  for (const [path, logged] of cases) {
+    await t.test(path, async () => {
+      await (await call(path)).body?.cancel();
+      const line = JSON.parse(lines.at(-1)!);
+      assert.equal(line.path, logged);
+      assert.equal(line.connection, path.startsWith('/sheets/') ? 'demo' : undefined);
+      assert.doesNotMatch(lines.at(-1)!, /Ann/);
+    });
+  }
+});
+
+/** What a listener hands the app, with any Host and Origin (a Web Request would drop or fix them). */
+function incoming(path: string, headers: Record<string, string> = {}, method = 'GET', body: ReadableStream<Uint8Array> | null = null) {
+  const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+  return { url: 'http://localhost' + path, method, headers: { get: (name: string) => lower[name.toLowerCase()] ?? null }, body };
+}
+
+test('Host', async (t) => {
+  await t.test('any well-formed Host by default', async (t) => {
+    const { app } = await appWith(t);
+    for (const host of ['sheets.example.com', 'localhost:8080', '10.0.0.7:80', '[::1]:8080', 'a_b.example']) {
+      assert.equal((await app.answer(incoming('/sheets/demo', { Host: host }))).status, 200, host);
+    }
+  });
+  await t.test('a malformed Host is 400 invalid_host, whatever the path', async (t) => {
+    const { app } = await appWith(t, { allowedHosts: '*' });
+    for (const host of ['x/sheets/demo/Name/Ann#', 'x?', 'x#', 'u@x', 'a b', '', '[::1', 'x:', 'x:abc', 'x:123456', 'x:99999', 'x:65536', 'a.1', '1.2.3.999', '[1:2]', 'é.example', 'x\\y']) {
+      for (const path of ['/sheets/demo', '/healthz', '/nowhere']) {
+        const answer = await app.answer(incoming(path, { Host: host }));
+        assert.equal(answer.status, 400, `${JSON.stringify(host)} ${path}`);
+        assert.equal(JSON.parse(answer.body as string).error, 'invalid_host');
+      }
+    }
+  });
+  await t.test('no Host with a relative URL (Bun, HTTP/1.0) is 400; no Host on an absolute URL (in-process) is served', async (t) => {
+    const { app } = await appWith(t);
+    const relative = await app.answer({ ...incoming('/sheets/demo'), url: '/sheets/demo' });
+    assert.equal(relative.status, 400);
+    assert.equal(JSON.parse(relative.body as string).error, 'invalid_host');
+    assert.equal((await app.answer(incoming('/sheets/demo'))).status, 200);
+  });
+  await t.test('allowed hosts: the list, localhost and IP addresses', async (t) => {
+    const { app } = await appWith(t, { allowedHosts: ['sheets.example.com'] });
+    const cases: [string, number][] = [
+      ['sheets.example.com', 200],
+      ['SHEETS.example.com:8443', 200],
+      ['sheets.example.com.', 200],
+      ['localhost:1234', 200],
+      ['127.0.0.1:8080', 200],
+      ['192.168.1.20', 200],
+      ['[::1]:8080', 200],
+      ['evil.example', 403],
+      ['sheets.example.com.evil.example', 403],
+      ['example.com', 403],
+      ['1.2.3.4.nip.io', 403],
+    ];
+    for (const [host, status] of cases) {
+      for (const path of ['/sheets/demo', '/healthz']) {
+        const answer = await app.answer(incoming(path, { Host: host }));
+        assert.equal(answer.status, status, `${host} ${path}`);
+        if (status === 403) assert.equal(JSON.parse(answer.body as string).error, 'host_not_allowed');
+      }
+    }
+  });
+});
+
+test('allowed hosts by default: only loopback names and IP addresses on a loopback bind', () => {
+  const cases: [string, '*' | string[]][] = [
+    ['127.0.0.1', []],
+    ['127.0.1.1', []],
+    ['::1', []],
+    ['localhost', []],
+    ['0.0.0.0', '*'],
+    ['::', '*'],
+    ['192.168.1.20', '*'],
+    ['sheets.internal', '*'],
+  ];
+  for (const [bind, expected] of cases) assert.deepEqual(defaultAllowedHosts(bind), expected, bind);
+});
+
+test('a CORS list refuses writes from other origins before reading them', async (t) => {
+  const { app, call } = await appWith(t, { cors: ['https://app.example'] });
+  const cases: [string, string, string | null, number][] = [
+    ['POST', '/sheets/demo', 'https://evil.example', 403],
+    ['POST', '/sheets/demo', 'null', 403],
+    ['PATCH', '/sheets/demo/0', 'https://evil.example', 403],
+    ['PUT', '/sheets/demo/0', 'https://evil.example', 403],
+    ['DELETE', '/sheets/demo/0', 'https://evil.example', 403],
+    ['PROPFIND', '/sheets/demo', 'https://evil.example', 403],
+    ['GET', '/sheets/demo', 'https://evil.example', 200],
+    ['HEAD', '/sheets/demo', 'https://evil.example', 200],
+    ['POST', '/sheets/demo', 'https://app.example', 201],
+    // No Origin: not a browser's cross-site request (curl, a server).
+    ['POST', '/sheets/demo', null, 201],
+  ];
+  for (const [method, path, origin, status] of cases) {
+    await t.test(`${method} ${path} from ${origin}`, async () => {
+      const body = method === 'POST' || method === 'PATCH' || method === 'PUT' ? '{"Name":"Zed"}' : null;
+      const headers: Record<string, string> = { 'Content-Type': 'text/plain', ...(origin === null ? {} : { Origin: origin }) };
+      const answer = await app.answer(incoming(path, headers, method, body === null ? null : new Response(body).body));
+      assert.equal(answer.status, status, answer.body as string);
+      if (status === 403) assert.equal(JSON.parse(answer.body as string).error, 'origin_not_allowed');
+    });
+  }
+  await t.test('only the listed origin\'s and the origin-less writes landed', async () => {
+    const rows = await (await call('/sheets/demo')).json();
+    assert.deepEqual(rows.map((row: { Name: string }) => row.Name), ['Ann', 'Bob', 'Zed', 'Zed']);
+  });
+});
+
+test('a body that stalls, or is cut off, or is still arriving at shutdown', async (t) => {
+  /** A body that sends `{"Na` and then nothing, or errors as a closed connection does. */
+  const stalled = (error?: Error) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"Na'));
+        if (error !== undefined) controller.error(error);
+      },
+    });
+  const post = (body: ReadableStream<Uint8Array>) => incoming('/sheets/demo', { 'Content-Type': 'application/json' }, 'POST', body);
+  await t.test('408 request_timeout at the body deadline', async (t) => {
+    const { app } = await appWith(t, { bodyTimeoutMs: 50 });
+    const answer = await app.answer(post(stalled()));
+    assert.equal(answer.status, 408);
+    assert.equal(JSON.parse(answer.body as string).error, 'request_timeout');
+  });
+  await t.test('a connection closed mid-body is 400 invalid_body and no error line', async (t) => {
+    const { app, lines } = await appWith(t);
+    const answer = await app.answer(post(stalled(new Error('aborted'))));
+    assert.equal(answer.status, 400);
+    assert.equal(JSON.parse(answer.body as string).error, 'invalid_body');
+    assert.deepEqual(lines.filter((line) => JSON.parse(line).level === 'error'), []);
+  });
+  await t.test('abortBodies() ends the bodies still arriving', async (t) => {
+    const { app, call } = await appWith(t, { bodyTimeoutMs: 600_000 });
+    const answering = Promise.all([app.answer(post(stalled())), app.answer(post(stalled()))]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    app.abortBodies();
+    for (const answer of await answering) assert.equal(answer.status, 408);
+    assert.equal((await (await call('/sheets/demo')).json()).length, 2);
+  });
 });

@@ -58,8 +58,10 @@ test('a valid config loads with defaults and resolved paths', async () => {
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.port, 8080);
     assert.equal(config.stateDir, join(dir, '.sheetrest'));
-    assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 5000 });
+    assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 5000, textIndexBytes: 67108864 });
     assert.deepEqual(config.cors, { origins: '*' });
+    assert.equal(config.allowedHosts, undefined, 'decided from the bind address at start-up');
+    assert.deepEqual(config.timeouts, { headersMs: 10000, bodyMs: 10000, shutdownMs: 10000 });
     assert.deepEqual(config.log, { level: 'info' });
     const [demo, open] = config.connections;
     assert.deepEqual(demo.source, { type: 'file', path: join(dir, 'data', 'book.xlsx') });
@@ -85,8 +87,10 @@ test('server settings and a google source are read', async () => {
     host: '0.0.0.0',
     port: 0,
     stateDir: 'var/state',
-    limits: { bodyBytes: 2048, rowsPerWrite: 10 },
+    limits: { bodyBytes: 2048, rowsPerWrite: 10, textIndexBytes: 0 },
     cors: { origins: ['https://app.example.com', 'http://localhost:5173'] },
+    allowedHosts: ['sheets.example.com', 'intranet', '10.0.0.7', '[::1]'],
+    timeouts: { headersMs: 5000, shutdownMs: 0 },
     log: { level: 'silent' },
     connections: [
       { id: 'g', source: { type: 'google', spreadsheetId: '1AbC-d_E', credentialsFile: 'sa.json', rootUrl: 'http://127.0.0.1:9999' } },
@@ -98,8 +102,10 @@ test('server settings and a google source are read', async () => {
     assert.equal(config.host, '0.0.0.0');
     assert.equal(config.port, 0);
     assert.equal(config.stateDir, join(dir, 'var', 'state'));
-    assert.deepEqual(config.limits, { bodyBytes: 2048, rowsPerWrite: 10 });
+    assert.deepEqual(config.limits, { bodyBytes: 2048, rowsPerWrite: 10, textIndexBytes: 0 });
     assert.deepEqual(config.cors.origins, ['https://app.example.com', 'http://localhost:5173']);
+    assert.deepEqual(config.allowedHosts, ['sheets.example.com', 'intranet', '10.0.0.7', '[::1]']);
+    assert.deepEqual(config.timeouts, { headersMs: 5000, bodyMs: 10000, shutdownMs: 0 });
     assert.equal(config.log.level, 'silent');
     assert.equal('$schema' in config, false);
     const google = config.connections[0].source as GoogleSourceConfig;
@@ -153,12 +159,21 @@ const mistakes: [string, string][] = [
   ['[]', '(top level): expected an object with "connections", got an array'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "port": 70000}', 'port: expected a whole number from 0 to 65535, got 70000'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"bodyBytes": 0}}', 'limits.bodyBytes: expected a whole number >= 1, got 0'],
-  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"rows": 10}}', 'limits.rows: unknown field; expected one of "bodyBytes", "rowsPerWrite"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"rows": 10}}', 'limits.rows: unknown field; expected one of "bodyBytes", "rowsPerWrite", "textIndexBytes"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"textIndexBytes": -1}}', 'limits.textIndexBytes: expected a whole number >= 0, got -1'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"origins": ["https://a.example/"]}}', 'cors.origins[0]: expected an origin such as "https://example.com" (no path or trailing slash), got "https://a.example/"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"origins": "https://a.example"}}', 'cors.origins: expected "*" or a list of origins, got "https://a.example"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "log": {"level": "verbose"}}', 'log.level: expected "debug", "info", "warn", "error" or "silent", got "verbose"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "logLevel": "info"}', 'logLevel: unknown field'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": []}', 'limits: expected an object, got an array'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedHosts": "sheets.example.com"}', 'allowedHosts: expected "*" or a list of host names, got "sheets.example.com"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedHosts": ["https://sheets.example.com"]}', 'allowedHosts[0]: expected a host name such as "sheets.example.com" (no scheme, port or path), got "https://sheets.example.com"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedHosts": ["sheets.example.com:443"]}', 'allowedHosts[0]: expected a host name such as "sheets.example.com" (no scheme, port or path), got "sheets.example.com:443"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedHosts": [""]}', 'allowedHosts[0]: expected a host name such as "sheets.example.com" (no scheme, port or path), got ""'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "allowedhosts": []}', 'allowedhosts: unknown field (did you mean "allowedHosts"?)'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "timeouts": {"bodyMs": 0}}', 'timeouts.bodyMs: expected a whole number from 1 to 3600000, got 0'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "timeouts": {"shutdownMs": "10s"}}', 'timeouts.shutdownMs: expected a whole number from 0 to 3600000, got "10s"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "timeouts": {"idleMs": 5}}', 'timeouts.idleMs: unknown field; expected one of "headersMs", "bodyMs", "shutdownMs"'],
   [connection(', "plan": []'), 'connections[0].plan: expected an object, got an array'],
   ['{"connections": [{"id": "a", "source": []}]}', 'connections[0].source.type: expected "file" or "google", got nothing'],
   ['{"connections": [], \n  "port": 80,\n}', 'not valid JSON: line 2, column 13: a comma before "}" is not allowed in JSON'],
@@ -268,7 +283,7 @@ test('single-file mode takes overrides and names a bad one by its option', () =>
   }, { env: { KEY: 'k' } });
   assert.equal(config.port, 9000);
   assert.equal(config.stateDir, '/var/lib/sheetrest');
-  assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 50 });
+  assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 50, textIndexBytes: 67108864 });
   assert.equal(config.connections[0].readOnly, true);
   assert.equal(hex(config.connections[0].keys[0].digest), sha256('k'));
   assert.deepEqual(config.connections[0].plan?.operations, ['read', 'create', 'update', 'delete']);

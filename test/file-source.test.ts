@@ -269,7 +269,7 @@ test('a change saved behind the server is read, and a later write keeps both', (
     await source.close();
     const reopened = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
     await saveBehindTheServer(path, [['Name', 'Age', 'City'], ['Ann', 31, 'Oslo'], ['Bob', 41, 'Rome'], ['Cy', 25, 'Lima'], ['Dee', 52, 'x'], ['Out', 7, 'side']]);
-    assert.deepEqual(names(await reopened.read()), ['Ann', 'Bob', 'Cy', 'Dee', 'Out']);
+    assert.deepEqual(names(await reopened.read({ fresh: true })), ['Ann', 'Bob', 'Cy', 'Dee', 'Out']);
     assert.equal(dataOf(await reopened.read())[0][1][1], 31);
     await reopened.write(append('New', 1));
     await reopened.close();
@@ -285,7 +285,8 @@ test('journaled writes are re-applied on an outside change when their rows still
     await source.write((workbook) => planned(workbook, replacePlan(workbook, 1, row('Bob', 42, 'Rome'), [1]), null));
     // Another program adds a row at the end, unaware of the two writes still in the journal.
     await saveBehindTheServer(path, [['Name', 'Age', 'City'], ['Ann', 30, 'Oslo'], ['Bob', 41, 'Rome'], ['Cy', 25, 'Lima'], ['Out', 7, 'side']]);
-    const workbook = await source.read();
+    // fresh: look at the file now rather than when the folder watcher reports the save.
+    const workbook = await source.read({ fresh: true });
     assert.deepEqual(names(workbook), ['Ann', 'Bob', 'Cy', 'Out', 'Dee']);
     assert.equal(dataOf(workbook)[1][1][1], 42);
     await source.close();
@@ -298,7 +299,7 @@ test('a journaled write that conflicts with an outside change is saved aside, ne
     const source = await openFileSource({ path, compactAfterMs: Infinity, log: recording.log });
     await source.write((workbook) => planned(workbook, removePlan(workbook, [0]), null));
     await saveBehindTheServer(path, [['Name', 'Age', 'City'], ['Ann', 99, 'Oslo'], ['Bob', 41, 'Rome'], ['Cy', 25, 'Lima']]);
-    assert.deepEqual(dataOf(await source.read())[0][1], ['Ann', 99, 'Oslo'], 'the outside version wins');
+    assert.deepEqual(dataOf(await source.read({ fresh: true }))[0][1], ['Ann', 99, 'Oslo'], 'the outside version wins');
     const conflict = (await stateFiles(join(dir, '.sheetrest'))).find((name) => name.includes('.conflict-'));
     assert.ok(conflict !== undefined, 'the conflicting write is saved in the state folder');
     assert.match(recording.messages.join('\n'), new RegExp(conflict.replaceAll('.', '\\.')));
@@ -350,7 +351,7 @@ test('a file deleted while serving answers 503 upstream_unavailable, and recover
     const saved = await readFile(path);
     await unlink(path);
     const unavailable = (error: unknown) => isApiError(error) && error.code === 'upstream_unavailable' && error.status === 503 && error.headers['Retry-After'] !== undefined;
-    await assert.rejects(source.read(), unavailable);
+    await assert.rejects(source.read({ fresh: true }), unavailable);
     await assert.rejects(source.write(append('No', 0)), unavailable);
     assert.match(recording.messages.join('\n'), /is missing/);
     await writeFile(path, saved);

@@ -1,7 +1,8 @@
 // Real servers for the integration tests, on whichever runtime runs the test: `startServer(t,
 // config)` serves in-process on 127.0.0.1:0 with this runtime's listener, `spawnServer(t, [book])`
 // runs the CLI (`server/main.ts`) as a child process and reads its URL from stdout. Both are
-// stopped after the test. Also temp workbooks, bounded-concurrency bursts and a raw-socket upload.
+// stopped after the test. Also temp workbooks, bounded-concurrency bursts, a raw-socket upload, raw
+// requests (what fetch() would not send) and a trickling client.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -13,7 +14,7 @@ import * as XLSX from '@e965/xlsx';
 import type { CellObject } from '@e965/xlsx';
 import type { Config } from '../server/config.ts';
 import type { Listen } from '../server/listener.ts';
-import { createLogger } from '../server/log.ts';
+import { createLogger, type Logger } from '../server/log.ts';
 import { start, type Running } from '../server/start.ts';
 import { bookBytes, bookOf } from './file-source-helpers.ts';
 
@@ -110,9 +111,9 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** Starts sheetrest in this process on 127.0.0.1:0, with this runtime's listener and no log output. */
-export async function startServer(t: TestContext, config: Config): Promise<Served> {
-  const running = await start({ ...config, host: '127.0.0.1', port: 0 }, { listen: await runtimeListen(), log: createLogger('silent') });
+/** Starts sheetrest in this process on 127.0.0.1:0, with this runtime's listener and no log output (or `log`). */
+export async function startServer(t: TestContext, config: Config, log: Logger = createLogger('silent')): Promise<Served> {
+  const running = await start({ ...config, host: '127.0.0.1', port: 0 }, { listen: await runtimeListen(), log });
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= running.close());
   defer(t, close);
@@ -328,4 +329,100 @@ export function rawUpload(url: string, path: string, headers: Record<string, str
       pump();
     });
   });
+}
+
+// ---- a raw exchange ---------------------------------------------------------------------------
+
+export interface RawAnswer {
+  /** The status line's code, or null when the connection ended without an answer. */
+  readonly status: number | null;
+  /** Header names lower-cased. */
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/**
+ * Sends `head` (and `body`) over a fresh TCP socket exactly as given, so a test can send what
+ * fetch() would refuse or repair (a hostile Host, bad percent-encoding, a 20 KB path), and
+ * reads one answer: until the server closes, `Content-Length` bytes of body arrive, or `timeoutMs`.
+ */
+export function rawRequest(url: string, head: string, body = '', timeoutMs = 10_000): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolveAnswer) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    let received = Buffer.alloc(0);
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolveAnswer(parseRawAnswer(received));
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const parsed = parseRawAnswer(received);
+      const length = Number(parsed.headers['content-length'] ?? NaN);
+      if (parsed.status !== null && Buffer.byteLength(parsed.body) >= length) finish();
+    });
+    socket.on('error', finish);
+    socket.on('close', finish);
+    socket.on('connect', () => socket.write(head + body));
+  });
+}
+
+function parseRawAnswer(received: Buffer): RawAnswer {
+  const text = received.toString('utf8');
+  const end = text.indexOf('\r\n\r\n');
+  const status = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+  if (end === -1 || status === null) return { status: status === null ? null : Number(status[1]), headers: {}, body: '' };
+  const headers: Record<string, string> = {};
+  for (const line of text.slice(0, end).split('\r\n').slice(1)) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(status[1]), headers, body: text.slice(end + 4) };
+}
+
+/**
+ * A client that sends `head` and then one byte of body every `everyMs` until stopped: a slow
+ * upload. Given `body`, it sends that instead, in `pieces` pieces, one every `everyMs`, and
+ * then waits. `answer` settles with whatever the server sends back, or null when it hangs up silent.
+ */
+export function trickle(url: string, head: string, everyMs: number, body?: string, pieceCount = 10): { answer: Promise<RawAnswer>; stop(): void } {
+  const { hostname, port } = new URL(url);
+  const socket = connect({ host: hostname, port: Number(port) });
+  let received = Buffer.alloc(0);
+  let interval: ReturnType<typeof setInterval> | undefined;
+  const answer = new Promise<RawAnswer>((resolveAnswer) => {
+    const finish = () => {
+      clearInterval(interval);
+      socket.destroy();
+      resolveAnswer(parseRawAnswer(received));
+    };
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const parsed = parseRawAnswer(received);
+      if (parsed.status !== null && Buffer.byteLength(parsed.body) >= Number(parsed.headers['content-length'] ?? NaN)) finish();
+    });
+    socket.on('error', finish);
+    socket.on('close', finish);
+  });
+  socket.on('connect', () => {
+    socket.write(head);
+    const pieces = body === undefined ? [] : Array.from({ length: pieceCount }, (_, i) => body.slice(Math.floor((i * body.length) / pieceCount), Math.floor(((i + 1) * body.length) / pieceCount)));
+    interval = setInterval(() => {
+      if (!socket.writable) return;
+      if (body === undefined) socket.write('a');
+      else if (pieces.length > 0) socket.write(pieces.shift()!);
+    }, everyMs);
+  });
+  return {
+    answer,
+    stop: () => {
+      clearInterval(interval);
+      socket.destroy();
+    },
+  };
 }

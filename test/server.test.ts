@@ -181,7 +181,8 @@ test(`a workbook rewritten behind the server's back is read, then written, keepi
   await writeXlsx(dir.path('saved-elsewhere.xlsx'), 'People', edited);
   await rename(dir.path('saved-elsewhere.xlsx'), path);
 
-  const seen = await getRows(sheet);
+  // no-cache: look at the file now rather than when the folder watcher reports the save.
+  const seen = (await (await fetch(sheet, { headers: { 'Cache-Control': 'no-cache' } })).json()) as Record<string, string>[];
   assert.deepEqual(seen.map((row) => `${row.Id}:${row.City}`), ['a1:Berlin', 'b2:Porto', 'c3:lisbon', 'x9:Oslo']);
 
   const posted = await postJson(sheet, { Id: 'n1', Name: 'New', City: 'Rome' });
@@ -325,4 +326,20 @@ test(`close() finishes the writes in flight and flushes them to the file (${RUNT
   for (const id of acknowledged) assert.equal(onDisk.get(id), 1, id);
   for (const [id, count] of onDisk) assert.equal(count, 1, id);
   assert.deepEqual(unanswered.filter((id) => onDisk.has(id)), [], 'no write landed without its answer');
+});
+
+test(`limits.textIndexBytes reaches every connection's engine (${RUNTIME})`, async (t) => {
+  const dir = await tempDir(t);
+  const path = dir.path('book.xlsx');
+  await writeXlsx(path, 'People', SEED);
+  const config = configForFile(path, { stateDir: dir.path('state') });
+  const cases: [number | undefined, number][] = [[undefined, 64 * 1024 * 1024], [0, 0], [1024, 1024]];
+  for (const [given, expected] of cases) {
+    const limits = { ...config.limits, ...(given === undefined ? {} : { textIndexBytes: given }) };
+    const { running, close } = await startServer(t, { ...config, limits });
+    assert.equal(running.connections[0].engine.textIndexBytes, expected, `textIndexBytes ${given}`);
+    // The search answers the same whatever the cap.
+    assert.deepEqual((await getRows(`${running.url}/sheets/book/Name/*o*`)).map((row) => row.Id), ['b2']);
+    await close();
+  }
 });

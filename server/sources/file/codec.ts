@@ -6,8 +6,9 @@ import type { WorkBook, WorkSheet } from '@e965/xlsx';
 import { coerceText } from '../../../lib/coerce.ts';
 import { createInterner, isSheetDate, type Interner, type SheetRow, type TypedValue, type Workbook } from '../../../lib/workbook.ts';
 import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts';
+import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv-formulas.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
-import { buildSheet, odsSafeSheet } from './write-cells.ts';
+import { buildSheet, odsSafeSheet, xlsxSafeSheet } from './write-cells.ts';
 
 export type FileFormat = 'xlsx' | 'ods' | 'csv';
 
@@ -42,18 +43,23 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
   }
   // SheetJS reads almost anything (plain text becomes a sheet): insist on the zip an .xlsx or .ods is.
   if (bytes[0] !== 0x50 || bytes[1] !== 0x4b || bytes[2] !== 0x03 || bytes[3] !== 0x04) throw new Error(`the file is not a zip-packaged .${format} workbook`);
-  const book = readBook(bytes);
+  const book = readBook(bytes, format);
   if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
   const tabs = tabsOfBook(book);
   return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows: new Map(tabs.map((tab) => [tab.name, tab.rows])) };
 }
 
-/** Every field displays exactly as written; its value is read as if typed (`007` stays text). */
+/**
+ * Every field displays exactly as written, but for the quote sheetrest puts before written text
+ * that would run as a formula (csv-formulas.ts); its value is read as if typed (`007` stays text).
+ */
 function csvRow(fields: readonly string[], interner: Interner): SheetRow {
   // A CSV column of codes, ages or dates repeats itself: share equal texts and dates.
-  const text = fields.map((field) => interner.text(field));
+  const text = fields.map((field) => interner.text(unquoteFormula(field)));
   while (text.length > 0 && text[text.length - 1] === '') text.pop();
-  return { text, value: text.map((field) => internDate(coerceText(field), interner)) };
+  const row = { text, value: text.map((field) => internDate(coerceText(field), interner)) };
+  rememberVerbatim(row, fields);
+  return row;
 }
 
 function internDate(value: TypedValue, interner: Interner): TypedValue {
@@ -70,7 +76,7 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
   const decodedRows = new Map(workbook.tabs.map((tab) => [tab.name, tab.rows]));
   if (previous.format === 'csv' || previous.book === null) {
     const rows = workbook.tabs[0]?.rows ?? [];
-    const csv = formatCsv(rows.map(csvFields), previous.csvStyle);
+    const csv = formatCsv(rows.map(csvFieldsOf), previous.csvStyle);
     return { bytes: new TextEncoder().encode(csv), decoded: { ...previous, workbook, decodedRows } };
   }
   const old = previous.book;
@@ -82,15 +88,12 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
   }
   // SheetJS adds bookkeeping to the object it writes: hand it a fresh one each time.
   const book: WorkBook = { ...old, SheetNames: workbook.tabs.map((tab) => tab.name), Sheets: sheets };
-  const toWrite: WorkBook = previous.format === 'ods' ? { ...book, Sheets: mapSheets(sheets, odsSafeSheet) } : book;
-  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType: previous.format, compression: true });
+  const toWrite: WorkBook = { ...book, Sheets: mapSheets(sheets, previous.format === 'ods' ? odsSafeSheet : xlsxSafeSheet) };
+  // Shared strings, as Excel writes them: SheetJS decodes inline (`str`) cells' entities twice
+  // when reading, so `a&amp;b` written inline would come back as `a&b`.
+  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType: previous.format, compression: true, bookSST: previous.format === 'xlsx' });
   const bytes = new Uint8Array(written as ArrayBuffer);
   return { bytes, decoded: { ...previous, workbook, book, decodedRows } };
-}
-
-/** The CSV fields of a row: what each cell displays. */
-function csvFields(row: SheetRow): string[] {
-  return Array.from({ length: Math.max(row.text.length, row.value.length) }, (_, c) => row.text[c] ?? '');
 }
 
 function mapSheets(sheets: Record<string, WorkSheet>, change: (sheet: WorkSheet) => WorkSheet): Record<string, WorkSheet> {

@@ -48,7 +48,8 @@ export function isoToSerial(iso: string, date1904: boolean): number | null {
   const match = ISO_DATE.exec(iso);
   if (match === null) return null;
   const [, year, month, day, hours, minutes, seconds, fraction] = match;
-  const dateMs = Date.UTC(Number(year), Number(month) - 1, Number(day));
+  // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes them as written.
+  const dateMs = new Date(0).setUTCFullYear(Number(year), Number(month) - 1, Number(day));
   let serial = (dateMs + timeOfDayMs(hours, minutes, seconds, fraction)) / MS_PER_DAY + UNIX_EPOCH_SERIAL;
   if (date1904) return serial - DATE1904_OFFSET;
   if (serial < 61) serial -= 1;

@@ -1,9 +1,11 @@
 // The file-system steps the file source's durability rests on: fingerprints, cheap change
 // detection, and replacing a file so that a crash leaves either the old or the new bytes.
 import { createHash, randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import process from 'node:process';
+import { isAlive } from '../../lock.ts';
 
 export function fingerprint(bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -11,7 +13,8 @@ export function fingerprint(bytes: Uint8Array | string): string {
 
 /**
  * What `stat` says about a file, as one comparable string; null when it does not exist. A
- * save by a spreadsheet program changes the inode (write-and-rename) or size and mtime.
+ * save by a spreadsheet program changes the inode (write-and-rename) or size and mtime; the
+ * ctime catches an edit that kept the size and put the mtime back (`utimes` cannot set ctime).
  */
 export async function fileIdentity(path: string): Promise<string | null> {
   try {
@@ -35,8 +38,46 @@ export function fileIdentityNow(path: string): string | null {
   }
 }
 
-function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number }): string {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+/** Changes younger than this may hide from ctime: Deno (and some file systems) give it in whole seconds. */
+const COARSE_CLOCK_MS = 2_000;
+/** Files up to this size are cheap enough to hash when their identity cannot be trusted. */
+const HASH_BELOW_BYTES = 1 << 20;
+
+/**
+ * Whether an unchanged identity still needs the content's fingerprint to tell: its ctime is in
+ * whole seconds (Deno, some file systems), the file changed so recently that a second edit
+ * within the same second would leave it as it is, and it is small enough to hash. A larger file
+ * edited twice within one second there is the blind spot.
+ */
+export function identityNeedsHash(identity: string, now = Date.now()): boolean {
+  const [, , size, , ctime] = identity.split(':');
+  // A ctime with a fraction of a second comes from a clock fine enough to show any later edit.
+  return Number(ctime) % 1000 === 0 && Number(size) <= HASH_BELOW_BYTES && now - Number(ctime) < COARSE_CLOCK_MS;
+}
+
+function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+/**
+ * Calls `changed` whenever something happens to `path` (a save renames a new file over it, so
+ * its folder is watched). Null where the runtime or the file system cannot watch (a network
+ * file system, no inotify watches left): the caller then looks at the file now and then.
+ */
+export function watchFile(path: string, changed: () => void): FSWatcher | null {
+  const name = basename(path);
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
+      if (file === null || file === name) changed();
+    });
+    watcher.on('error', () => {
+      watcher.close();
+      changed();
+    });
+    return watcher;
+  } catch {
+    return null;
+  }
 }
 
 export function isMissing(error: unknown): boolean {
@@ -52,6 +93,12 @@ export function errorCode(error: unknown): string | undefined {
 export function isPermissionError(error: unknown): boolean {
   const code = errorCode(error);
   return code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+}
+
+/** Whether a failure means the disk (or the user's quota on it) is full: 507, not a passing fault. */
+export function isDiskFull(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 /** Flushes a directory's entries (a rename or a new file) to disk; a no-op where unsupported. */
@@ -71,18 +118,24 @@ export async function fsyncDirectory(path: string): Promise<void> {
 
 /** Temp files sit beside their target (a rename is atomic only within one file system) and say whose they are. */
 export function tempPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.sheetrest-${randomBytes(6).toString('hex')}.tmp`);
+  return join(dirname(path), `.${basename(path)}.sheetrest-${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** The pid a temp file's name carries; undefined for the names of earlier versions, which had none. */
+function tempFileOwner(name: string): number | undefined {
+  const match = /\.sheetrest-(\d+)-[0-9a-f]+\.tmp$/.exec(name);
+  return match === null ? undefined : Number(match[1]);
 }
 
 /** Writes bytes to a fresh temp file beside `path` and fsyncs it; answers its path and identity. */
-export async function writeTempFile(path: string, bytes: Uint8Array): Promise<{ temp: string; identity: string }> {
+export async function writeTempFile(path: string, bytes: Uint8Array, mode = 0o644): Promise<{ temp: string; identity: string }> {
   const temp = tempPathFor(path);
-  const handle = await open(temp, 'wx', 0o644);
+  const handle = await open(temp, 'wx', mode);
   let identity: string;
   try {
     await handle.writeFile(bytes);
     await handle.sync();
-    // rename keeps inode, size and mtime, so this is the identity the file will have.
+    // rename keeps inode, size and mtime (not ctime: commitTempFile gives the identity after it).
     identity = identityOf(await handle.stat());
   } catch (error) {
     await handle.close().catch(() => undefined);
@@ -93,24 +146,36 @@ export async function writeTempFile(path: string, bytes: Uint8Array): Promise<{ 
   return { temp, identity };
 }
 
-/** Moves a synced temp file over `path` and makes the rename itself durable. */
-export async function commitTempFile(temp: string, path: string): Promise<void> {
+/**
+ * Moves a synced temp file over `path` and makes the rename itself durable. Answers the file's
+ * identity after the rename (which changes its ctime) while it is still the temp file's inode;
+ * null when it is not (replaced again already) or cannot be looked at.
+ */
+export async function commitTempFile(temp: string, path: string): Promise<string | null> {
+  const before = await stat(temp);
   await rename(temp, path);
   await fsyncDirectory(dirname(path));
+  const after = await stat(path).catch(() => null);
+  return after !== null && after.ino === before.ino && after.dev === before.dev && after.size === before.size && after.mtimeMs === before.mtimeMs ? identityOf(after) : null;
 }
 
 /** Replaces `path` with `bytes`: after a crash at any moment it holds the old bytes or the new. */
-export async function replaceFileDurably(path: string, bytes: Uint8Array): Promise<void> {
-  const { temp } = await writeTempFile(path, bytes);
+export async function replaceFileDurably(path: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
+  const { temp } = await writeTempFile(path, bytes, mode);
   await commitTempFile(temp, path);
 }
 
-/** Removes temp files a crash left beside `path`. */
+/**
+ * Removes temp files a crash left beside `path`. The workbook's folder is not covered by the
+ * state folder's lock (another server with its own state folder may serve the same file), so a
+ * temp file whose process is still alive may be a compaction in progress and is left alone.
+ */
 export async function removeStaleTempFiles(path: string): Promise<number> {
   const prefix = `.${basename(path)}.sheetrest-`;
   let removed = 0;
   for (const name of await readdir(dirname(path)).catch(() => [] as string[])) {
-    if (name.startsWith(prefix) && name.endsWith('.tmp')) {
+    const owner = tempFileOwner(name);
+    if (name.startsWith(prefix) && name.endsWith('.tmp') && (owner === undefined || owner === process.pid || !isAlive(owner))) {
       await unlink(join(dirname(path), name)).catch(() => undefined);
       removed++;
     }

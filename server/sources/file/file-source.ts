@@ -13,23 +13,30 @@
 //    the rest; it equals neither -> the file was changed by someone else, rebase (below).
 //    A crash between any two steps leaves one of these cases, so nothing acknowledged is lost
 //    and the file is never torn.
-// External changes: every read and write first compares the file's stat identity with the one
+// External changes: every write, and a read when the folder watcher reports a change or the
+// last look is 100 ms old (LOOK_EVERY_MS), first compares the file's stat identity with the one
 // we last saw. On a change the file is re-read and the journaled writes are re-applied on top
 // only where the rows they touch still hold what they held (rebase.ts); a write that no longer
 // fits is saved to `<file>.conflict-<time>.jsonl` in the state folder and logged, and the
 // outside version wins. The last look before the rename narrows, but cannot close, the window
 // in which a save by another program could still be overwritten: no file system offers a
-// compare-and-rename.
+// compare-and-rename. What compactions folded in is kept (compacted.ts), so a stale copy saved
+// over the file afterwards gets those writes re-applied the same way.
+// A write the file's format cannot store (limits.ts) is refused before it is journaled.
+import type { FSWatcher } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
-import type { Planned, Source } from '../source.ts';
+import type { Planned, ReadOptions, Source } from '../source.ts';
+import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
 import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
-import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, isMissing, isPermissionError, writeTempFile } from './disk.ts';
+import { CompactionHistory, type Compaction } from './compacted.ts';
+import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
-import { Journal, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
+import { Journal, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
+import { refuseUnstorable, unstorableEntries } from './limits.ts';
 import { bookUsesDate1904 } from './read-cells.ts';
 import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
 
@@ -46,6 +53,8 @@ export interface FileSourceState {
   readonly decoded: Decoded;
   readonly identity: string;
   readonly fingerprint: string;
+  /** How the journal opens its files (tests fail the disk through it). */
+  readonly journalFiles?: JournalFiles;
 }
 
 /** A planned write waiting for its group commit. */
@@ -67,6 +76,9 @@ export class FileSource implements Source {
   /** Acknowledged writes in the journal, not yet in the file. */
   #entries: JournalEntry[] = [];
   #journal: Journal | null = null;
+  /** What the last compactions folded in, to notice a stale copy saved over the file; null when read-only. */
+  #history: CompactionHistory | null = null;
+  #forgetOnceJournaled: readonly Compaction[] = [];
   #planning: Promise<unknown> = Promise.resolve();
   /** Everything touching the file or the journal runs here, one step at a time. */
   readonly #io = new Serial();
@@ -78,8 +90,16 @@ export class FileSource implements Source {
   /** The clock when the last check that found the file unchanged began. */
   #checkedAt = 0;
   #closing: Promise<void> | null = null;
+  /** Watches the file's folder so reads need not stat the file; null where watching fails. */
+  #watcher: FSWatcher | null = null;
+  /** Set by the watcher (and at start): the next read looks at the file. */
+  #maybeChanged = true;
+  /** performance.now() of the last look at the file. */
+  #lookedAt = 0;
   /** How long the last encode of the whole workbook took. */
   #lastCompactionMs = 0;
+  /** After a failed compaction, when to try again (close() tries regardless) and what to log. */
+  readonly #backoff: CompactionBackoff;
 
   constructor(config: FileSourceState) {
     this.#config = config;
@@ -89,13 +109,17 @@ export class FileSource implements Source {
     this.#identity = config.identity;
     this.#fingerprint = config.fingerprint;
     this.#durable = this.#latest = config.decoded.workbook;
+    this.#backoff = new CompactionBackoff(config.compactAfterMs);
     this.#commits = new GroupCommit<Accepted>({
       serial: this.#io,
       commit: (batch) => this.#commitToJournal(batch),
       afterBatch: async () => {
-        if (this.#entries.length >= config.compactAfterEntries) await this.#io.run(() => this.#compact());
+        if (this.#entries.length >= config.compactAfterEntries) await this.#io.run(() => this.#compact(false));
       },
       onError: (error) => config.log(`sheetrest: writing ${config.path} failed: ${describe(error)}`),
+    });
+    this.#watcher = watchFile(config.path, () => {
+      this.#maybeChanged = true;
     });
   }
 
@@ -103,8 +127,18 @@ export class FileSource implements Source {
     return this.#writable;
   }
 
-  async read(): Promise<Workbook> {
-    await this.#refresh();
+  /** Compactions failed in a row since the last one that worked (for health checks and tests). */
+  get compactionFailures(): number {
+    return this.#backoff.failures;
+  }
+
+  /**
+   * The latest acknowledged rows. The file is looked at (one stat) when the folder watcher saw
+   * it change, when the last look is LOOK_EVERY_MS old, or when `fresh` asks: an outside save is
+   * seen within milliseconds where the watcher works, and within LOOK_EVERY_MS where it does not.
+   */
+  async read(options: ReadOptions = {}): Promise<Workbook> {
+    if (options.fresh === true || this.#maybeChanged || this.#missing || performance.now() - this.#lookedAt >= LOOK_EVERY_MS) await this.#refresh();
     return this.#durable;
   }
 
@@ -119,13 +153,19 @@ export class FileSource implements Source {
     });
   }
 
+  /** Rejects, naming the file and the journal, when acknowledged writes could not be folded into the file. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#planning;
       await this.#commits.settled();
       clearTimeout(this.#idleTimer);
-      await this.#io.run(() => this.#compact());
-      await this.#journal?.close();
+      this.#watcher?.close();
+      await this.#io.run(() => this.#compact(true));
+      const journal = this.#journal;
+      await journal?.close();
+      if (journal === null || this.#entries.length === 0) return;
+      const why = this.#missing ? 'the file is missing' : (this.#backoff.cause ?? 'the file could not be written');
+      throw new Error(`${this.#config.path}: ${this.#entries.length} acknowledged write(s) could not be folded into the file (${why}); they stay in ${journal.path} and the next start replays them`);
     })();
     return this.#closing;
   }
@@ -137,6 +177,7 @@ export class FileSource implements Source {
   async abandon(): Promise<void> {
     this.#closing ??= Promise.resolve();
     clearTimeout(this.#idleTimer);
+    this.#watcher?.close();
     this.#writable = false;
     await this.#io.run(async () => {
       await this.#journal?.close();
@@ -147,21 +188,44 @@ export class FileSource implements Source {
   /** Brings the journal left by the last run into the state (see the protocol above). */
   async recover(contents: JournalContents | null): Promise<void> {
     const { journalPath, log, path } = this.#config;
-    if (contents !== null && contents.entries.length > 0) {
+    if (this.#writable) this.#history = await CompactionHistory.load(journalPath.replace(/\.journal$/, '') + '.compacted');
+    // An empty journal on another base: the file was replaced while the server was stopped.
+    if (contents !== null && (contents.entries.length > 0 || contents.base !== this.#fingerprint)) {
       const mark = contents.compactions.findLast((compaction) => compaction.fingerprint === this.#fingerprint);
-      if (contents.base === this.#fingerprint || mark !== undefined) {
-        const replay = contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore);
-        this.#durable = this.#latest = replay.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
-        this.#entries = replay.slice();
-        if (replay.length > 0) log(`sheetrest: recovered ${replay.length} journaled write(s) to ${path}`);
+      const matches = contents.base === this.#fingerprint || mark !== undefined;
+      const pending = matches ? contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore) : contents.entries;
+      // An earlier version acknowledged writes the format cannot store (a 40,000-character .xlsx
+      // cell): no compaction could ever fold them, so they are set aside instead of retried forever.
+      const unstorable = unstorableEntries(this.#decoded.format, pending);
+      if (unstorable.length > 0) {
+        await this.#setAside(unstorable, `${unstorable.length} journaled write(s) to ${path} hold a cell an .${this.#decoded.format} file cannot store`);
+      }
+      if (matches && unstorable.length === 0) {
+        if (contents.damaged.length > 0) {
+          // Writes were lost between these (mod.ts logs which lines): re-check each as on an outside change.
+          await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, pending, false);
+        } else {
+          this.#durable = this.#latest = pending.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
+          this.#entries = pending.slice();
+        }
+        if (pending.length > 0) log(`sheetrest: recovered ${this.#entries.length} journaled write(s) to ${path}`);
       } else {
-        await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, contents.entries, false);
+        // Re-planning moves the appends that followed a set-aside one up into its place.
+        const storable = pending.filter((entry) => !unstorable.includes(entry));
+        await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, storable, false);
       }
     }
     // Read-only: leave the journal for a run that can write it back.
     if (!this.#writable) return;
-    this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries);
-    await this.#io.run(() => this.#compact());
+    this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries, this.#config.journalFiles);
+    await this.#forgetJournaled();
+    await this.#io.run(() => this.#compact(true));
+  }
+
+  async #forgetJournaled(): Promise<void> {
+    const compactions = this.#forgetOnceJournaled;
+    this.#forgetOnceJournaled = [];
+    await this.#history?.forget(compactions);
   }
 
   async #plan<T>(plan: (workbook: Workbook) => Planned<T>, arrival: number): Promise<{ result: T; durable: Promise<void> }> {
@@ -173,6 +237,9 @@ export class FileSource implements Source {
     const writePlan = planned.plan;
     // A write with nothing to write still waits for the writes before it: its answer may show them.
     if (writePlan === null || isEmptyPlan(writePlan)) return { result: planned.result, durable: this.#commits.add({ entry: null, after: before }) };
+    // Refused before the journal sees it: a write the file cannot hold would block every compaction.
+    const unstorable = refuseUnstorable(this.#decoded.format, writePlan, planned.workbook);
+    if (unstorable !== null) throw unstorable;
     const entry: JournalEntry = { plan: writePlan, expected: expectationOf(before, writePlan) };
     // The engine already applied the plan (planned.workbook); only the cells' formats are ours to keep.
     keepCells(before, writePlan, this.#usesDate1904());
@@ -194,11 +261,16 @@ export class FileSource implements Source {
     if (entries.length > 0) {
       try {
         if (this.#journal === null) throw new Error('no journal is open');
+        // A failed append that could not be cut back: start over from what was acknowledged.
+        if (this.#journal.broken) await this.#replaceJournal(this.#entries);
         await this.#journal.append(entries);
       } catch (error) {
         // Every write not yet durable was planned on top of these: the group commit fails them all.
         this.#latest = this.#durable;
         this.#config.log(`sheetrest: could not save writes to the journal of ${this.#config.path}: ${describe(error)}`);
+        // Right away too, so that compaction, which appends a mark, finds a sound journal.
+        if (this.#journal?.broken) await this.#replaceJournal(this.#entries).catch(() => undefined);
+        if (isDiskFull(error)) throw apiError('insufficient_storage', 'The server\'s disk is full; nothing was written. Try again once space is freed.');
         throw apiError('write_error', 'The write could not be saved; nothing was written.');
       }
       this.#entries.push(...entries);
@@ -212,19 +284,24 @@ export class FileSource implements Source {
     if (this.#entries.length === 0 || !Number.isFinite(this.#config.compactAfterMs) || this.#closing !== null) return;
     // Encoding the workbook holds the event loop (about 1.5 s for 100k rows), so a big workbook
     // waits for a longer quiet spell: four times its last compaction, at least compactAfterMs.
-    const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs);
+    // After a failure, not before the backoff has run out.
+    const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs, this.#backoff.waitMs(performance.now()));
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
-      this.#io.run(() => this.#compact()).catch(() => undefined);
+      this.#io.run(() => this.#compact(false)).catch(() => undefined);
     }, quiet);
     // Pending compaction must not keep a process alive: the journal already holds the writes.
     this.#idleTimer.unref?.();
   }
 
-  /** Folds the journal into the workbook file (protocol step 2). Logs rather than throws. */
-  async #compact(): Promise<void> {
+  /**
+   * Folds the journal into the workbook file (protocol step 2). Logs rather than throws. After a
+   * failure only `force` (start, close) tries again before the backoff has run out.
+   */
+  async #compact(force: boolean): Promise<void> {
     const { log, path } = this.#config;
     if (!this.#writable || this.#journal === null || this.#entries.length === 0) return;
+    if (!force && this.#backoff.waitMs(performance.now()) > 0) return;
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#adoptIfChanged()) || this.#entries.length === 0) return;
@@ -239,38 +316,57 @@ export class FileSource implements Source {
           await unlink(temp).catch(() => undefined);
           continue;
         }
-        await commitTempFile(temp, path);
+        const renamed = await commitTempFile(temp, path);
+        const folded = { base: this.#fingerprint, produced: target, entries: this.#entries };
         this.#decoded = decoded;
-        this.#identity = identity;
+        this.#identity = renamed ?? identity;
         this.#fingerprint = target;
         this.#entries = [];
+        // Recorded before the journal forgets these writes, so no crash leaves them in neither.
+        await this.#history?.add(folded).catch((error: unknown) => log(`sheetrest: could not keep what was folded into ${path} (${describe(error)}); a stale copy saved over it may go unnoticed`));
         await this.#replaceJournal([]);
+        this.#compacted(folded.entries.length);
         return;
       }
-      log(`sheetrest: ${path} keeps changing outside the server; its journal is folded in later`);
-      this.#armIdleCompaction();
+      this.#compactionFailed('it keeps changing outside the server');
     } catch (error) {
       if (isPermissionError(error)) {
         this.#writable = false;
+        this.#backoff.stopped(`it can no longer be written (${errorCode(error)})`);
         log(`sheetrest: ${path} can no longer be written (${errorCode(error)}); writes are refused, ${this.#entries.length} acknowledged write(s) stay in ${this.#journal.path}`);
       } else {
-        log(`sheetrest: could not write ${path} (${describe(error)}); its journal keeps the writes and it is retried later`);
-        this.#armIdleCompaction();
+        this.#compactionFailed(describe(error));
       }
     }
   }
 
+  /** A failed compaction: the journal keeps the writes, and the next try waits (backoff.ts). */
+  #compactionFailed(cause: string): void {
+    const { log, path } = this.#config;
+    if (this.#backoff.failed(cause, performance.now())) {
+      log(`sheetrest: could not fold the journal into ${path}: ${cause}; ${this.#entries.length} acknowledged write(s) stay in ${this.#journal?.path}, retried with backoff (up to every ${RETRY_CAP_MS / 60_000} minutes) and on stop`);
+    }
+    this.#armIdleCompaction();
+  }
+
+  #compacted(folded: number): void {
+    if (this.#backoff.succeeded()) this.#config.log(`sheetrest: folded ${folded} journaled write(s) into ${this.#config.path}; compaction works again`);
+  }
+
   async #replaceJournal(entries: readonly JournalEntry[]): Promise<void> {
-    const next = await Journal.create(this.#config.journalPath, this.#fingerprint, entries);
+    const next = await Journal.create(this.#config.journalPath, this.#fingerprint, entries, this.#config.journalFiles);
     await this.#journal?.close();
     this.#journal = next;
   }
 
-  /** Cheap check before every read and write: a stat, and a re-read only when it changed. */
+  /** Cheap check before reads (see read()) and every write: a stat, and a re-read only when it changed. */
   async #refresh(): Promise<void> {
     const started = ++this.#clock;
+    // Cleared before looking: a change the watcher reports from now on is seen by the next read.
+    this.#maybeChanged = false;
+    this.#lookedAt = performance.now();
     const identity = fileIdentityNow(this.#config.path);
-    if (identity !== null && identity === this.#identity && !this.#missing) {
+    if (identity !== null && identity === this.#identity && !this.#missing && !identityNeedsHash(identity)) {
       this.#checkedAt = Math.max(this.#checkedAt, started);
       return;
     }
@@ -286,7 +382,7 @@ export class FileSource implements Source {
     let bytes: Uint8Array;
     try {
       identity = await fileIdentity(path);
-      if (identity === this.#identity && !this.#missing) return true;
+      if (identity !== null && identity === this.#identity && !this.#missing && !identityNeedsHash(identity)) return true;
       bytes = identity === null ? new Uint8Array() : await readFile(path);
     } catch (error) {
       if (!isMissing(error)) log(`sheetrest: cannot read ${path}: ${describe(error)}`);
@@ -319,10 +415,18 @@ export class FileSource implements Source {
     return true;
   }
 
-  /** Takes the file's new content, re-applying the journaled writes that still fit. */
+  /**
+   * Takes the file's new content, re-applying the journaled writes that still fit, and before
+   * them the writes of earlier compactions the new file lacks (a stale copy saved over it).
+   */
   async #adopt(decoded: Decoded, print: string, identity: string | null, entries: readonly JournalEntry[], announce: boolean): Promise<void> {
     const { log, path } = this.#config;
-    const { workbook, applied, conflicts } = rebase(decoded.workbook, entries, (next, plan) => this.#apply(next, plan, decoded));
+    const missing = this.#history?.missingFrom(decoded.workbook, print) ?? [];
+    const lost = missing.flatMap((compaction) => compaction.entries);
+    if (lost.length > 0) {
+      log(`sheetrest: ${path} was replaced by a copy lacking ${lost.length} acknowledged write(s) already folded into it; they are applied again where their rows still match`);
+    }
+    const { workbook, applied, conflicts } = rebase(decoded.workbook, [...lost, ...entries], (next, plan) => this.#apply(next, plan, decoded));
     this.#decoded = decoded;
     this.#fingerprint = print;
     this.#identity = identity;
@@ -330,16 +434,27 @@ export class FileSource implements Source {
     this.#entries = applied.slice();
     if (announce) log(`sheetrest: picked up a change to ${path} made outside the server`);
     if (conflicts.length > 0) await this.#reportConflicts(conflicts);
-    if (this.#journal !== null) await this.#replaceJournal(applied);
+    // Forgotten once their writes are back in a journal (or in the conflict file): a later
+    // compaction records them anew. At start the journal is written by recover().
+    this.#forgetOnceJournaled = missing;
+    if (this.#journal !== null) {
+      await this.#replaceJournal(applied);
+      await this.#forgetJournaled();
+    }
     this.#armIdleCompaction();
   }
 
   async #reportConflicts(conflicts: readonly JournalEntry[]): Promise<void> {
+    const what = `${conflicts.length} acknowledged write(s) to ${this.#config.path} conflict with a change made outside the server`;
+    await this.#setAside(conflicts, what, 'kept the outside version and ');
+  }
+
+  /** Saves writes that cannot be applied to a conflict file in the state folder, and logs where. */
+  async #setAside(entries: readonly JournalEntry[], what: string, kept = ''): Promise<void> {
     const { log, path, stateDir } = this.#config;
-    const what = `${conflicts.length} acknowledged write(s) to ${path} conflict with a change made outside the server`;
     if (!this.#writable) return log(`sheetrest: ${what}; they stay in the journal`);
-    const file = await saveConflicts(stateDir, basename(path), conflicts);
-    log(`sheetrest: ${what}; kept the outside version and saved the writes to ${file}`);
+    const file = await saveConflicts(stateDir, basename(path), entries);
+    log(`sheetrest: ${what}; ${kept}saved the writes to ${file}`);
   }
 
   #notWritable(): ApiError {
@@ -350,6 +465,9 @@ export class FileSource implements Source {
     return apiError('upstream_unavailable', 'The spreadsheet file is not available right now; try again shortly.', { 'Retry-After': '5' });
   }
 }
+
+/** The longest a read goes without looking at the file when no watcher event says it changed. */
+export const LOOK_EVERY_MS = 100;
 
 function describe(error: unknown): string {
   return errorCode(error) ?? (error instanceof Error ? error.message : String(error));

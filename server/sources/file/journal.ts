@@ -6,10 +6,17 @@
 //   9b1d0e6f2a3c4d5e {"plan":{"tab":"Sheet1",...},"expected":{"dataRows":3,"rows":[]}}
 //   77aa01bc3de4f560 {"compactedTo":"<sha-256 of the file about to replace the workbook>"}
 //
-// A line cut short by a crash (or failing its checksum) ends the journal: everything before it
-// was acknowledged, nothing after it was.
-import { open, readFile, rename } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
+// Appends are all-or-nothing: every byte is written (a short write is continued) and fdatasynced
+// before the write is acknowledged; on any failure the file is cut back to its last good length,
+// and if even that fails the journal refuses further appends (`broken`) rather than write after
+// garbage: the file source then starts a fresh journal holding what was acknowledged.
+//
+// Reading: a damaged line at the end (a crash mid-append, or zeros a file system left after a
+// power cut) was never acknowledged and is dropped. A damaged line with intact lines after it
+// should not exist; if it does (disk corruption, or a journal torn by an older version), the
+// intact lines after it are kept and its line number is reported in `damaged`, so recovery can
+// log it and re-check the later writes instead of silently dropping them all.
+import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
@@ -35,7 +42,24 @@ export interface JournalContents {
   readonly compactions: readonly { readonly fingerprint: string; readonly entriesBefore: number }[];
   /** Whether the journal ended in a damaged line (a write cut short by a crash). */
   readonly torn: boolean;
+  /** 1-based numbers of damaged lines that intact lines follow: lost writes, reported by recovery. */
+  readonly damaged: readonly number[];
 }
+
+/** What the journal needs of an open file; FileHandle has it. A seam for tests that fail the disk. */
+export interface JournalHandle {
+  write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  sync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface JournalFiles {
+  open(path: string, flags: 'wx' | 'a', mode?: number): Promise<JournalHandle>;
+}
+
+const DISK: JournalFiles = { open: (path, flags, mode) => open(path, flags, mode) };
 
 /** One journal line: `<checksum> <json>\n`. */
 export function journalLine(record: unknown): string {
@@ -43,36 +67,57 @@ export function journalLine(record: unknown): string {
   return `${fingerprint(json).slice(0, 16)} ${json}\n`;
 }
 
-/** Parses a journal, keeping the intact prefix; null when not even the header is intact. */
+/**
+ * Parses a journal: intact lines, in order, around any damaged ones; null when the header is not
+ * intact (then nothing says which file the entries apply on).
+ */
 export function parseJournal(text: string): JournalContents | null {
-  const records: unknown[] = [];
-  let torn = false;
-  let start = 0;
-  while (start < text.length) {
-    const end = text.indexOf('\n', start);
-    const record = end === -1 ? undefined : parseLine(text.slice(start, end));
-    if (record === undefined) {
-      torn = true;
-      break;
-    }
-    records.push(record);
-    start = end + 1;
-  }
-  const header = records[0];
-  if (!isRecord(header) || header.journal !== 1 || typeof header.base !== 'string') return null;
+  let base: string | undefined;
   const entries: JournalEntry[] = [];
   const compactions: { fingerprint: string; entriesBefore: number }[] = [];
-  for (const record of records.slice(1)) {
-    if (isRecord(record) && typeof record.compactedTo === 'string') {
+  /** Damaged lines since the last intact one: torn if nothing intact follows them. */
+  let pending: number[] = [];
+  const damaged: number[] = [];
+  let line = 0;
+  for (let start = 0; start < text.length; ) {
+    line++;
+    const newline = text.indexOf('\n', start);
+    const end = newline === -1 ? text.length : newline;
+    // A last line without its newline is cut short, whatever its checksum says.
+    const intact = newline === -1 ? undefined : parseLine(text.slice(start, end));
+    const record = intact ?? (newline === -1 ? undefined : resync(text.slice(start, end)));
+    // Found after damage within the line: whatever came before it on this line is lost.
+    if (intact === undefined && record !== undefined) pending.push(line);
+    start = end + 1;
+    if (line === 1) {
+      if (!isRecord(record) || record.journal !== 1 || typeof record.base !== 'string') return null;
+      base = record.base;
+    } else if (isRecord(record) && typeof record.compactedTo === 'string') {
       compactions.push({ fingerprint: record.compactedTo, entriesBefore: entries.length });
     } else if (isRecord(record) && isRecord(record.plan) && isRecord(record.expected)) {
       entries.push({ plan: revivePlan(record.plan as unknown as WritePlan), expected: record.expected as unknown as Expected });
     } else {
-      torn = true;
-      break;
+      pending.push(line);
+      continue;
     }
+    damaged.push(...pending);
+    pending = [];
   }
-  return { base: header.base, entries, compactions, torn };
+  if (base === undefined) return null;
+  return { base, entries, compactions, torn: pending.length > 0, damaged };
+}
+
+/**
+ * A damaged line may end in an intact one: a torn append with no newline runs into the next
+ * line written after it. Finds the first intact line starting inside it.
+ */
+function resync(text: string): unknown {
+  for (const candidate of text.matchAll(/[0-9a-f]{16} \{/g)) {
+    if (candidate.index === 0) continue;
+    const record = parseLine(text.slice(candidate.index));
+    if (record !== undefined) return record;
+  }
+  return undefined;
 }
 
 function parseLine(text: string): unknown {
@@ -106,42 +151,66 @@ function reviveRow(row: SheetRow): SheetRow {
   return { text: row.text, value: row.value, formula: row.formula.map((formula) => formula ?? undefined) };
 }
 
+/**
+ * Reads a journal; null when there is none. A journal whose first line is damaged cannot be
+ * placed (it names the file its writes apply on), so it is an error for the operator rather
+ * than a file to overwrite with a fresh one, which would drop every write in it.
+ */
 export async function readJournal(path: string): Promise<JournalContents | null> {
+  let text: string;
   try {
-    return parseJournal(await readFile(path, 'utf8'));
+    text = await readFile(path, 'utf8');
   } catch (error) {
     if (isMissing(error)) return null;
     throw error;
   }
+  const contents = parseJournal(text);
+  if (contents === null && text !== '') throw new Error('its first line is damaged; move it aside to start without its writes');
+  return contents;
 }
 
 /** An open journal, appended to with one write and one fdatasync per group of writes. */
 export class Journal {
   readonly path: string;
-  #handle: FileHandle;
+  #handle: JournalHandle;
   /** Bytes known good: a failed append is cut back to this so later lines never follow garbage. */
   #size: number;
+  /** Why appends are refused: a failed append could not be cut back. */
+  #broken: unknown = null;
 
-  private constructor(path: string, handle: FileHandle, size: number) {
+  private constructor(path: string, handle: JournalHandle, size: number) {
     this.path = path;
     this.#handle = handle;
     this.#size = size;
   }
 
   /** Starts a fresh journal on `base` holding `entries`, replacing any old one atomically. */
-  static async create(path: string, base: string, entries: readonly JournalEntry[]): Promise<Journal> {
-    const text = journalLine({ journal: 1, base }) + entries.map(journalLine).join('');
+  static async create(path: string, base: string, entries: readonly JournalEntry[], files: JournalFiles = DISK): Promise<Journal> {
+    const bytes = encoder.encode(journalLine({ journal: 1, base }) + entries.map(journalLine).join(''));
     const temp = tempPathFor(path);
-    const handle = await open(temp, 'wx', 0o600);
+    const handle = await files.open(temp, 'wx', 0o600);
     try {
-      await handle.writeFile(text);
+      await writeAll(handle, bytes);
       await handle.sync();
-    } finally {
-      await handle.close();
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await unlink(temp).catch(() => undefined);
+      throw error;
     }
-    await rename(temp, path);
+    await handle.close();
+    try {
+      await rename(temp, path);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
     await fsyncDirectory(dirname(path));
-    return new Journal(path, await open(path, 'a'), byteLength(text));
+    return new Journal(path, await files.open(path, 'a'), bytes.byteLength);
+  }
+
+  /** Whether appends are refused because a failed one could not be cut back; start a new journal. */
+  get broken(): boolean {
+    return this.#broken !== null;
   }
 
   async append(entries: readonly JournalEntry[]): Promise<void> {
@@ -153,15 +222,24 @@ export class Journal {
     await this.#write(journalLine({ compactedTo: target }));
   }
 
+  /** Acknowledged only once every byte is written and fdatasynced; otherwise cut back, or broken. */
   async #write(text: string): Promise<void> {
+    if (this.#broken !== null) throw this.#broken;
+    const bytes = encoder.encode(text);
     try {
-      await this.#handle.write(text);
+      await writeAll(this.#handle, bytes);
       await this.#handle.datasync();
-      this.#size += byteLength(text);
     } catch (error) {
-      await this.#handle.truncate(this.#size).catch(() => undefined);
+      try {
+        await this.#handle.truncate(this.#size);
+      } catch {
+        // The torn bytes stay at the end: appending after them would bury good lines behind
+        // garbage, so nothing more is appended to this file.
+        this.#broken = error;
+      }
       throw error;
     }
+    this.#size += bytes.byteLength;
   }
 
   async close(): Promise<void> {
@@ -169,8 +247,16 @@ export class Journal {
   }
 }
 
-function byteLength(text: string): number {
-  return new TextEncoder().encode(text).byteLength;
+const encoder = new TextEncoder();
+
+/** Writes every byte: a write may take only part (a nearly full disk), so continue where it stopped. */
+async function writeAll(handle: JournalHandle, bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.byteLength; ) {
+    const { bytesWritten } = await handle.write(bytes, written, bytes.byteLength - written);
+    // No progress and no error: treat it as the full disk it almost certainly is, not a loop.
+    if (!(bytesWritten > 0)) throw Object.assign(new Error('the disk took none of the bytes written'), { code: 'ENOSPC' });
+    written += bytesWritten;
+  }
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Source } from '../source.ts';
 import { csvTabName, decodeWorkbook, formatOfPath, type Decoded } from './codec.ts';
 import { errorCode, fileIdentity, fingerprint, removeStaleTempFiles, whyNotWritable } from './disk.ts';
 import { FileSource } from './file-source.ts';
-import { readJournal, type JournalContents } from './journal.ts';
+import { readJournal, type JournalContents, type JournalFiles } from './journal.ts';
 
 export { FileSource } from './file-source.ts';
 export { formatOfPath, type FileFormat } from './codec.ts';
@@ -27,6 +27,8 @@ export interface FileSourceOptions {
   readonly compactAfterEntries?: number;
   /** Where problems and recoveries are reported; default console.error. */
   readonly log?: (message: string) => void;
+  /** How the journal opens its files; for tests that fail the disk. */
+  readonly journalFiles?: JournalFiles;
 }
 
 export const DEFAULT_COMPACT_AFTER_MS = 200;
@@ -57,7 +59,14 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   try {
     journal = await readJournal(journalPath);
   } catch (error) {
-    throw new Error(`${journalPath}: cannot read the journal of ${options.path} (${errorCode(error) ?? String(error)})`);
+    throw new Error(`${journalPath}: cannot read the journal of ${options.path} (${errorCode(error) ?? (error instanceof Error ? error.message : String(error))})`);
+  }
+  if (journal?.torn) log(`sheetrest: ${journalPath}: dropped a last line cut short (a write interrupted before it was acknowledged)`);
+  if (journal !== null && journal.damaged.length > 0) {
+    log(
+      `sheetrest: ${journalPath}: line(s) ${journal.damaged.join(', ')} are damaged and their writes lost; ` +
+        'the intact writes after them are re-checked against the file, and any that no longer fits is saved to a conflict file',
+    );
   }
   if (notWritable === null) await removeStaleTempFiles(path);
   const source = new FileSource({
@@ -72,6 +81,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     decoded,
     identity: identity ?? '',
     fingerprint: fingerprint(bytes),
+    ...(options.journalFiles === undefined ? {} : { journalFiles: options.journalFiles }),
   });
   await source.recover(journal);
   return source;

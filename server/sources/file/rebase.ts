@@ -6,6 +6,7 @@ import { applyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { tableOf } from '../../../lib/table.ts';
 import type { SheetRow, Tab, TypedValue, Workbook } from '../../../lib/workbook.ts';
 import type { Expected, JournalEntry } from './journal.ts';
+import { keepVerbatim } from './csv-formulas.ts';
 import { rememberReplacedCells, sameValue } from './write-cells.ts';
 
 /** Data rows in a tab, counted as the engine counts them (row 2 to the last row with a value). */
@@ -79,11 +80,13 @@ export function applyKeepingCells(date1904: boolean): (workbook: Workbook, plan:
   };
 }
 
-/** Remembers, for each row a plan replaces, which cells kept their source cell (format, formula). */
+/** Remembers, for each row a plan replaces, which cells kept their source cell (format, formula) or CSV field. */
 export function keepCells(workbook: Workbook, plan: WritePlan, date1904: boolean): void {
   const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
   for (const replaced of tab === undefined ? [] : plan.replaced) {
     const before = tab?.rows[replaced.index + 1];
-    if (before !== undefined) rememberReplacedCells(before, replaced.row, replaced.columns, date1904);
+    if (before === undefined) continue;
+    rememberReplacedCells(before, replaced.row, replaced.columns, date1904);
+    keepVerbatim(before, replaced.row, replaced.columns);
   }
 }

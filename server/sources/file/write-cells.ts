@@ -5,8 +5,8 @@
 import * as XLSX from '@e965/xlsx';
 import type { CellObject, WorkSheet } from '@e965/xlsx';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
-import { DATE_FORMAT, DATE_TIME_FORMAT, TIME_FORMAT, isoHasTime, isoIsTimeOnly, isoToSerial } from './dates.ts';
-import { formatValue, sourceCells, type Cells } from './read-cells.ts';
+import { DATE_FORMAT, DATE_TIME_FORMAT, TIME_FORMAT, formatIsTimeOnly, isoHasTime, isoIsTimeOnly, isoToSerial, serialToIso } from './dates.ts';
+import { formatValue, isDateFormat, sourceCells, type Cells } from './read-cells.ts';
 
 /** The cells a row is written as: its source cells when it has them, else cells built from its values. */
 export function cellsOfRow(row: SheetRow, date1904: boolean): Cells {
@@ -30,7 +30,9 @@ export function buildCell(text: string, value: TypedValue, formula: string | und
   if (typeof value === 'boolean') return { t: 'b', v: value, w: text };
   if (typeof value === 'string') return { t: 's', v: value, w: value };
   const serial = isoToSerial(value.iso, date1904);
-  if (serial === null) return { t: 's', v: value.iso, w: value.iso };
+  // A date before the workbook's first day (1900-01-01, or 1904-01-01 in a 1904 workbook) has no
+  // serial a spreadsheet program shows as a date: it is kept as its ISO text instead.
+  if (serial === null || (!isoIsTimeOnly(value.iso) && serial < (date1904 ? 0 : 1))) return { t: 's', v: value.iso, w: value.iso };
   const format = isoIsTimeOnly(value.iso) ? TIME_FORMAT : isoHasTime(value.iso) ? DATE_TIME_FORMAT : DATE_FORMAT;
   // `w` is what an ODS file stores as the shown text, so make it what the format shows.
   return { t: 'n', v: serial, z: format, w: formatValue(format, serial) };
@@ -85,10 +87,44 @@ export function buildSheet(rows: readonly SheetRow[], previous: WorkSheet | unde
   return sheet;
 }
 
-/** ODS has no error cells in SheetJS's writer (they would vanish): keep their text instead. */
+/**
+ * What SheetJS's ODS writer would get wrong, as text instead: error cells (it drops them), and
+ * dates before 1900-03-01 (it writes Excel's serial as a plain number, which LibreOffice counts
+ * from 1899-12-30 without Excel's fictional 1900-02-29: one day off).
+ */
 export function odsSafeSheet(sheet: WorkSheet): WorkSheet {
   const data: (CellObject | undefined)[][] | undefined = sheet['!data'];
-  if (data === undefined || !data.some((cells) => cells?.some((cell) => cell?.t === 'e'))) return sheet;
-  const copy = data.map((cells) => cells?.map((cell) => (cell?.t === 'e' ? { t: 's' as const, v: cell.w ?? '#N/A', w: cell.w } : cell)));
+  if (data === undefined || !data.some((cells) => cells?.some((cell) => cell !== undefined && odsSafeCell(cell) !== cell))) return sheet;
+  const copy = data.map((cells) => cells?.map((cell) => (cell === undefined ? cell : odsSafeCell(cell))));
   return { ...sheet, '!data': copy as CellObject[][] };
 }
+
+function odsSafeCell(cell: CellObject): CellObject {
+  if (cell?.t === 'e') return { t: 's', v: cell.w ?? '#N/A', w: cell.w };
+  if (cell?.t !== 'n' || typeof cell.v !== 'number' || cell.v >= FIRST_TRUE_SERIAL || typeof cell.z !== 'string') return cell;
+  if (!isDateFormat(cell.z) || formatIsTimeOnly(cell.z)) return cell;
+  const iso = serialToIso(cell.v, false);
+  return { t: 's', v: iso, w: iso };
+}
+
+/**
+ * Text cells as .xlsx must hold them: the format escapes characters as `_xHHHH_`, so text that
+ * looks like such an escape (`_x0042_`) gets its underscore escaped (`_x005F_x0042_`), as Excel
+ * does; otherwise reading the file would give `B`.
+ */
+export function xlsxSafeSheet(sheet: WorkSheet): WorkSheet {
+  const data: (CellObject | undefined)[][] | undefined = sheet['!data'];
+  if (data === undefined || !data.some((cells) => cells?.some((cell) => looksEscaped(cell)))) return sheet;
+  const copy = data.map((cells) => cells?.map((cell) => (looksEscaped(cell) ? { ...cell, v: (cell.v as string).replace(ESCAPE_START, '_x005F_') } : cell)));
+  return { ...sheet, '!data': copy as CellObject[][] };
+}
+
+/** An underscore that starts `_xHHHH_`. */
+const ESCAPE_START = /_(?=x[0-9a-fA-F]{4}_)/g;
+
+function looksEscaped(cell: CellObject | undefined): cell is CellObject {
+  return cell?.t === 's' && typeof cell.v === 'string' && cell.v.includes('_x') && /_x[0-9a-fA-F]{4}_/.test(cell.v);
+}
+
+/** Excel's serial of 1900-03-01: from here on its days and LibreOffice's agree. */
+const FIRST_TRUE_SERIAL = 61;

@@ -1,0 +1,176 @@
+// One server per state folder: `sheetrest book.xlsx` takes `<stateDir>/lock` before it reads a
+// journal or the quota counts, and a second start on the same folder stops with
+//   the state folder /srv/.sheetrest is in use by another sheetrest process (pid 4121, started
+//   2026-11-23T18:40:00.000Z); stop it, or give this one its own state folder (--state-dir)
+// without touching anything there. Two servers on one folder would replay and compact each
+// other's journals and overwrite each other's quota counts.
+//
+// The lock is a file holding `{"pid":4121,"started":"..."}`, created atomically: written to a
+// temp file, then hard-linked to `lock` (link fails with EEXIST when it exists, and the file
+// appears with its content whole); where hard links are not supported, created with O_EXCL.
+// Plain files work alike on Node, Deno and Bun, with no native addon. A lock whose process is
+// gone (a crash, kill -9, a power cut) is stale and taken over. Taking over runs under a second,
+// short-lived O_EXCL file (`lock.takeover`), so that two starts finding the same stale lock
+// cannot both win. A lock naming this very pid that this process does not hold is stale as
+// well: in a container the server is pid 1 after every restart.
+import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import process from 'node:process';
+
+export const LOCK_FILE = 'lock';
+
+/** A held lock. `release` is synchronous, so that an `exit` hook can call it. */
+export interface StateLock {
+  readonly path: string;
+  /** Removes the lock file if it is still ours; idempotent. */
+  release(): void;
+}
+
+/** The state folder is held by another live process. The message names the folder and the pid. */
+export class StateDirLocked extends Error {
+  readonly pid: number;
+  constructor(stateDir: string, holder: LockHolder) {
+    super(
+      `the state folder ${stateDir} is in use by another sheetrest process (pid ${holder.pid}, started ${holder.started}); ` +
+        `stop it, or give this one its own state folder (--state-dir, or "stateDir" in the config file)`,
+    );
+    this.name = 'StateDirLocked';
+    this.pid = holder.pid;
+  }
+}
+
+interface LockHolder {
+  readonly pid: number;
+  readonly started: string;
+}
+
+/** Lock files this process holds, with the text it wrote: tells our own pid's stale lock from a live one. */
+const held = new Map<string, string>();
+
+const STARTED = new Date().toISOString();
+
+/** Takes `<stateDir>/lock` (the folder must exist). Throws StateDirLocked when another live process holds it. */
+export function lockStateDir(stateDir: string): StateLock {
+  const path = join(stateDir, LOCK_FILE);
+  const text = `${JSON.stringify({ pid: process.pid, started: STARTED })}\n`;
+  // A stale lock taken over by someone else between our looks: look again, a few times at most.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (create(path, text)) return hold(path, text);
+    const holder = readHolder(path);
+    if (holder !== undefined && isLive(path, holder)) throw new StateDirLocked(stateDir, holder);
+    takeOverStale(path, holder);
+  }
+  throw new Error(`the state folder ${stateDir} keeps changing hands; is another sheetrest starting there?`);
+}
+
+function hold(path: string, text: string): StateLock {
+  held.set(path, text);
+  return {
+    path,
+    release() {
+      if (held.get(path) !== text) return;
+      held.delete(path);
+      // Only our own lock: a lock file holding anything else is someone else's.
+      if (readText(path) === text) unlinkQuietly(path);
+    },
+  };
+}
+
+/** Creates `path` holding `text`, atomically; false when it already exists. */
+function create(path: string, text: string): boolean {
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, text, { mode: 0o600 });
+  try {
+    linkSync(temp, path);
+    return true;
+  } catch (error) {
+    if (codeOf(error) === 'EEXIST') return false;
+    // No hard links here (some network and FAT file systems): O_EXCL instead.
+    return createExclusive(path, text);
+  } finally {
+    unlinkQuietly(temp);
+  }
+}
+
+function createExclusive(path: string, text: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (error) {
+    if (codeOf(error) === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    writeFileSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/** Replaces a stale lock under `lock.takeover`, so only one process does it at a time. */
+function takeOverStale(path: string, stale: LockHolder | undefined): void {
+  const guard = `${path}.takeover`;
+  const guardText = `${JSON.stringify({ pid: process.pid, started: STARTED })}\n`;
+  if (!createExclusive(guard, guardText)) {
+    // A takeover whose process died half-way leaves its guard behind; anyone may clear it.
+    const other = readHolder(guard);
+    if (other === undefined || !isAlive(other.pid)) unlinkQuietly(guard);
+    return;
+  }
+  try {
+    // Still the same stale lock? (Another process may have taken over and locked meanwhile.)
+    const now = readHolder(path);
+    if (now?.pid === stale?.pid && now?.started === stale?.started) unlinkQuietly(path);
+  } finally {
+    unlinkQuietly(guard);
+  }
+}
+
+/** Who holds the lock; undefined when the file is gone, unreadable or not ours to read (stale). */
+function readHolder(path: string): LockHolder | undefined {
+  const text = readText(path);
+  if (text === undefined) return undefined;
+  try {
+    const data = JSON.parse(text) as { pid?: unknown; started?: unknown };
+    if (typeof data.pid === 'number' && Number.isInteger(data.pid) && data.pid > 0) return { pid: data.pid, started: String(data.started) };
+  } catch {
+    // A lock written by hand or damaged: nobody can own it.
+  }
+  return undefined;
+}
+
+function isLive(path: string, holder: LockHolder): boolean {
+  if (holder.pid === process.pid) return held.has(path);
+  return isAlive(holder.pid);
+}
+
+/** Signal 0 asks whether the process exists: ESRCH means gone, EPERM means alive but another user's. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return codeOf(error) !== 'ESRCH';
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+function codeOf(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
