@@ -11,7 +11,8 @@
 // matching 1/8 of the rows (City is Lisbon); a `*son 77*` filter matching about 1% (json-server:
 // `Name_like=son 77`, a case-insensitive regex); a 10-row page; POST one row; PATCH one row.
 // sheetrest serves an .xlsx file with durable writes (fsync before the answer); json-server
-// rewrites db.json on every write without fsync (and logs nothing: --quiet). sheetrest runs twice
+// rewrites db.json on every write without fsync; it logs nothing (--quiet) and is started afresh
+// beside each runtime, since the POST runs grow its data. sheetrest runs twice
 // per runtime, on copies of the file: at `--log-level warn` (no line per request) and at the
 // default `info` (one JSON line per request, its stderr going to a file, as to a log collector);
 // the info column is measured for the reads.
@@ -220,70 +221,72 @@ async function runSize(size: number, dir: string): Promise<void> {
   await writeFile(db, JSON.stringify({ people: rows }));
   const chosen = scenarios(size, rows).filter((scenario) => CASES === undefined || CASES.some((name) => scenario.name.includes(name)));
 
-  // json-server runs throughout, measured beside each runtime in the same rounds.
-  const jsonPort = await freePort();
-  const jsonServer = await startProcess('json-server', 'node', [join(ROOT, 'node_modules/json-server/lib/cli/bin.js'), db, '--port', String(jsonPort), '--quiet'], jsonPort, '/people?_limit=1', join(dir, 'json-server.log'));
-  await load(jsonServer, { path: '/people' }, 1);
-  try {
-    await runRuntimes(size, xlsx, chosen, jsonServer, dir);
-  } finally {
-    jsonServer.process.kill('SIGTERM');
+  for (const runtime of RUNTIMES) {
+    // A fresh json-server per runtime (the POST runs grow its db.json), measured in the same rounds.
+    const fresh = join(dir, `db-${size}-${runtime}.json`);
+    await copyFile(db, fresh);
+    const jsonPort = await freePort();
+    const jsonServer = await startProcess('json-server', 'node', [join(ROOT, 'node_modules/json-server/lib/cli/bin.js'), fresh, '--port', String(jsonPort), '--quiet'], jsonPort, '/people?_limit=1', join(dir, 'json-server.log'));
+    await load(jsonServer, { path: '/people' }, 1);
+    try {
+      await runRuntime(runtime, size, xlsx, chosen, jsonServer, dir);
+    } finally {
+      jsonServer.process.kill('SIGTERM');
+    }
   }
 }
 
-async function runRuntimes(size: number, xlsx: string, chosen: Scenario[], jsonServer: Target, dir: string): Promise<void> {
-  for (const runtime of RUNTIMES) {
-    // Each sheetrest gets its own copy of the file and state folder: `bench-1000`, twice.
-    const instance = async (level: 'warn' | 'info'): Promise<Target> => {
-      const home = join(dir, `${runtime}-${level}-${size}`);
-      await mkdir(home, { recursive: true });
-      await copyFile(xlsx, join(home, `bench-${size}.xlsx`));
-      const port = await freePort();
-      const args = ['server/main.ts', join(home, `bench-${size}.xlsx`), '--port', String(port), '--log-level', level, '--state-dir', join(home, 'state')];
-      return startProcess(`sheetrest ${runtime} ${level}`, runtime, args, port, `/sheets/bench-${size}?_limit=1`, join(home, 'stderr.log'));
-    };
-    const warn = await instance('warn');
-    const info = await instance('info');
-    const allRows = join(dir, `rows-${runtime}-${size}.json`);
-    await writeFile(allRows, Buffer.from(await (await fetch(`${warn.url}/sheets/bench-${size}`)).arrayBuffer()));
-    const oneRow = join(dir, `one-${runtime}-${size}.json`);
-    const exact = chosen.find((scenario) => scenario.bare === '/one')?.sheetrest.path ?? '/sheets/bench?_limit=1';
-    await writeFile(oneRow, Buffer.from(await (await fetch(warn.url + exact.replace('/sheets/bench', `/sheets/bench-${size}`))).arrayBuffer()));
-    const barePort = await freePort();
-    const bare = await startProcess(`bare ${runtime}`, runtime, [join(ROOT, 'bench/bare-server.ts'), allRows, String(barePort), oneRow], barePort, '/', join(dir, `bare-${runtime}.log`));
-    try {
-      // A second of each before measuring, so no target is timed while its JIT warms up.
-      for (const target of [warn, info]) await load(target, { path: `/sheets/bench-${size}` }, 1);
-      await load(bare, { path: '/' }, 1);
-      for (const scenario of chosen) {
-        // The connection is named after the file, `bench-1000`.
-        const path = { ...scenario.sheetrest, path: scenario.sheetrest.path.replace('/sheets/bench', `/sheets/bench-${size}`) };
-        // Round-robin, the median of ROUNDS runs each: a slow spell on the shared machine then
-        // falls on every target alike instead of on one.
-        const runs: Measured[][] = [[], [], [], []];
-        for (let round = 0; round < ROUNDS; round++) {
-          runs[0].push(await load(warn, path));
-          if (scenario.info) runs[1].push(await load(info, path));
-          if (scenario.bare !== undefined) runs[2].push(await load(bare, { path: scenario.bare }));
-          runs[3].push(await load(jsonServer, scenario.jsonServer));
-        }
-        const [ours, logged, base, json] = runs.map(median) as [Measured, Measured | undefined, Measured | undefined, Measured];
-        const ratios = [`${(ours.rps / json.rps).toFixed(1)}x json-server`];
-        // The bare server over json-server is the most any server of this runtime could reach.
-        if (base !== undefined) ratios.push(`${(ours.rps / base.rps).toFixed(2)}x bare (bare: ${(base.rps / json.rps).toFixed(1)}x json-server)`);
-        if (logged !== undefined) ratios.push(`info ${Math.round((logged.rps / ours.rps - 1) * 100)}%`);
-        const errors = runs.flat().reduce((sum, run) => sum + run.errors, 0);
-        console.log(
-          `| ${runtime} | ${size} | ${scenario.name} | ${cell(ours)} | ${logged === undefined ? '' : cell(logged)} | ${base === undefined ? '' : cell(base)} | ` +
-            `${cell(json)} | ${ratios.join(', ')}${errors > 0 ? ` — ${errors} errors/non-2xx!` : ''} |`,
-        );
+async function runRuntime(runtime: Runtime, size: number, xlsx: string, chosen: Scenario[], jsonServer: Target, dir: string): Promise<void> {
+  // Each sheetrest gets its own copy of the file and state folder: `bench-1000`, twice.
+  const instance = async (level: 'warn' | 'info'): Promise<Target> => {
+    const home = join(dir, `${runtime}-${level}-${size}`);
+    await mkdir(home, { recursive: true });
+    await copyFile(xlsx, join(home, `bench-${size}.xlsx`));
+    const port = await freePort();
+    const args = ['server/main.ts', join(home, `bench-${size}.xlsx`), '--port', String(port), '--log-level', level, '--state-dir', join(home, 'state')];
+    return startProcess(`sheetrest ${runtime} ${level}`, runtime, args, port, `/sheets/bench-${size}?_limit=1`, join(home, 'stderr.log'));
+  };
+  const warn = await instance('warn');
+  const info = await instance('info');
+  const allRows = join(dir, `rows-${runtime}-${size}.json`);
+  await writeFile(allRows, Buffer.from(await (await fetch(`${warn.url}/sheets/bench-${size}`)).arrayBuffer()));
+  const oneRow = join(dir, `one-${runtime}-${size}.json`);
+  const exact = chosen.find((scenario) => scenario.bare === '/one')?.sheetrest.path ?? '/sheets/bench?_limit=1';
+  await writeFile(oneRow, Buffer.from(await (await fetch(warn.url + exact.replace('/sheets/bench', `/sheets/bench-${size}`))).arrayBuffer()));
+  const barePort = await freePort();
+  const bare = await startProcess(`bare ${runtime}`, runtime, [join(ROOT, 'bench/bare-server.ts'), allRows, String(barePort), oneRow], barePort, '/', join(dir, `bare-${runtime}.log`));
+  try {
+    // A second of each before measuring, so no target is timed while its JIT warms up.
+    for (const target of [warn, info]) await load(target, { path: `/sheets/bench-${size}` }, 1);
+    await load(bare, { path: '/' }, 1);
+    for (const scenario of chosen) {
+      // The connection is named after the file, `bench-1000`.
+      const path = { ...scenario.sheetrest, path: scenario.sheetrest.path.replace('/sheets/bench', `/sheets/bench-${size}`) };
+      // Round-robin, the median of ROUNDS runs each: a slow spell on the shared machine then
+      // falls on every target alike instead of on one.
+      const runs: Measured[][] = [[], [], [], []];
+      for (let round = 0; round < ROUNDS; round++) {
+        runs[0].push(await load(warn, path));
+        if (scenario.info) runs[1].push(await load(info, path));
+        if (scenario.bare !== undefined) runs[2].push(await load(bare, { path: scenario.bare }));
+        runs[3].push(await load(jsonServer, scenario.jsonServer));
       }
-      const mb = (value: number) => `${value.toFixed(0)} MB`;
-      console.log(`| ${runtime} | ${size} | peak RSS | ${mb(peakRssMb(warn.process))} | ${mb(peakRssMb(info.process))} | ${mb(peakRssMb(bare.process))} | ${mb(peakRssMb(jsonServer.process))} | |`);
-    } finally {
-      for (const target of [warn, info, bare]) target.process.kill('SIGTERM');
-      await Promise.all([warn, info, bare].map((target) => new Promise((resolve) => (target.process.exitCode === null ? target.process.once('exit', resolve) : resolve(null)))));
+      const [ours, logged, base, json] = runs.map(median) as [Measured, Measured | undefined, Measured | undefined, Measured];
+      const ratios = [`${(ours.rps / json.rps).toFixed(1)}x json-server`];
+      // The bare server over json-server is the most any server of this runtime could reach.
+      if (base !== undefined) ratios.push(`${(ours.rps / base.rps).toFixed(2)}x bare (bare: ${(base.rps / json.rps).toFixed(1)}x json-server)`);
+      if (logged !== undefined) ratios.push(`info ${Math.round((logged.rps / ours.rps - 1) * 100)}%`);
+      const errors = runs.flat().reduce((sum, run) => sum + run.errors, 0);
+      console.log(
+        `| ${runtime} | ${size} | ${scenario.name} | ${cell(ours)} | ${logged === undefined ? '' : cell(logged)} | ${base === undefined ? '' : cell(base)} | ` +
+          `${cell(json)} | ${ratios.join(', ')}${errors > 0 ? ` — ${errors} errors/non-2xx!` : ''} |`,
+      );
     }
+    const mb = (value: number) => `${value.toFixed(0)} MB`;
+    console.log(`| ${runtime} | ${size} | peak RSS | ${mb(peakRssMb(warn.process))} | ${mb(peakRssMb(info.process))} | ${mb(peakRssMb(bare.process))} | ${mb(peakRssMb(jsonServer.process))} | |`);
+  } finally {
+    for (const target of [warn, info, bare]) target.process.kill('SIGTERM');
+    await Promise.all([warn, info, bare].map((target) => new Promise((resolve) => (target.process.exitCode === null ? target.process.once('exit', resolve) : resolve(null)))));
   }
 }
 
