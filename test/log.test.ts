@@ -159,3 +159,22 @@ test(`an abrupt exit still writes the queued lines to stderr (${RUNTIME})`, asyn
     Array.from({ length: 2000 }, (_, i) => `line ${i}`),
   );
 });
+
+test('a line is the JSON of {time, level, message, ...fields}, undefined fields left out', async (t) => {
+  const cases: [string, Record<string, unknown> | undefined][] = [
+    ['request', { method: 'GET', status: 200, connection: undefined, path: 'a"b\n' }],
+    ['no fields', undefined],
+    ['empty fields', {}],
+    ['π "quoted"', { nested: { a: [1, null] } }],
+  ];
+  for (const [message, fields] of cases) {
+    await t.test(message, () => {
+      const lines: string[] = [];
+      createLogger('info', (line) => lines.push(line)).warn(message, fields);
+      assert.equal(lines.length, 1);
+      const time = (JSON.parse(lines[0]) as { time: string }).time;
+      assert.match(time, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      assert.equal(lines[0], JSON.stringify({ time, level: 'warn', message, ...fields }));
+    });
+  }
+});
