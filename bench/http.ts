@@ -17,14 +17,12 @@
 // default `info` (one JSON line per request, its stderr going to a file, as to a log collector);
 // the info column is measured for the reads.
 import autocannon from 'autocannon';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as XLSX from '@e965/xlsx';
+import { freePort, memoryMb, ROOT, startProcess, stopProcess, type Runtime, type Target } from './processes.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -32,8 +30,6 @@ const SIZES = (process.env.BENCH_SIZES ?? '1000').split(',').map(Number);
 const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'node,deno,bun').split(',') as Runtime[];
 const CASES = process.env.BENCH_CASES?.split(';');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const NODE = process.execPath;
 const workDir = await mkdtemp(join(tmpdir(), 'sheetrest-bench-'));
 
 const CITIES = ['Lisbon', 'Berlin', 'Paris', 'Seoul', 'Zürich', 'Porto', 'Oslo', 'Lima'];
@@ -63,63 +59,6 @@ function generate(count: number): Row[] {
     });
   }
   return rows;
-}
-
-type Runtime = 'node' | 'deno' | 'bun';
-
-/** How each runtime runs a .ts file: the pinned binaries from node_modules/.bin. */
-const COMMANDS: Record<Runtime, { readonly bin: string; readonly args: readonly string[] }> = {
-  node: { bin: NODE, args: [] },
-  deno: { bin: join(ROOT, 'node_modules/.bin/deno'), args: ['run', '-A'] },
-  bun: { bin: join(ROOT, 'node_modules/.bin/bun'), args: [] },
-};
-
-interface Target {
-  readonly name: string;
-  readonly url: string;
-  readonly process: ChildProcess;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-/** Starts `runtime script args` and waits until `probe` answers 200; stderr goes to `log`. */
-async function startProcess(name: string, runtime: Runtime, args: string[], port: number, probe: string, log: string): Promise<Target> {
-  const fd = openSync(log, 'a');
-  const child = spawn(COMMANDS[runtime].bin, [...COMMANDS[runtime].args, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', fd] });
-  closeSync(fd);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${readFileSync(log, 'utf8')}`);
-    try {
-      const response = await fetch(url + probe);
-      await response.arrayBuffer();
-      if (response.ok) return { name, url, process: child };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`${name} did not start: ${readFileSync(log, 'utf8')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function peakRssMb(child: ChildProcess): number {
-  // VmHWM is the resident set's high-water mark, kept by the kernel for the process's life.
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-    return match === null ? NaN : Number(match[1]) / 1024;
-  } catch {
-    return NaN;
-  }
 }
 
 interface Load {
@@ -226,7 +165,10 @@ async function runSize(size: number, dir: string): Promise<void> {
     const fresh = join(dir, `db-${size}-${runtime}.json`);
     await copyFile(db, fresh);
     const jsonPort = await freePort();
-    const jsonServer = await startProcess('json-server', 'node', [join(ROOT, 'node_modules/json-server/lib/cli/bin.js'), fresh, '--port', String(jsonPort), '--quiet'], jsonPort, '/people?_limit=1', join(dir, 'json-server.log'));
+    const jsonServer = await startProcess({
+      name: 'json-server', runtime: 'node', args: [join(ROOT, 'node_modules/json-server/lib/cli/bin.js'), fresh, '--port', String(jsonPort), '--quiet'],
+      port: jsonPort, probe: '/people?_limit=1', log: join(dir, 'json-server.log'),
+    });
     await load(jsonServer, { path: '/people' }, 1);
     try {
       await runRuntime(runtime, size, xlsx, chosen, jsonServer, dir);
@@ -244,7 +186,7 @@ async function runRuntime(runtime: Runtime, size: number, xlsx: string, chosen: 
     await copyFile(xlsx, join(home, `bench-${size}.xlsx`));
     const port = await freePort();
     const args = ['server/main.ts', join(home, `bench-${size}.xlsx`), '--port', String(port), '--log-level', level, '--state-dir', join(home, 'state')];
-    return startProcess(`sheetrest ${runtime} ${level}`, runtime, args, port, `/sheets/bench-${size}?_limit=1`, join(home, 'stderr.log'));
+    return startProcess({ name: `sheetrest ${runtime} ${level}`, runtime, args, port, probe: `/sheets/bench-${size}?_limit=1`, log: join(home, 'stderr.log') });
   };
   const warn = await instance('warn');
   const info = await instance('info');
@@ -254,7 +196,7 @@ async function runRuntime(runtime: Runtime, size: number, xlsx: string, chosen: 
   const exact = chosen.find((scenario) => scenario.bare === '/one')?.sheetrest.path ?? '/sheets/bench?_limit=1';
   await writeFile(oneRow, Buffer.from(await (await fetch(warn.url + exact.replace('/sheets/bench', `/sheets/bench-${size}`))).arrayBuffer()));
   const barePort = await freePort();
-  const bare = await startProcess(`bare ${runtime}`, runtime, [join(ROOT, 'bench/bare-server.ts'), allRows, String(barePort), oneRow], barePort, '/', join(dir, `bare-${runtime}.log`));
+  const bare = await startProcess({ name: `bare ${runtime}`, runtime, args: [join(ROOT, 'bench/bare-server.ts'), allRows, String(barePort), oneRow], port: barePort, probe: '/', log: join(dir, `bare-${runtime}.log`) });
   try {
     // A second of each before measuring, so no target is timed while its JIT warms up.
     for (const target of [warn, info]) await load(target, { path: `/sheets/bench-${size}` }, 1);
@@ -283,10 +225,9 @@ async function runRuntime(runtime: Runtime, size: number, xlsx: string, chosen: 
       );
     }
     const mb = (value: number) => `${value.toFixed(0)} MB`;
-    console.log(`| ${runtime} | ${size} | peak RSS | ${mb(peakRssMb(warn.process))} | ${mb(peakRssMb(info.process))} | ${mb(peakRssMb(bare.process))} | ${mb(peakRssMb(jsonServer.process))} | |`);
+    console.log(`| ${runtime} | ${size} | peak RSS | ${mb(memoryMb(warn.process, 'VmHWM'))} | ${mb(memoryMb(info.process, 'VmHWM'))} | ${mb(memoryMb(bare.process, 'VmHWM'))} | ${mb(memoryMb(jsonServer.process, 'VmHWM'))} | |`);
   } finally {
-    for (const target of [warn, info, bare]) target.process.kill('SIGTERM');
-    await Promise.all([warn, info, bare].map((target) => new Promise((resolve) => (target.process.exitCode === null ? target.process.once('exit', resolve) : resolve(null)))));
+    await Promise.all([warn, info, bare].map(stopProcess));
   }
 }
 

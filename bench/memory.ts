@@ -10,72 +10,23 @@
 // server would be. "Node, semi-space 2 MB" is the same server with NODE_OPTIONS=--max-semi-space-size=2,
 // which caps V8's young generation (the part of the heap that grows under load).
 import autocannon from 'autocannon';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
-import { fileURLToPath } from 'node:url';
+import { freePort, memoryMb, startProcess, stopProcess, type Runtime, type Target } from './processes.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'node,deno,bun').split(',');
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'node,deno,bun').split(',') as Runtime[];
 const TOOL = process.env.BENCH_TOOL ?? (spawnSync('wrk', ['--version']).error === undefined ? 'wrk' : 'autocannon');
 const dir = await mkdtemp(join(tmpdir(), 'sheetrest-memory-'));
 
-const BIN: Record<string, string[]> = {
-  node: [process.execPath],
-  deno: [join(ROOT, 'node_modules/.bin/deno'), 'run', '-A'],
-  bun: [join(ROOT, 'node_modules/.bin/bun')],
-};
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-interface Running {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly exited: Promise<unknown>;
-}
-
-async function run(runtime: string, args: string[], probe: string, env: Record<string, string> = {}): Promise<Running> {
+/** Starts a server whose arguments name its port as PORT. */
+async function run(runtime: Runtime, args: string[], probe: string, env: Record<string, string> = {}): Promise<Target> {
   const port = await freePort();
-  const [bin, ...pre] = BIN[runtime];
-  const child = spawn(bin, [...pre, ...args.map((arg) => arg.replace('PORT', String(port)))], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const url = `http://127.0.0.1:${port}`;
-  for (const deadline = Date.now() + 60_000; ; ) {
-    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited: ${stderr}`);
-    const ok = await fetch(url + probe).then(
-      async (response) => (await response.arrayBuffer(), response.ok),
-      () => false,
-    );
-    if (ok) return { child, url, exited };
-    if (Date.now() > deadline) throw new Error(`${args.join(' ')} did not start: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function stop(running: Running): Promise<void> {
-  running.child.kill('SIGTERM');
-  await running.exited;
-}
-
-function status(child: ChildProcess, field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-  return match === null ? NaN : Math.round(Number(match[1]) / 1024);
+  const name = `${runtime} ${args[0]}`;
+  return startProcess({ name, runtime, args: args.map((arg) => arg.replace('PORT', String(port))), port, probe, log: join(dir, `${runtime}-${port}.log`), env });
 }
 
 async function load(url: string): Promise<void> {
@@ -93,12 +44,12 @@ interface Figures {
 }
 
 /** Idle two seconds after the first answer; then all rows, then a filter, SECONDS each. */
-async function measure(running: Running, allRows: string, filter: string | null): Promise<Figures> {
+async function measure(running: Target, allRows: string, filter: string | null): Promise<Figures> {
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  const idle = status(running.child, 'VmRSS');
+  const idle = Math.round(memoryMb(running.process, 'VmRSS'));
   await load(running.url + allRows);
   if (filter !== null) await load(running.url + filter);
-  return { idle, loaded: status(running.child, 'VmRSS'), peak: status(running.child, 'VmHWM') };
+  return { idle, loaded: Math.round(memoryMb(running.process, 'VmRSS')), peak: Math.round(memoryMb(running.process, 'VmHWM')) };
 }
 
 const CITIES = ['Lisbon', 'Berlin', 'Paris', 'Seoul', 'Zürich', 'Porto', 'Oslo', 'Lima'];
@@ -117,23 +68,23 @@ try {
     if (runtime === 'node') {
       const first = await serve();
       rows.push(['Node, first start (types stripped)', await measure(first, '/sheets/bench', null)]);
-      await stop(first);
+      await stopProcess(first);
     }
     const server = await serve();
     const bytes = join(dir, `rows-${runtime}.json`);
     await writeFile(bytes, new Uint8Array(await (await fetch(`${server.url}/sheets/bench`)).arrayBuffer()));
     rows.push([runtime === 'node' ? 'Node' : runtime === 'deno' ? 'Deno' : 'Bun', await measure(server, '/sheets/bench', '/sheets/bench/City/Lisbon')]);
-    await stop(server);
+    await stopProcess(server);
     if (runtime === 'node') {
       const capped = await serve({ NODE_OPTIONS: '--max-semi-space-size=2' });
       rows.push(['Node, semi-space 2 MB', await measure(capped, '/sheets/bench', '/sheets/bench/City/Lisbon')]);
-      await stop(capped);
+      await stopProcess(capped);
     }
     // The bare server answers the same bytes on every path; a compile cache for Node's as well.
     for (let pass = runtime === 'node' ? 0 : 1; pass < 2; pass++) {
       const bare = await run(runtime, ['bench/bare-server.ts', bytes, 'PORT'], '/', env);
       if (pass === 1) rows.push([`bare ${runtime} server`, await measure(bare, '/', '/')]);
-      await stop(bare);
+      await stopProcess(bare);
     }
     console.error(`${runtime} done`);
   }

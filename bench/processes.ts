@@ -1,0 +1,90 @@
+// What the HTTP and memory benchmarks share: a free loopback port, each runtime's pinned binary,
+// starting a server as a child process and waiting until it answers, and reading its memory.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export type Runtime = 'node' | 'deno' | 'bun';
+
+/** How each runtime runs a .ts file: the pinned binaries from node_modules/.bin. */
+export const COMMANDS: Record<Runtime, { readonly bin: string; readonly args: readonly string[] }> = {
+  node: { bin: process.execPath, args: [] },
+  deno: { bin: join(ROOT, 'node_modules/.bin/deno'), args: ['run', '-A'] },
+  bun: { bin: join(ROOT, 'node_modules/.bin/bun'), args: [] },
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+export interface Target {
+  readonly name: string;
+  readonly url: string;
+  readonly process: ChildProcess;
+}
+
+export interface StartOptions {
+  readonly name: string;
+  readonly runtime: Runtime;
+  readonly args: readonly string[];
+  readonly port: number;
+  /** A path that answers 200 once the server is ready. */
+  readonly probe: string;
+  /** Where the child's stderr goes (appended). */
+  readonly log: string;
+  readonly env?: Record<string, string>;
+}
+
+/** Starts `runtime script args` and waits (two minutes at most) until `probe` answers 200. */
+export async function startProcess({ name, runtime, args, port, probe, log, env = {} }: StartOptions): Promise<Target> {
+  const fd = openSync(log, 'a');
+  const child = spawn(COMMANDS[runtime].bin, [...COMMANDS[runtime].args, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', fd], env: { ...process.env, ...env } });
+  closeSync(fd);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited: ${readFileSync(log, 'utf8')}`);
+    try {
+      const response = await fetch(url + probe);
+      await response.arrayBuffer();
+      if (response.ok) return { name, url, process: child };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${name} did not start: ${readFileSync(log, 'utf8')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Sends SIGTERM and waits for the exit. */
+export async function stopProcess(target: Target): Promise<void> {
+  if (target.process.exitCode !== null) return;
+  const exited = new Promise((resolve) => target.process.once('exit', resolve));
+  target.process.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * A child's memory in MB from /proc: VmRSS is the resident set now, VmHWM its high-water mark,
+ * kept by the kernel for the process's life. NaN where /proc is missing.
+ */
+export function memoryMb(child: ChildProcess, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+    return match === null ? NaN : Number(match[1]) / 1024;
+  } catch {
+    return NaN;
+  }
+}
