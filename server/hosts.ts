@@ -32,9 +32,10 @@ export function hostCheck(allowed: AllowedHosts): (host: string | null) => ApiEr
     // would then fail to route: a 500); the URL parser has the last word.
     if (!VALID_HOST.test(host) || !URL.canParse(`http://${host}/`)) return apiError('invalid_host', `The Host header ${JSON.stringify(host.slice(0, 100))} is not a host name or address with an optional port.`);
     const colon = host.indexOf(':');
-    const name = (colon === -1 ? host : host.slice(0, colon)).toLowerCase();
+    // `example.com.` (the fully qualified form) is the same name as `example.com`.
+    const name = (colon === -1 ? host : host.slice(0, colon)).toLowerCase().replace(/\.$/, '');
     // A rebinding page always comes by a name: an IP address in Host was typed by someone.
-    if (names === null || host.charCodeAt(0) === 91 /* [ an IPv6 address */ || names.has(name) || names.has(name.replace(/\.$/, '')) || IPV4.test(name)) {
+    if (names === null || host.charCodeAt(0) === 91 /* [ an IPv6 address */ || names.has(name) || IPV4.test(name)) {
       lastServed = host;
       return null;
     }

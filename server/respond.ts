@@ -19,12 +19,17 @@ export function asApiError(error: unknown): ApiError {
   return error instanceof ApiError ? error : apiError('internal_error', 'The server failed to answer this request; it has been logged.');
 }
 
-export function toResponse(answer: Answer, method: string): Response {
+/** How an answer's body becomes a Response body; Deno's listener passes `textOnceSeen`. */
+export type BodyOf = (body: string | Uint8Array) => BodyInit;
+
+const asIs: BodyOf = (body) => body as BodyInit;
+
+export function toResponse(answer: Answer, method: string, bodyOf: BodyOf = asIs): Response {
   // 204 and 304 may carry no body at all.
   if (answer.status === 204 || answer.status === 304) return new Response(null, { status: answer.status, headers: answer.headers });
   // A HEAD answer is GET's without the body, which it still measures.
   if (method === 'HEAD') return new Response(null, { status: answer.status, headers: { ...answer.headers, 'Content-Length': String(byteLength(answer.body)) } });
-  return new Response(bodyInit(answer.body), { status: answer.status, headers: answer.headers });
+  return new Response(bodyOf(answer.body), { status: answer.status, headers: answer.headers });
 }
 
 const encoder = new TextEncoder();
@@ -33,18 +38,13 @@ const decoder = new TextDecoder();
 /**
  * Deno's Response copies a byte body in JavaScript every time (a new ArrayBuffer per answer),
  * but hands a string to its HTTP layer as it is: with the same 61 KB answer, text served 1.6x
- * the requests bytes did (docs/benchmarks.md). So on Deno a byte answer met a second time (the
- * whole-tab answer the engine keeps with the table is the same Uint8Array on every read) is
- * decoded once and sent as that text from then on; the same UTF-8 goes out. Bun gains nothing
- * from this, and Node writes the bytes itself.
+ * the requests bytes did (docs/benchmarks.md). So Deno's listener sends a byte answer met a
+ * second time (the whole-tab answer the engine keeps with the table is the same Uint8Array on
+ * every read) as its text, decoded once; the same UTF-8 goes out. Bun gains nothing from this,
+ * and Node writes the bytes itself.
  */
-const TEXT_BODIES = 'Deno' in globalThis;
-/** Up to this size: the text is kept as long as the engine keeps the bytes, so it costs memory too. */
-const TEXT_BODY_MAX_BYTES = 1024 * 1024;
-const seenBodies = new WeakMap<Uint8Array, string | null>();
-
-function bodyInit(body: string | Uint8Array): BodyInit {
-  if (typeof body === 'string' || !TEXT_BODIES || body.byteLength > TEXT_BODY_MAX_BYTES) return body as BodyInit;
+export const textOnceSeen: BodyOf = (body) => {
+  if (typeof body === 'string' || body.byteLength > TEXT_BODY_MAX_BYTES) return body as BodyInit;
   const seen = seenBodies.get(body);
   if (typeof seen === 'string') return seen;
   if (seen === undefined) {
@@ -55,7 +55,11 @@ function bodyInit(body: string | Uint8Array): BodyInit {
   const text = decoder.decode(body);
   seenBodies.set(body, text);
   return text;
-}
+};
+
+/** Up to this size: the text is kept as long as the engine keeps the bytes, so it costs memory too. */
+const TEXT_BODY_MAX_BYTES = 1024 * 1024;
+const seenBodies = new WeakMap<Uint8Array, string | null>();
 
 function byteLength(body: string | Uint8Array): number {
   return typeof body === 'string' ? encoder.encode(body).byteLength : body.byteLength;
