@@ -67,13 +67,13 @@ export class ColumnText {
   /**
    * The rows whose folded text contains `needle` (three characters or more), ascending; null
    * when the index is not ready (the caller scans). The first such search starts an index if
-   * it fits in `room` bytes; each search after indexes a step more.
+   * it fits in `room()` bytes (asked only then); each search after indexes a step more.
    */
-  containingRows(needle: string, room: number): readonly number[] | null {
+  containingRows(needle: string, room: () => number): readonly number[] | null {
     const origin = this.#origin;
     if (origin.trigrams === undefined) {
       const runs = countRuns(origin.folded);
-      origin.trigrams = runs * BYTES_PER_RUN <= room ? new TrigramIndex(origin.folded, runs) : null;
+      origin.trigrams = runs * BYTES_PER_RUN <= room() ? new TrigramIndex(origin.folded, runs) : null;
     }
     const index = origin.trigrams;
     if (index === null) return null;

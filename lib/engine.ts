@@ -47,7 +47,7 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
   const tab = findTab(workbook, request.tab);
   if (isApiError(tab)) return errorResult(tab, workbook, {});
   const table = tableOf(tab);
-  table.textIndexRoom = textIndexRoom(workbook, options);
+  table.textIndexRoom = () => textIndexRoom(workbook, options);
   if (request.action === 'read') return read(workbook, table, request);
 
   const planned = planWrite(table, request, { formulas: options.formulas ?? false });

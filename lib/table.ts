@@ -31,9 +31,10 @@ export class Table {
   readonly #values = new Map<number, TypedValue[]>();
   /**
    * Heap this table's `*text*` indexes may still grow by, set by the engine for each request
-   * from its `textIndexBytes` option and what the workbook's other indexes take.
+   * from its `textIndexBytes` option and what the workbook's other indexes take. A function:
+   * it is worked out only when a `*text*` search is about to index, not on every request.
    */
-  textIndexRoom = DEFAULT_TEXT_INDEX_BYTES;
+  textIndexRoom: () => number = () => DEFAULT_TEXT_INDEX_BYTES;
   readonly #rowBytes: { text?: (Uint8Array | undefined)[]; raw?: (Uint8Array | undefined)[] } = {};
   readonly #answers = new Map<string, Uint8Array>();
 

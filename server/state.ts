@@ -56,12 +56,7 @@ export const diskWriter: AtomicWriter = {
   },
 };
 
-/** Replaces `path` with `data`; after a crash at any moment it holds the old data or the new. */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
-  await diskWriter.commit(await diskWriter.prepare(path, data), path);
-}
-
-/** The same as `writeFileAtomic`, for the few places that cannot wait (a process `exit` hook). */
+/** Replaces `path` with `data` at once, for the few places that cannot wait (a process `exit` hook). */
 export function writeFileAtomicSync(path: string, data: string): void {
   const temporary = temporaryPathFor(path);
   mkdirSync(dirname(path), { recursive: true });
