@@ -36,9 +36,7 @@ export function refuseUnstorable(format: FileFormat, plan: WritePlan, after: Wor
     return apiError('invalid_body', `The tab "${plan.tab}" would have ${count(tab.rows.length)} rows; an .${format} sheet holds at most ${count(limits.rows)}. Nothing was written.`);
   }
   const headers = tab?.rows[0]?.text ?? [];
-  const written: [number, SheetRow][] = plan.replaced.map(({ index, row }) => [index, row]);
-  plan.appended?.rows.forEach((row, offset) => written.push([plan.appended!.start + offset, row]));
-  for (const [index, row] of written) {
+  for (const [index, row] of writtenRows(plan)) {
     const problem = unstorableCell(row, limits);
     if (problem === null) continue;
     const column = headers[problem.column] ? `"${headers[problem.column]}"` : `column ${problem.column + 1}`;
@@ -54,7 +52,14 @@ export function refuseUnstorable(format: FileFormat, plan: WritePlan, after: Wor
 export function unstorableEntries(format: FileFormat, entries: readonly JournalEntry[]): JournalEntry[] {
   const limits = FORMAT_LIMITS[format];
   if (limits === null) return [];
-  return entries.filter(({ plan }) => [...plan.replaced.map((replaced) => replaced.row), ...(plan.appended?.rows ?? [])].some((row) => unstorableCell(row, limits) !== null));
+  return entries.filter(({ plan }) => writtenRows(plan).some(([, row]) => unstorableCell(row, limits) !== null));
+}
+
+/** The rows a plan writes, each with its data-row index: the replaced ones, then the appended. */
+function writtenRows(plan: WritePlan): [number, SheetRow][] {
+  const written: [number, SheetRow][] = plan.replaced.map(({ index, row }) => [index, row]);
+  plan.appended?.rows.forEach((row, offset) => written.push([plan.appended!.start + offset, row]));
+  return written;
 }
 
 /** The first cell of a row the format cannot store: too long (length) or too far right (length null). */
