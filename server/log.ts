@@ -13,13 +13,16 @@ import { setImmediate } from 'node:timers';
 export const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type Level = (typeof LEVELS)[number];
 
+/** A line's fields, or a function that gives them, called only when the line is written. */
+export type Fields = Record<string, unknown> | (() => Record<string, unknown>);
+
 export interface Logger {
   /** Whether lines at this level are written, so a caller can skip building them. */
   enabled(level: Exclude<Level, 'silent'>): boolean;
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
+  debug(message: string, fields?: Fields): void;
+  info(message: string, fields?: Fields): void;
+  warn(message: string, fields?: Fields): void;
+  error(message: string, fields?: Fields): void;
   /** Resolves once every line logged before the call is written (or its write has failed). */
   flush(): Promise<void>;
   /** Writes every pending line now, blocking: for exit paths that cannot wait. */
@@ -35,37 +38,34 @@ export interface LogSink {
 }
 
 /**
- * A chunk is whole lines, at most 16 KiB unless one line is longer (as pino's sonic-boom writes):
- * at 4 KiB, Deno spent 7% of a small answer's CPU on the writes. Our lines never interleave (one
+ * A chunk is whole lines, about 16 KiB (as pino's sonic-boom writes), one line over at most: at
+ * 4 KiB, Deno spent 7% of a small answer's CPU on the writes. Our lines never interleave (one
  * write at a time); another writer's line (the CLI's start and stop messages) could land inside
  * a chunk only on a pipe too full to take the chunk whole (more than PIPE_BUF, 4 KiB, is not
  * atomic).
  */
 const CHUNK_BYTES = 16 * 1024;
+/** Entries that make a chunk worth writing at once: a request's line is about 180 bytes. */
+const CHUNK_ENTRIES = 96;
 /**
- * Lines are written at least this often (and at once when a chunk is full): one write for every
- * few requests would cost more than building the lines.
+ * Lines are written at least this often (and on the next turn once a chunk's worth is queued):
+ * one write for every few requests would cost more than building the lines.
  */
 const FLUSH_INTERVAL_MS = 25;
-/** Lines waiting while stderr does not drain are capped; past this they are counted and dropped. */
-const MAX_PENDING_CHARS = 8 * 1024 * 1024;
+/** Entries waiting while stderr does not drain are capped; past this they are counted and dropped. */
+const MAX_PENDING_ENTRIES = 50_000;
 
 /**
- * `write` is a plain line writer (each line written as it is logged, as tests use it) or a sink
- * that takes buffered chunks; the default is fd 2 through a buffered sink.
+ * `write` is a plain line writer (each line built and written as it is logged, as tests use it)
+ * or a sink that takes buffered chunks; the default is fd 2 through a buffered sink.
  */
 export function createLogger(level: Level, write: ((line: string) => void) | LogSink = stderrSink): Logger {
   const threshold = LEVELS.indexOf(level);
   const out = typeof write === 'function' ? direct(write) : buffered(write);
   const at = (name: Exclude<Level, 'silent'>) => {
     const rank = LEVELS.indexOf(name);
-    const level = `","level":"${name}","message":`;
-    return (message: string, fields?: Record<string, unknown>) => {
-      if (rank < threshold) return;
-      // The same line JSON.stringify({time, level, message, ...fields}) gives, without copying the
-      // fields into a new object: this runs once per request at the default level.
-      const rest = fields === undefined ? '{}' : JSON.stringify(fields);
-      out.line(`{"time":"${isoNow()}${level}${JSON.stringify(message)}${rest.length === 2 ? '}' : `,${rest.slice(1)}`}`);
+    return (message: string, fields?: Fields) => {
+      if (rank >= threshold) out.entry(Date.now(), name, message, fields);
     };
   };
   return {
@@ -79,14 +79,24 @@ export function createLogger(level: Level, write: ((line: string) => void) | Log
   };
 }
 
+/**
+ * The same line JSON.stringify({time, level, message, ...fields}) gives, without copying the
+ * fields into a new object.
+ */
+function formatLine(time: number, level: string, message: string, fields: Fields | undefined): string {
+  const values = typeof fields === 'function' ? fields() : fields;
+  const rest = values === undefined ? '{}' : JSON.stringify(values);
+  return `{"time":"${isoAt(time)}","level":"${level}","message":${JSON.stringify(message)}${rest.length === 2 ? '}' : `,${rest.slice(1)}`}`;
+}
+
 interface Output {
-  line(text: string): void;
+  entry(time: number, level: string, message: string, fields: Fields | undefined): void;
   flush(): Promise<void>;
   flushSync(): void;
 }
 
 function direct(write: (line: string) => void): Output {
-  return { line: write, flush: async () => undefined, flushSync: () => undefined };
+  return { entry: (time, level, message, fields) => write(formatLine(time, level, message, fields)), flush: async () => undefined, flushSync: () => undefined };
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -128,36 +138,48 @@ const live = new Set<Output>();
 let exitHook = false;
 
 function buffered(sink: LogSink): Output {
-  let pending: string[] = [];
+  // Entries wait unformatted, four slots each (time, level, message, fields): a request pays for
+  // storing them, and their lines are built in one pass per chunk, off the request's path.
+  let queue: unknown[] = [];
   let head = 0;
-  let pendingChars = 0;
+  /** A line built but left out of the last chunk, which it would have taken past CHUNK_BYTES. */
+  let carry = '';
   let dropped = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let immediate = false;
   let writing = false;
   let waiters: Array<() => void> = [];
 
+  const queued = () => (queue.length - head) / 4;
+  const empty = () => head === queue.length && carry === '';
+
   /** Whole lines from the front of the queue, up to a chunk's size (or one longer line). */
   const takeChunk = (): string => {
-    let chunk = pending[head++] + '\n';
-    while (head < pending.length && chunk.length + pending[head].length + 1 <= CHUNK_BYTES) chunk += pending[head++] + '\n';
-    if (head === pending.length) {
-      pending = [];
+    let chunk = carry;
+    carry = '';
+    while (head < queue.length) {
+      const line = formatLine(queue[head] as number, queue[head + 1] as string, queue[head + 2] as string, queue[head + 3] as Fields | undefined) + '\n';
+      head += 4;
+      if (chunk !== '' && chunk.length + line.length > CHUNK_BYTES) {
+        carry = line;
+        break;
+      }
+      chunk += line;
+    }
+    if (head === queue.length) {
+      queue = [];
       head = 0;
-    } else if (head > 4096 && head * 2 > pending.length) {
-      // A long backlog: drop the lines already written rather than keep them referenced.
-      pending = pending.slice(head);
+    } else if (head > 4096 && head * 2 > queue.length) {
+      // A long backlog: drop the entries already written rather than keep them referenced.
+      queue = queue.slice(head);
       head = 0;
     }
-    pendingChars -= chunk.length;
     return chunk;
   };
 
   const reportDropped = () => {
     if (dropped === 0) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level: 'warn', message: 'log lines dropped: stderr did not drain', dropped });
-    pending.push(line);
-    pendingChars += line.length + 1;
+    queue.push(Date.now(), 'warn', 'log lines dropped: stderr did not drain', { dropped });
     dropped = 0;
   };
 
@@ -175,13 +197,13 @@ function buffered(sink: LogSink): Output {
     immediate = false;
     if (writing) return;
     reportDropped();
-    if (head === pending.length) return settle();
+    if (empty()) return settle();
     writing = true;
     sink.write(takeChunk(), () => {
       // A failed write is not retried: stderr that refuses lines has nowhere else to put them.
       writing = false;
-      if (head === pending.length && dropped === 0) settle();
-      else if (pendingChars >= CHUNK_BYTES || waiters.length > 0) pump();
+      if (empty() && dropped === 0) settle();
+      else if (queued() >= CHUNK_ENTRIES || waiters.length > 0) pump();
       else schedule(false);
     });
   };
@@ -197,18 +219,18 @@ function buffered(sink: LogSink): Output {
   };
 
   const output: Output = {
-    line(text) {
-      if (pendingChars + text.length > MAX_PENDING_CHARS) {
+    entry(time, level, message, fields) {
+      if (queued() >= MAX_PENDING_ENTRIES) {
         dropped++;
         return;
       }
-      pending.push(text);
-      pendingChars += text.length + 1;
+      queue.push(time, level, message, fields);
       if (!live.has(output)) watchExit(output);
-      schedule(pendingChars >= CHUNK_BYTES);
+      // While a write is under way its callback picks up the backlog: nothing to schedule.
+      if (!writing) schedule(queued() >= CHUNK_ENTRIES);
     },
     flush() {
-      if (head === pending.length && !writing && dropped === 0) return Promise.resolve();
+      if (empty() && !writing && dropped === 0) return Promise.resolve();
       return new Promise<void>((resolve) => {
         waiters.push(resolve);
         schedule(true);
@@ -217,11 +239,9 @@ function buffered(sink: LogSink): Output {
     flushSync() {
       // A chunk already handed to the sink is on its way; what is still queued is written now.
       reportDropped();
-      if (head === pending.length) return;
-      const chunk = pending.slice(head).join('\n') + '\n';
-      pending = [];
-      head = 0;
-      pendingChars = 0;
+      let chunk = '';
+      while (!empty()) chunk += takeChunk();
+      if (chunk === '') return;
       try {
         sink.writeSync(chunk);
       } catch {
@@ -246,12 +266,11 @@ export const silentLogger: Logger = createLogger('silent');
 let lastMs = -1;
 let lastIso = '';
 
-/** `new Date().toISOString()`, built once per millisecond: a busy server logs many lines in one. */
-function isoNow(): string {
-  const now = Date.now();
-  if (now !== lastMs) {
-    lastMs = now;
-    lastIso = new Date(now).toISOString();
+/** `new Date(ms).toISOString()`, built once per millisecond: a busy server logs many lines in one. */
+function isoAt(ms: number): string {
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
   }
   return lastIso;
 }

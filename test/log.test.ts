@@ -178,3 +178,25 @@ test('a line is the JSON of {time, level, message, ...fields}, undefined fields 
     });
   }
 });
+
+test('fields given as a function are built when the line is written, not on the caller path', async () => {
+  const out = slowSink();
+  const log = createLogger('info', out.sink);
+  let built = 0;
+  log.info('lazy', () => {
+    built++;
+    return { path: '/sheets/demo/…', status: 200 };
+  });
+  log.debug('below the level', () => {
+    built += 100;
+    return {};
+  });
+  assert.equal(built, 0, 'nothing is built when the line is logged');
+  const flushing = log.flush();
+  await turn();
+  out.release();
+  await flushing;
+  assert.equal(built, 1, 'built once, when its chunk was made; never for a level below the threshold');
+  const line = JSON.parse(out.chunks.join('').trim()) as Record<string, unknown>;
+  assert.deepEqual({ message: line.message, path: line.path, status: line.status }, { message: 'lazy', path: '/sheets/demo/…', status: 200 });
+});
