@@ -197,37 +197,48 @@ async function runRuntime(runtime: Runtime, size: number, xlsx: string, chosen: 
   await writeFile(oneRow, Buffer.from(await (await fetch(warn.url + exact.replace('/sheets/bench', `/sheets/bench-${size}`))).arrayBuffer()));
   const barePort = await freePort();
   const bare = await startProcess({ name: `bare ${runtime}`, runtime, args: [join(ROOT, 'bench/bare-server.ts'), allRows, String(barePort), oneRow], port: barePort, probe: '/', log: join(dir, `bare-${runtime}.log`) });
+  // The same bytes after the stack's share of a request (itty-router, the URL, the contract's headers).
+  const routedPort = await freePort();
+  const routed = await startProcess({
+    name: `routed ${runtime}`, runtime, args: [join(ROOT, 'bench/bare-server.ts'), allRows, String(routedPort), oneRow, '--routed'],
+    port: routedPort, probe: '/sheets/bench', log: join(dir, `routed-${runtime}.log`),
+  });
+  const routedPath = (bare: '/' | '/one') => (bare === '/one' ? '/sheets/bench/Name/one' : '/sheets/bench');
   try {
     // A second of each before measuring, so no target is timed while its JIT warms up.
     for (const target of [warn, info]) await load(target, { path: `/sheets/bench-${size}` }, 1);
     await load(bare, { path: '/' }, 1);
+    await load(routed, { path: routedPath('/') }, 1);
     for (const scenario of chosen) {
       // The connection is named after the file, `bench-1000`.
       const path = { ...scenario.sheetrest, path: scenario.sheetrest.path.replace('/sheets/bench', `/sheets/bench-${size}`) };
       // Round-robin, the median of ROUNDS runs each: a slow spell on the shared machine then
       // falls on every target alike instead of on one.
-      const runs: Measured[][] = [[], [], [], []];
+      const runs: Measured[][] = [[], [], [], [], []];
       for (let round = 0; round < ROUNDS; round++) {
         runs[0].push(await load(warn, path));
         if (scenario.info) runs[1].push(await load(info, path));
         if (scenario.bare !== undefined) runs[2].push(await load(bare, { path: scenario.bare }));
-        runs[3].push(await load(jsonServer, scenario.jsonServer));
+        if (scenario.bare !== undefined) runs[3].push(await load(routed, { path: routedPath(scenario.bare) }));
+        runs[4].push(await load(jsonServer, scenario.jsonServer));
       }
-      const [ours, logged, base, json] = runs.map(median) as [Measured, Measured | undefined, Measured | undefined, Measured];
+      const [ours, logged, base, floor, json] = runs.map(median) as [Measured, Measured | undefined, Measured | undefined, Measured | undefined, Measured];
       const ratios = [`${(ours.rps / json.rps).toFixed(1)}x json-server`];
-      // The bare server over json-server is the most any server of this runtime could reach.
+      // The bare server over json-server is the most any server of this runtime could reach;
+      // the routed one, the most a server on this stack could.
       if (base !== undefined) ratios.push(`${(ours.rps / base.rps).toFixed(2)}x bare (bare: ${(base.rps / json.rps).toFixed(1)}x json-server)`);
+      if (floor !== undefined) ratios.push(`${(ours.rps / floor.rps).toFixed(2)}x routed (routed: ${(floor.rps / json.rps).toFixed(1)}x json-server)`);
       if (logged !== undefined) ratios.push(`info ${Math.round((logged.rps / ours.rps - 1) * 100)}%`);
       const errors = runs.flat().reduce((sum, run) => sum + run.errors, 0);
       console.log(
-        `| ${runtime} | ${size} | ${scenario.name} | ${cell(ours)} | ${logged === undefined ? '' : cell(logged)} | ${base === undefined ? '' : cell(base)} | ` +
+        `| ${runtime} | ${size} | ${scenario.name} | ${cell(ours)} | ${logged === undefined ? '' : cell(logged)} | ${base === undefined ? '' : cell(base)} | ${floor === undefined ? '' : cell(floor)} | ` +
           `${cell(json)} | ${ratios.join(', ')}${errors > 0 ? ` — ${errors} errors/non-2xx!` : ''} |`,
       );
     }
     const mb = (value: number) => `${value.toFixed(0)} MB`;
-    console.log(`| ${runtime} | ${size} | peak RSS | ${mb(memoryMb(warn.process, 'VmHWM'))} | ${mb(memoryMb(info.process, 'VmHWM'))} | ${mb(memoryMb(bare.process, 'VmHWM'))} | ${mb(memoryMb(jsonServer.process, 'VmHWM'))} | |`);
+    console.log(`| ${runtime} | ${size} | peak RSS | ${mb(memoryMb(warn.process, 'VmHWM'))} | ${mb(memoryMb(info.process, 'VmHWM'))} | ${mb(memoryMb(bare.process, 'VmHWM'))} | ${mb(memoryMb(routed.process, 'VmHWM'))} | ${mb(memoryMb(jsonServer.process, 'VmHWM'))} | |`);
   } finally {
-    await Promise.all([warn, info, bare].map(stopProcess));
+    await Promise.all([warn, info, bare, routed].map(stopProcess));
   }
 }
 
@@ -242,8 +253,8 @@ function cell({ rps, p99 }: Measured): string {
 
 const dir = workDir;
 console.log(`# HTTP benchmark: ${SECONDS}s per run, median of ${ROUNDS}, ${CONNECTIONS} connections, Node ${process.version}, ${TOOL} on 127.0.0.1\n`);
-console.log('| runtime | rows | operation | sheetrest, warn (req/s) | sheetrest, info | bare server, same runtime | json-server (Node) | ratio |');
-console.log('|---|---:|---|---:|---:|---:|---:|---|');
+console.log('| runtime | rows | operation | sheetrest, warn (req/s) | sheetrest, info | bare server, same runtime | routed bare server | json-server (Node) | ratio |');
+console.log('|---|---:|---|---:|---:|---:|---:|---:|---|');
 try {
   for (const size of SIZES) await runSize(size, dir);
 } finally {
