@@ -156,6 +156,11 @@ function parsePath(pathname: string): ParsedPath | ApiError {
   const raw = pathname.endsWith('/') && pathname.length > 1 ? pathname.slice(0, -1) : pathname;
   const segments: string[] = [];
   for (const segment of raw.split('/').slice(1)) {
+    // Most segments hold no escape; decoding them would only copy them.
+    if (!segment.includes('%')) {
+      segments.push(segment);
+      continue;
+    }
     try {
       segments.push(decodeURIComponent(segment));
     } catch {
@@ -206,6 +211,7 @@ const DEFAULT_READ: ReadParameters = { limit: null, offset: 0, raw: false, forma
 const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort'] as const;
 
 function parseReadParameters(parameters: URLSearchParams, target: Target): ReadParameters | ApiError {
+  if (parameters.size === 0) return readOfPath(target, null, null, DEFAULT_READ);
   for (const name of RESERVED) {
     if (parameters.getAll(name).length > 1) return apiError('invalid_parameter', `${name} is given more than once; give it once.`);
   }
@@ -220,18 +226,21 @@ function parseReadParameters(parameters: URLSearchParams, target: Target): ReadP
   const sort = sortKeys(parameters.get('_sort'));
   if (isApiError(sort)) return sort;
 
-  if (target.kind === 'index' || target.kind === 'slice') {
-    // `/{n}` and `/{a}:{b}` are shorthands for _offset and _limit; both at once is ambiguous.
-    if (limit !== null || offset !== null) {
-      return apiError('invalid_parameter', 'A row index or slice in the path already sets _offset and _limit; leave those parameters out.');
-    }
-    if (target.kind === 'index') return { limit: 1, offset: target.index, raw, format, sort };
-    if (target.end !== null && target.start > target.end) {
-      return apiError('invalid_parameter', `The slice ${target.start}:${target.end} ends before it starts; write it as {start}:{end} with start <= end.`);
-    }
-    return { limit: target.end === null ? null : target.end - target.start, offset: target.start, raw, format, sort };
+  return readOfPath(target, limit, offset, { limit, offset: offset ?? 0, raw, format, sort });
+}
+
+/** The read's rows once the path has its say: a row index or slice sets the offset and limit. */
+function readOfPath(target: Target, limit: number | null, offset: number | null, read: ReadParameters): ReadParameters | ApiError {
+  if (target.kind !== 'index' && target.kind !== 'slice') return read;
+  // `/{n}` and `/{a}:{b}` are shorthands for _offset and _limit; both at once is ambiguous.
+  if (limit !== null || offset !== null) {
+    return apiError('invalid_parameter', 'A row index or slice in the path already sets _offset and _limit; leave those parameters out.');
   }
-  return { limit, offset: offset ?? 0, raw, format, sort };
+  if (target.kind === 'index') return { ...read, limit: 1, offset: target.index };
+  if (target.end !== null && target.start > target.end) {
+    return apiError('invalid_parameter', `The slice ${target.start}:${target.end} ends before it starts; write it as {start}:{end} with start <= end.`);
+  }
+  return { ...read, limit: target.end === null ? null : target.end - target.start, offset: target.start };
 }
 
 function wholeNumber(parameters: URLSearchParams, name: string): number | null | ApiError {
