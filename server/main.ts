@@ -20,7 +20,7 @@ const RUNTIME = 'Bun' in globalThis ? 'bun' : 'Deno' in globalThis ? 'deno' : 'n
 
 const USAGE = `Usage:
   sheetrest                          serve the bundled demo workbook as connection "demo"
-  sheetrest BOOK.xlsx|.ods|.csv      serve one file, as a connection named after it
+  sheetrest BOOK.xlsx|.xlsm|.ods|.csv serve one file, as a connection named after it
   sheetrest --config sheetrest.json  serve a configuration (see docs/configuration.md)
 
 Options:
