@@ -5,7 +5,7 @@
 import { Buffer } from 'node:buffer';
 import * as XLSX from '@e965/xlsx';
 import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
-import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TypedValue } from '../../../lib/workbook.ts';
+import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../lib/workbook.ts';
 import { daysToDuration, formatIsDuration, formatIsTimeOnly, serialToIso } from './dates.ts';
 import { ENCRYPTED, isMacroEnabled, mendXlsxPackage, odsIsEncrypted, type ZipContainer } from './xlsx-package.ts';
 
@@ -58,7 +58,18 @@ export function bookUsesDate1904(book: WorkBook): boolean {
 
 export function tabsOfBook(book: WorkBook): Tab[] {
   const date1904 = bookUsesDate1904(book);
-  return book.SheetNames.map((name) => ({ name, rows: rowsOfSheet(book.Sheets[name], date1904) }));
+  return book.SheetNames.map((name, index) => {
+    const tab: Tab = { name, rows: rowsOfSheet(book.Sheets[name], date1904) };
+    const visibility = visibilityOf(book, name, index);
+    return visibility === undefined ? tab : { ...tab, visibility };
+  });
+}
+
+/** SheetJS's `Hidden`: 1 for a hidden tab, 2 for a very hidden one (shown only by a macro). */
+function visibilityOf(book: WorkBook, name: string, index: number): TabVisibility | undefined {
+  const sheets = book.Workbook?.Sheets ?? [];
+  const hidden = (sheets[index]?.name === name ? sheets[index] : sheets.find((sheet) => sheet.name === name))?.Hidden;
+  return hidden === 1 ? 'hidden' : hidden === 2 ? 'veryHidden' : undefined;
 }
 
 function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[] {
