@@ -12,6 +12,7 @@ import type { Tab, Workbook } from '../lib/workbook.ts';
 import { configForFile, loadConfig } from '../server/config.ts';
 import { decodeWorkbook, type FileFormat } from '../server/sources/file/codec.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
+import { readSpreadsheet } from '../server/sources/google/read-grid.ts';
 import { recordingLog, tempFolder } from './file-source-helpers.ts';
 import { xlsxOf } from './xlsx-xml.ts';
 
@@ -83,6 +84,17 @@ test('hidden tabs: an .xlsx file marks them, and a fold keeps them hidden', asyn
   } finally {
     await folder.cleanup();
   }
+});
+
+test('hidden tabs: a sheet hidden in Google Sheets is marked hidden', () => {
+  const { workbook } = readSpreadsheet({
+    sheets: [
+      { properties: { sheetId: 2, title: 'Shown', index: 0 } },
+      { properties: { sheetId: 3, title: 'Tucked', index: 1, hidden: true } },
+      { properties: { sheetId: 4, title: 'Plain', index: 2, hidden: false } },
+    ],
+  });
+  assert.deepEqual(workbook.tabs.map((each) => [each.name, each.visibility]), [['Shown', undefined], ['Tucked', 'hidden'], ['Plain', undefined]]);
 });
 
 test('hiddenTabs in the configuration: "serve" by default, "hide", and nothing else', async (t) => {
