@@ -57,7 +57,8 @@ export function mendXlsxPackage(zip: ZipContainer): void {
     const path = zip.FullPaths[index] ?? '';
     if (entry.content === undefined || !/\.xml$/i.test(path)) return;
     const bytes = Buffer.from(entry.content.buffer, entry.content.byteOffset, entry.content.byteLength);
-    const isSharedStrings = /(?:^|\/)sharedStrings\.xml$/i.test(path);
+    // Most parts need nothing: look at the bytes before making a string of a large part.
+    const isSharedStrings = /(?:^|\/)sharedStrings\.xml$/i.test(path) && RUN_STARTS.some((start) => bytes.indexOf(start) !== -1);
     const isStyles = /(?:^|\/)styles\.xml$/i.test(path);
     if (!isSharedStrings && !isStyles && bytes.indexOf('&#') === -1) return;
     // UTF-8 never uses ASCII bytes inside a multi-byte character: latin1 keeps every byte as it is.
@@ -68,6 +69,9 @@ export function mendXlsxPackage(zip: ZipContainer): void {
     if (text !== before) entry.content = Buffer.from(text, 'latin1');
   });
 }
+
+/** How a rich text run starts, with or without a namespace prefix. */
+const RUN_STARTS = ['<r>', '<r ', ':r>', ':r '];
 
 const CHARACTER_REFERENCE = /&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));/g;
 
