@@ -3,7 +3,7 @@
 // with `hiddenTabs: "hide"`; a tab starting with empty rows has its header on the first row
 // holding text, in the engine and in the file a write folds into.
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { handle } from '../lib/engine.ts';
@@ -163,3 +163,27 @@ for (const format of ['xlsx', 'csv'] as const) {
     }
   });
 }
+
+test('csv: a journaled write re-applied after an outside save that moved the header row lands on its row', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = await LOWER_TABLE.csv(folder.dir);
+    const log = recordingLog();
+    const source = await openFileSource({ path, log: log.log, compactAfterMs: Number.POSITIVE_INFINITY });
+    await source.write((workbook) => {
+      const result = handle(workbook, { method: 'PATCH', url: 'http://x/sheets/lower/1', headers: { 'content-type': 'application/json' }, body: '{"Team":"green"}' });
+      return { plan: result.plan, workbook: result.workbook, result: null };
+    });
+    // Someone inserts a row above the table and saves: the header row is now row 4.
+    await writeFile(`${path}.other`, ',,,\r\n,,,\r\n,,,\r\n,,Name,Team\r\n,,Ann,red\r\n,,Bob,blue\r\n');
+    await rename(`${path}.other`, path);
+    const read = await source.read({ fresh: true });
+    assert.deepEqual(read.tabs[0].rows.map((row) => row.text.slice(2)), [[], [], [], ['Name', 'Team'], ['Ann', 'red'], ['Bob', 'green']]);
+    await source.close();
+    // (The CSV writer writes a row of empty fields as an empty line, as it always has.)
+    assert.equal(await readFile(path, 'utf8'), '\r\n\r\n\r\n,,Name,Team\r\n,,Ann,red\r\n,,Bob,green\r\n');
+    assert.ok(!log.messages.some((message) => message.includes('conflict')), log.messages.join('\n'));
+  } finally {
+    await folder.cleanup();
+  }
+});
