@@ -170,7 +170,7 @@ test('a password-protected (encrypted) workbook stops the start with a message s
     'content.xml': new Uint8Array([1, 2, 3, 4, 5]),
   });
   const cases: [string, Uint8Array, RegExp][] = [
-    ['book.xlsx', oleFile(['EncryptionInfo', 'EncryptedPackage']), /encrypted \(saved with a password/],
+    ['book.xlsx', oleFile(['EncryptionInfo', 'EncryptedPackage']), /encrypted with a password; sheetrest cannot read encrypted workbooks/],
     ['book.xlsm', oleFile(['EncryptionInfo', 'EncryptedPackage']), /encrypted/],
     ['book.ods', encryptedOds, /encrypted/],
     ['legacy.xlsx', oleFile(['Workbook']), /OLE compound file \(such as a legacy \.xls workbook\)/],

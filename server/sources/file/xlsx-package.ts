@@ -1,7 +1,8 @@
 // What SheetJS's .xlsx reader gets wrong, mended in the package's XML before it reads it (the
 // bytes on disk are never changed): `<si><t>ARREST BOOKINGS for </t><r><t>01/30/17</t></r></si>`
 // reads whole instead of "ARREST BOOKINGS for ", `&#128105;` reads as 👩 instead of U+F469, and
-// a cell in built-in format 14 shows `10/20/2016` instead of `10/20/16`.
+// a cell in built-in format 14 shows `10/20/2016` instead of `10/20/16`. Also what is no
+// readable package at all: a workbook encrypted with a password says so.
 import { Buffer } from 'node:buffer';
 import * as XLSX from '@e965/xlsx';
 
@@ -15,7 +16,7 @@ export interface ZipContainer {
 const OLE_SIGNATURE = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
 const ZIP_SIGNATURE = [0x50, 0x4b, 0x03, 0x04];
 
-export const ENCRYPTED = 'the file is encrypted (saved with a password to open it); sheetrest cannot read it: save a copy without a password and serve that';
+export const ENCRYPTED = 'the file is encrypted with a password; sheetrest cannot read encrypted workbooks: save a copy without the password and serve that';
 
 /**
  * Why bytes are not the zip an .xlsx or .ods file is, or null when they are one. SheetJS reads
