@@ -39,6 +39,12 @@ test('xlsx: a shared string reads whole, whatever mix of plain text and rich tex
   for (const [si, expected] of cases) {
     await t.test(si, () => assert.deepEqual(sharedString(si), [expected, expected]));
   }
+  await t.test('inline strings too', () => {
+    const [row] = rowsOf({
+      sheets: [{ name: 'S', rows: '<row r="1"><c r="A1" t="inlineStr"><is><t>plain </t><r><rPr><b/></rPr><t>bold</t></r></is></c><c r="B1" t="inlineStr"><is><r><t>a</t></r><r><t>b</t></r></is></c></row>' }],
+    });
+    assert.deepEqual(row.value, ['plain bold', 'ab']);
+  });
 });
 
 test('xlsx: characters outside the BMP written as character references read as themselves', async (t) => {

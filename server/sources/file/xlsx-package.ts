@@ -59,13 +59,13 @@ export function mendXlsxPackage(zip: ZipContainer): void {
     if (entry.content === undefined || !/\.xml$/i.test(path)) return;
     const bytes = Buffer.from(entry.content.buffer, entry.content.byteOffset, entry.content.byteLength);
     // Most parts need nothing: look at the bytes before making a string of a large part.
-    const isSharedStrings = /(?:^|\/)sharedStrings\.xml$/i.test(path) && RUN_STARTS.some((start) => bytes.indexOf(start) !== -1);
+    const hasRuns = RUN_STARTS.some((start) => bytes.indexOf(start) !== -1);
     const isStyles = /(?:^|\/)styles\.xml$/i.test(path);
-    if (!isSharedStrings && !isStyles && bytes.indexOf('&#') === -1) return;
+    if (!hasRuns && !isStyles && bytes.indexOf('&#') === -1) return;
     // UTF-8 never uses ASCII bytes inside a multi-byte character: latin1 keeps every byte as it is.
     const before = bytes.toString('latin1');
     let text = astralCharacters(before);
-    if (isSharedStrings) text = wholeRichText(text);
+    if (hasRuns) text = wholeRichText(text);
     if (isStyles) text = fourDigitYears(text);
     if (text !== before) entry.content = Buffer.from(text, 'latin1');
   });
@@ -92,14 +92,14 @@ export function astralCharacters(latin1: string): string {
 }
 
 /**
- * A shared string that starts with a plain `<t>` and goes on in rich text runs (`<r>`): SheetJS
- * keeps only the plain text. Wrapped in a run of its own, the whole string is runs, which
- * SheetJS joins. Phonetic runs (`<rPh>`) are not text runs and do not count.
+ * A shared string (`<si>`) or an inline string (`<is>`) that starts with a plain `<t>` and goes
+ * on in rich text runs (`<r>`): SheetJS keeps only the plain text. Wrapped in a run of its own,
+ * the whole string is runs, which SheetJS joins. Phonetic runs (`<rPh>`) are not text runs.
  */
-const PLAIN_BEFORE_RUNS = /<((?:\w+:)?)si>(\s*<(?:\w+:)?t(?:\s[^>]*)?>[^<]*<\/(?:\w+:)?t>)(?=\s*<(?:\w+:)?r[\s>])/g;
+const PLAIN_BEFORE_RUNS = /<((?:\w+:)?)(si|is)>(\s*<(?:\w+:)?t(?:\s[^>]*)?>[^<]*<\/(?:\w+:)?t>)(?=\s*<(?:\w+:)?r[\s>])/g;
 
 export function wholeRichText(latin1: string): string {
-  return latin1.replace(PLAIN_BEFORE_RUNS, (_whole, prefix: string, plain: string) => `<${prefix}si><${prefix}r>${plain}</${prefix}r>`);
+  return latin1.replace(PLAIN_BEFORE_RUNS, (_whole, prefix: string, element: string, plain: string) => `<${prefix}${element}><${prefix}r>${plain}</${prefix}r>`);
 }
 
 /**
