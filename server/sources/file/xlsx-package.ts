@@ -59,7 +59,9 @@ export function mendXlsxPackage(zip: ZipContainer): void {
     if (entry.content === undefined || !/\.xml$/i.test(path)) return;
     const bytes = Buffer.from(entry.content.buffer, entry.content.byteOffset, entry.content.byteLength);
     // Most parts need nothing: look at the bytes before making a string of a large part.
-    const hasRuns = RUN_STARTS.some((start) => bytes.indexOf(start) !== -1);
+    // Runs matter in shared strings and in inline strings (`<is>`, rare outside generated files).
+    const mayHoldStrings = /(?:^|\/)sharedStrings\.xml$/i.test(path) || bytes.indexOf('is>') !== -1;
+    const hasRuns = mayHoldStrings && RUN_STARTS.some((start) => bytes.indexOf(start) !== -1);
     const isStyles = /(?:^|\/)styles\.xml$/i.test(path);
     if (!hasRuns && !isStyles && bytes.indexOf('&#') === -1) return;
     // UTF-8 never uses ASCII bytes inside a multi-byte character: latin1 keeps every byte as it is.
