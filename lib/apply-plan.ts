@@ -2,10 +2,10 @@
 // rows as they are when the write is applied. `applyPlan` turns it into the next workbook;
 // a source that writes ranges (Google) turns the same plan into range writes instead.
 import { deriveTable } from './table.ts';
-import type { SheetRow, Tab, Workbook } from './workbook.ts';
+import { headerRowIndex, type SheetRow, type Tab, type Workbook } from './workbook.ts';
 
 export interface ReplacedRow {
-  /** Zero-based data-row index (sheet row index + 2). */
+  /** Zero-based data-row index (sheet row index + 2 when the header row is row 1). */
   readonly index: number;
   /** The whole new row, hidden columns and cells right of the headers carried over unchanged. */
   readonly row: SheetRow;
@@ -23,9 +23,17 @@ export interface WritePlan {
   readonly appended: { readonly start: number; readonly rows: readonly SheetRow[] } | null;
 }
 
-/** Row 1 holds the headers, so data row n is sheet row n + 2 (1-based), grid row n + 1 (0-based). */
-export function dataRowToSheetRow(index: number): number {
-  return index + 2;
+/**
+ * The header row is row 1, so data row n is sheet row n + 2 (1-based), grid row n + 1 (0-based);
+ * in a tab starting with empty rows, `headerRow` (`headerRowIndex`) rows lower.
+ */
+export function dataRowToSheetRow(index: number, headerRow = 0): number {
+  return index + headerRow + 2;
+}
+
+/** Where data row `index` of a tab is in its rows (0-based grid row). */
+export function gridRowOf(tab: Tab, index: number): number {
+  return headerRowIndex(tab.rows) + 1 + index;
 }
 
 export function isEmptyPlan(plan: WritePlan): boolean {
@@ -35,9 +43,10 @@ export function isEmptyPlan(plan: WritePlan): boolean {
 /** Applies a plan to a tab, returning a new tab; the old one is left as it was. */
 export function applyPlanToTab(tab: Tab, plan: WritePlan): Tab {
   const rows: SheetRow[] = tab.rows.slice();
-  for (const { index, row } of plan.replaced) rows[index + 1] = row;
+  const firstDataRow = headerRowIndex(tab.rows) + 1;
+  for (const { index, row } of plan.replaced) rows[firstDataRow + index] = row;
   if (plan.removed.length > 0) {
-    const removed = new Set(plan.removed.map((index) => index + 1));
+    const removed = new Set(plan.removed.map((index) => firstDataRow + index));
     let kept = 0;
     for (let position = 0; position < rows.length; position++) {
       if (!removed.has(position)) rows[kept++] = rows[position];
@@ -45,7 +54,7 @@ export function applyPlanToTab(tab: Tab, plan: WritePlan): Tab {
     rows.length = kept;
   }
   if (plan.appended !== null) {
-    let position = plan.appended.start + 1;
+    let position = firstDataRow + plan.appended.start;
     while (rows.length < position) rows.push({ text: [], value: [] });
     // Rows below the table are empty up to the last header, but may hold cells right of it:
     // an appended row takes such a row's place and keeps those cells.
@@ -54,7 +63,7 @@ export function applyPlanToTab(tab: Tab, plan: WritePlan): Tab {
       position++;
     }
   }
-  const next = { name: tab.name, rows };
+  const next: Tab = tab.visibility === undefined ? { name: tab.name, rows } : { name: tab.name, rows, visibility: tab.visibility };
   // The next tab's table starts from this one's column indexes rather than from nothing.
   deriveTable(tab, next, plan);
   return next;

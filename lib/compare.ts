@@ -32,6 +32,15 @@ export function operandNumber(operand: string): number | null {
   return DECIMAL.test(trimmed) ? Number(trimmed) : null;
 }
 
+/**
+ * A text cell's number for an order comparison with a number operand: text that is exactly a
+ * decimal literal (`503.60` from a CSV file, `007`, `1e3`); null for other text, including
+ * padded text (` 42 `), which a write deliberately kept as text.
+ */
+export function numericText(text: string): number | null {
+  return DECIMAL.test(text) ? Number(text) : null;
+}
+
 /** A query operand as a date key, if it is an ISO date or local date-time. */
 export function operandDate(operand: string): string | null {
   const date = parseIsoDate(operand.trim());

@@ -37,14 +37,13 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
   if (request.action === 'options') {
     return { status: 204, headers: { Allow: allowedMethods(request.target).join(', ') }, body: '', plan: null, workbook };
   }
+  // A connection that hides hidden tabs answers as if the workbook had only the others.
+  const served: Workbook = options.hiddenTabs === 'hide' ? { tabs: workbook.tabs.filter((tab) => tab.visibility === undefined) } : workbook;
   if (request.target.kind === 'tabs') {
-    const tabs = workbook.tabs.map((tab) => {
-      const table = tableOf(tab);
-      return { name: tab.name, rows: table.rowCount, columns: table.columns.length };
-    });
+    const tabs = served.tabs.map(tabListing);
     return answer(request, 200, { 'Content-Type': JSON_CONTENT_TYPE }, JSON.stringify(tabs), null, workbook);
   }
-  const tab = findTab(workbook, request.tab);
+  const tab = findTab(served, request.tab);
   if (isApiError(tab)) return errorResult(tab, workbook, {});
   const table = tableOf(tab);
   table.textIndexRoom = () => textIndexRoom(workbook, options);
@@ -56,6 +55,18 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
   const after = planned.plan === null ? table : tableOf(findTab(next, tab.name) as Tab);
   const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(after) };
   return answer(request, planned.status, headers, planned.body, planned.plan, next);
+}
+
+/**
+ * One entry of `GET /tabs`: the contract's name, rows and columns, then `visibility` (`visible`,
+ * `hidden`, `veryHidden`) and `headerRow`, the sheet row (1-based) the columns are named in:
+ * 1, or lower when the tab starts with empty rows; null when no row names a column (the tab
+ * holds no text), so a tab answering 0 rows says why.
+ */
+function tabListing(tab: Tab): { name: string; rows: number; columns: number; visibility: string; headerRow: number | null } {
+  const table = tableOf(tab);
+  const headerRow = table.columns.length === 0 ? null : table.headerRow + 1;
+  return { name: tab.name, rows: table.rowCount, columns: table.columns.length, visibility: tab.visibility ?? 'visible', headerRow };
 }
 
 function read(workbook: Workbook, table: Table, request: ParsedRequest): EngineResult {

@@ -3,11 +3,11 @@
 //   result.status, result.headers, result.body (JSON text); for writes result.plan and result.workbook.
 export { handle, execute, findTab, type EngineResult } from './engine.ts';
 export { parseRequest, allowedMethods, OPERATIONS, type EngineRequest, type EngineOptions, type ParsedRequest, type Operation, type Target, type Action } from './parse-request.ts';
-export { applyPlan, applyPlanToTab, dataRowToSheetRow, isEmptyPlan, type WritePlan, type ReplacedRow } from './apply-plan.ts';
+export { applyPlan, applyPlanToTab, dataRowToSheetRow, gridRowOf, isEmptyPlan, type WritePlan, type ReplacedRow } from './apply-plan.ts';
 export { ERRORS, ApiError, apiError, isApiError, isErrorCode, type ErrorCode } from './errors.ts';
 export { FORMATS, type Format } from './format.ts';
 export { OPERATORS, type Operator } from './query.ts';
 export { coerceText, coerceWritten, displayText, parseIsoDate, parseCanonicalNumber } from './coerce.ts';
 export { tableOf, Table, type Column } from './table.ts';
 export { compileMatcher, fold } from './match.ts';
-export { sheetDate, isSheetDate, createInterner, EMPTY_ROW, type Interner, type Workbook, type Tab, type SheetRow, type SheetDate, type TypedValue } from './workbook.ts';
+export { sheetDate, isSheetDate, createInterner, headerRowIndex, EMPTY_ROW, type Interner, type Workbook, type Tab, type TabVisibility, type SheetRow, type SheetDate, type TypedValue } from './workbook.ts';

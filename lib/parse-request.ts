@@ -29,7 +29,15 @@ export interface EngineOptions {
    * whose index would not fit is scanned.
    */
   readonly textIndexBytes?: number;
+  /**
+   * Tabs the spreadsheet hides (hidden or very hidden): `serve` them like any tab (the default),
+   * or `hide` them: not listed by `/tabs`, and 404 `tab_not_found` as if they did not exist.
+   */
+  readonly hiddenTabs?: HiddenTabs;
 }
+
+export const HIDDEN_TABS = ['serve', 'hide'] as const;
+export type HiddenTabs = (typeof HIDDEN_TABS)[number];
 
 export type Target =
   | { readonly kind: 'rows' }

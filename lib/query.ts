@@ -1,7 +1,7 @@
 // GET /sheets/demo/query?Age=__gte(18)&Age=__lt(65) -> rows whose Age is in [18, 65).
 // Turns `/{Column}/{Value}`, `/search` and `/query` conditions into row tests, checking every
 // column and operator first: a typo is an error, never "every row" or "none".
-import { compareCodePoints, dateKey, operandDate, operandNumber } from './compare.ts';
+import { compareCodePoints, dateKey, numericText, operandDate, operandNumber } from './compare.ts';
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import { compileMatcher, containedText, exactValue, fold } from './match.ts';
 import type { Condition } from './parse-request.ts';
@@ -130,7 +130,12 @@ function comparisonTest(table: Table, column: Column, operator: Operator, operan
   const values = table.values(column);
   const test: RowTest = (index) => {
     const value = values[index];
-    if (typeof value === 'number' && number !== null) return accepts(value < number ? -1 : value > number ? 1 : 0);
+    if (number !== null) {
+      // Numeric text (`503.60` in a CSV file) compares by value too: `amount=__gt(4999)` means
+      // an amount, whatever the file stored it as.
+      const cellNumber = typeof value === 'number' ? value : typeof value === 'string' ? numericText(value) : null;
+      if (cellNumber !== null) return accepts(cellNumber < number ? -1 : cellNumber > number ? 1 : 0);
+    }
     if (isSheetDate(value) && date !== null) return accepts(compareCodePoints(dateKey(value), date));
     // An empty cell never satisfies an order comparison.
     if (folded[index] === '') return false;

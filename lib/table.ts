@@ -1,4 +1,5 @@
-// A tab seen through the contract's header rules: row 1 names the columns, an empty header hides
+// A tab seen through the contract's header rules: the header row (row 1, or the first row holding
+// text when the tab starts with empty rows: `headerRowIndex`) names the columns, an empty header hides
 // its column, the first of two equal headers wins, cells right of the last header are ignored,
 // and data rows run to the last row holding any value (blank rows in between stay data rows).
 // A table also keeps the work that depends only on the tab (case folding, serialized rows,
@@ -8,7 +9,7 @@ import type { WritePlan } from './apply-plan.ts';
 import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { fold } from './match.ts';
 import type { RowDelta } from './row-delta.ts';
-import { cellText, EMPTY_ROW, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
+import { cellText, EMPTY_ROW, headerRowIndex, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
 
 export interface Column {
   readonly name: string;
@@ -25,6 +26,8 @@ export class Table {
   readonly width: number;
   /** Number of data rows. */
   readonly rowCount: number;
+  /** The header row's index in the tab's rows (0: sheet row 1); data row n is grid row headerRow + 1 + n. */
+  readonly headerRow: number;
   readonly #grid: readonly SheetRow[];
   readonly #byName: Map<string, Column>;
   readonly #texts = new Map<number, ColumnText>();
@@ -41,7 +44,8 @@ export class Table {
   constructor(tab: Tab) {
     this.name = tab.name;
     this.#grid = tab.rows;
-    const header = tab.rows[0] ?? EMPTY_ROW;
+    this.headerRow = headerRowIndex(tab.rows);
+    const header = tab.rows[this.headerRow] ?? EMPTY_ROW;
     const columns: Column[] = [];
     const byName = new Map<string, Column>();
     let width = 0;
@@ -58,17 +62,17 @@ export class Table {
     this.width = width;
     this.#byName = byName;
     let last = tab.rows.length - 1;
-    while (last >= 1 && !rowHasValue(tab.rows[last], width)) last--;
-    this.rowCount = Math.max(last, 0);
+    while (last > this.headerRow && !rowHasValue(tab.rows[last], width)) last--;
+    this.rowCount = Math.max(last - this.headerRow, 0);
   }
 
   column(name: string): Column | undefined {
     return this.#byName.get(name);
   }
 
-  /** Data row `index` (zero-based): sheet row index + 2. */
+  /** Data row `index` (zero-based): the row `index + 1` rows below the header row. */
   row(index: number): SheetRow {
-    return this.#grid[index + 1] ?? EMPTY_ROW;
+    return this.#grid[this.headerRow + 1 + index] ?? EMPTY_ROW;
   }
 
   /** The case-folded displayed text of one column, for every data row; computed once per table. */
@@ -120,8 +124,8 @@ export class Table {
    */
   derive(tab: Tab, plan: WritePlan): Table {
     const next = new Table(tab);
-    // A plan never changes row 1; a tab with other headers shares nothing.
-    if (tab.rows[0] !== this.#grid[0]) return next;
+    // A plan never changes the header row; a tab with other headers shares nothing.
+    if (next.headerRow !== this.headerRow || tab.rows[next.headerRow] !== this.#grid[this.headerRow]) return next;
     const composed = new Map<RowDelta, RowDelta>();
     for (const [position, text] of this.#texts) {
       const derived = text.derive(plan, next.rowCount, next.#foldRow(position), composed);

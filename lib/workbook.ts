@@ -25,9 +25,13 @@ export interface SheetRow {
 
 export interface Tab {
   readonly name: string;
-  /** Every row of the sheet from row 1 (the header row); trailing empty rows may be present. */
+  /** Every row of the sheet from row 1; trailing empty rows may be present. */
   readonly rows: readonly SheetRow[];
+  /** A tab the spreadsheet hides: `hidden` (the user can show it) or `veryHidden` (only a macro can). */
+  readonly visibility?: TabVisibility;
 }
+
+export type TabVisibility = 'hidden' | 'veryHidden';
 
 export interface Workbook {
   readonly tabs: readonly Tab[];
@@ -53,6 +57,18 @@ export function cellValue(row: SheetRow, column: number): TypedValue {
 
 export function isEmptyCell(row: SheetRow, column: number): boolean {
   return cellText(row, column) === '' && cellValue(row, column) === null;
+}
+
+/**
+ * The header row of a tab, as an index into its rows: row 1 (index 0), or when a tab starts
+ * with empty rows, the first row holding any text (a table placed lower down, as people do).
+ * 0 for a tab with no text at all. Data row n is then `rows[headerRowIndex(rows) + 1 + n]`.
+ */
+export function headerRowIndex(rows: readonly SheetRow[]): number {
+  for (let index = 0; index < rows.length; index++) {
+    if (rows[index].text.some((text) => text.trim() !== '')) return index;
+  }
+  return 0;
 }
 
 /** True when any cell before `width` holds something; cells right of the last header do not count. */

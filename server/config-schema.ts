@@ -28,7 +28,8 @@
 //       "plan": { "name": "free", "monthlyRequests": 10000, "operations": ["read", ...] },
 //                                        left out: no limit; no monthlyRequests: no monthly limit;
 //                                        operations default to all four
-//       "readOnly": false, "formulas": false
+//       "readOnly": false, "formulas": false,
+//       "hiddenTabs": "serve"            or "hide": tabs hidden in the spreadsheet are not served
 //     }]
 //   }
 // Google secrets ("accessToken", "apiKey", "clientSecret", "refreshToken") may also be written
@@ -37,7 +38,7 @@ import * as v from 'valibot';
 import type { BaseIssue } from 'valibot';
 import { SCOPES } from './auth.ts';
 
-import { OPERATIONS, type Operation } from '../lib/parse-request.ts';
+import { HIDDEN_TABS, OPERATIONS, type Operation } from '../lib/parse-request.ts';
 
 export { OPERATIONS, type Operation };
 
@@ -64,7 +65,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
   'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
-  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'freshnessMs', 'timeoutMs', 'retries',
+  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs',
 ];
 
@@ -264,6 +265,7 @@ export const ConnectionSchema = strict('an object', {
   plan: v.optional(PlanSchema),
   readOnly: v.optional(flag(), false),
   formulas: v.optional(flag(), false),
+  hiddenTabs: v.optional(v.picklist(HIDDEN_TABS, expected('"serve" or "hide"')), 'serve'),
 });
 
 const corsOrigin = v.pipe(

@@ -136,8 +136,8 @@ export type FileModeOverrides = Omit<ConfigInput, 'connections'> & Partial<Omit<
  */
 export function configForFile(workbookPath: string, overrides: FileModeOverrides = {}, options: LoadOptions = {}): Config {
   const workbook = resolve(workbookPath);
-  const { id, keys, plan, readOnly, formulas, ...server } = overrides;
-  const connection = { id: id ?? connectionIdFor(workbook), source: { type: 'file', path: workbook }, keys, plan, readOnly, formulas };
+  const { id, keys, plan, readOnly, formulas, hiddenTabs, ...server } = overrides;
+  const connection = { id: id ?? connectionIdFor(workbook), source: { type: 'file', path: workbook }, keys, plan, readOnly, formulas, hiddenTabs };
   const input = { ...server, connections: [dropUndefined(connection)] };
   // Errors name the option (`plan.monthlyRequests`), not a config file position nobody wrote.
   const display = (field: string): string => field.replace(/^connections\[0\]\.?/, '') || 'options';

@@ -19,17 +19,18 @@ const LISTENERS: Record<string, () => Promise<{ listen: Listen }>> = {
 const RUNTIME = 'Bun' in globalThis ? 'bun' : 'Deno' in globalThis ? 'deno' : 'node';
 
 const USAGE = `Usage:
-  sheetrest                          serve the bundled demo workbook as connection "demo"
-  sheetrest BOOK.xlsx|.ods|.csv      serve one file, as a connection named after it
-  sheetrest --config sheetrest.json  serve a configuration (see docs/configuration.md)
+  sheetrest                            serve the bundled demo workbook as connection "demo"
+  sheetrest BOOK.xlsx|.xlsm|.ods|.csv  serve one file, as a connection named after it
+  sheetrest --config sheetrest.json    serve a configuration (see docs/configuration.md)
 
 Options:
-  --port N          port to listen on (default $PORT or 8080)
-  --host H          address to bind (default 127.0.0.1)
-  --state-dir DIR   where quota counts and journals live (default .sheetrest/ beside the config or file)
-  --read-only       single-file mode: refuse writes
-  --log-level L     debug, info, warn, error or silent (default info)
-  --help            show this text`;
+  --port N            port to listen on (default $PORT or 8080)
+  --host H            address to bind (default 127.0.0.1)
+  --state-dir DIR     where quota counts and journals live (default .sheetrest/ beside the config or file)
+  --read-only         single-file mode: refuse writes
+  --hide-hidden-tabs  single-file mode: do not serve tabs the workbook hides
+  --log-level L       debug, info, warn, error or silent (default info)
+  --help              show this text`;
 
 /** A second stop signal within this window is the echo of the first (see `stop` below). */
 const REPEAT_WINDOW_MS = 3000;
@@ -49,6 +50,7 @@ async function main(argv: readonly string[]): Promise<number> {
         host: { type: 'string' },
         'state-dir': { type: 'string' },
         'read-only': { type: 'boolean' },
+        'hide-hidden-tabs': { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean' },
       },
@@ -77,6 +79,7 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     if (values.config !== undefined) {
       if (values['read-only']) throw new ConfigError('options', ['--read-only applies to single-file mode; set "readOnly" in the config file']);
+      if (values['hide-hidden-tabs']) throw new ConfigError('options', ['--hide-hidden-tabs applies to single-file mode; set "hiddenTabs": "hide" in the config file']);
       const loaded = await loadConfig(values.config);
       config = withOverrides(loaded, overrides, values['state-dir']);
     } else {
@@ -88,6 +91,7 @@ async function main(argv: readonly string[]): Promise<number> {
         // The demo keeps its state beside its copy, in the .sheetrest/ folder it lives in.
         ...(values['state-dir'] === undefined ? (demo ? { stateDir: resolve('.sheetrest') } : {}) : { stateDir: values['state-dir'] }),
         ...(values['read-only'] ? { readOnly: true } : {}),
+        ...(values['hide-hidden-tabs'] ? { hiddenTabs: 'hide' } : {}),
       } as Parameters<typeof configForFile>[1]);
     }
   } catch (error) {

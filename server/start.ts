@@ -169,6 +169,7 @@ async function openConnection(connection: ConnectionConfig, config: Config, log:
     readOnly: connection.readOnly ?? false,
     engine: {
       formulas: connection.formulas ?? false,
+      hiddenTabs: connection.hiddenTabs ?? 'serve',
       maxRows: config.limits?.rowsPerWrite ?? DEFAULTS.rowsPerWrite,
       textIndexBytes: config.limits?.textIndexBytes ?? DEFAULTS.textIndexBytes,
     },

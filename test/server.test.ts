@@ -51,7 +51,7 @@ test(`reads over the wire (${RUNTIME})`, async (t) => {
     ['GET /sheets/book/query?Age=__gte(30)&_sort=-Age&_raw=1', {}, { status: 200, body: [{ Id: 'b2', Name: 'Bob', Age: 41, City: 'Porto' }, { Id: 'a1', Name: 'Ann', Age: 30, City: 'Lisbon' }] }],
     ['GET /sheets/book?_offset=1&_limit=1&_format=split', {}, { status: 200, headers: { 'x-total-count': '3' }, body: { index: ['1'], columns: ['Id', 'Name', 'Age', 'City'], data: [['b2', 'Bob', '41', 'Porto']] } }],
     ['GET /sheets/book/2', {}, { status: 200, body: [{ Id: 'c3', Name: 'Cid', Age: '25', City: 'lisbon' }] }],
-    ['GET /sheets/book/tabs', {}, { status: 200, body: [{ name: 'People', rows: 3, columns: 4 }] }],
+    ['GET /sheets/book/tabs', {}, { status: 200, body: [{ name: 'People', rows: 3, columns: 4, visibility: 'visible', headerRow: 1 }] }],
     ['GET /sheets/book/tabs/People/0:1', {}, { status: 200, body: [{ Id: 'a1', Name: 'Ann', Age: '30', City: 'Lisbon' }] }],
     ['HEAD /sheets/book', { method: 'HEAD' }, { status: 200, headers: { 'x-sheet-rows': '3', 'x-total-count': '3' }, body: '' }],
     ['GET /sheets/book/9', {}, { status: 404, headers: { 'x-sheet-rows': '3' }, body: 'row_not_found' }],

@@ -9,12 +9,16 @@ import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts'
 import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv-formulas.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
 import { buildSheet, odsSafeSheet, xlsxSafeSheet } from './write-cells.ts';
+import { notAPackage } from './xlsx-package.ts';
 
 export type FileFormat = 'xlsx' | 'ods' | 'csv';
 
+/** `.xlsm` (a macro-enabled .xlsx) is read and written as .xlsx; its macros are kept, never run. */
 export function formatOfPath(path: string): FileFormat | null {
-  const match = /\.(xlsx|ods|csv)$/i.exec(path);
-  return match === null ? null : (match[1].toLowerCase() as FileFormat);
+  const match = /\.(xlsx|xlsm|ods|csv)$/i.exec(path);
+  if (match === null) return null;
+  const extension = match[1].toLowerCase();
+  return extension === 'xlsm' ? 'xlsx' : (extension as FileFormat);
 }
 
 /** The basename without its extension: a CSV file's one tab is named after it. */
@@ -41,8 +45,8 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
     const rows = records.map((fields) => csvRow(fields, interner));
     return { format, workbook: { tabs: [{ name: tabName, rows }] }, book: null, csvStyle: style, decodedRows: new Map([[tabName, rows]]) };
   }
-  // SheetJS reads almost anything (plain text becomes a sheet): insist on the zip an .xlsx or .ods is.
-  if (bytes[0] !== 0x50 || bytes[1] !== 0x4b || bytes[2] !== 0x03 || bytes[3] !== 0x04) throw new Error(`the file is not a zip-packaged .${format} workbook`);
+  const problem = notAPackage(bytes, format);
+  if (problem !== null) throw new Error(problem);
   const book = readBook(bytes, format);
   if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
   const tabs = tabsOfBook(book);
@@ -91,7 +95,9 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
   const toWrite: WorkBook = { ...book, Sheets: mapSheets(sheets, previous.format === 'ods' ? odsSafeSheet : xlsxSafeSheet) };
   // Shared strings, as Excel writes them: SheetJS decodes inline (`str`) cells' entities twice
   // when reading, so `a&amp;b` written inline would come back as `a&b`.
-  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType: previous.format, compression: true, bookSST: previous.format === 'xlsx' });
+  // A macro-enabled workbook (.xlsm) goes back as one, with the VBA project read from it.
+  const bookType = old.bookType === 'xlsm' ? 'xlsm' : previous.format;
+  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType, compression: true, bookSST: previous.format === 'xlsx' });
   const bytes = new Uint8Array(written as ArrayBuffer);
   return { bytes, decoded: { ...previous, workbook, book, decodedRows } };
 }

@@ -71,12 +71,41 @@ export function isoIsTimeOnly(iso: string): boolean {
 }
 
 /**
- * Whether a date format shows only a time of day (`hh:mm`, `[h]:mm:ss`): such a cell's value is
+ * Whether a date format shows only a time of day (`hh:mm`): such a cell's value is
  * a time, not a date on 1899-12-30. Quoted text and `[...]` sections are not format codes.
  */
 export function formatIsTimeOnly(format: string): boolean {
   const codes = format.replace(/"[^"]*"/g, '').replace(/\[[^\]]*\]/g, '').replace(/\\./g, '');
   return !/[dy]/i.test(codes) && !/m{3,}/i.test(codes);
+}
+
+/**
+ * Whether a number format shows elapsed time (`[h]:mm:ss`, `[mm]:ss`, `[s]`): the cell holds a
+ * duration, in days, not a point in time. A format that also shows a day or year is a date.
+ */
+export function formatIsDuration(format: string): boolean {
+  const codes = format.replace(/"[^"]*"/g, '').replace(/\\./g, '');
+  if (!/\[(?:h+|m+|s+)\]/i.test(codes)) return false;
+  return !/[dy]/i.test(codes.replace(/\[[^\]]*\]/g, ''));
+}
+
+/**
+ * A duration in days as ISO 8601, the way `Temporal.Duration` writes it: 10.632060185 days ->
+ * `PT255H10M10S`, half a second -> `PT0.5S`, zero -> `PT0S`, minus one hour -> `-PT1H`. Hours are
+ * not carried into days: a spreadsheet shows `255:10:10`, and a day is not always 24 hours.
+ */
+export function daysToDuration(days: number): string {
+  // Whole milliseconds: a stored 09:30 is 0.39583333333333331 days, not exactly 34200 s.
+  const total = Math.round(Math.abs(days) * MS_PER_DAY);
+  const hours = Math.floor(total / 3_600_000);
+  const minutes = Math.floor((total % 3_600_000) / 60_000);
+  const millis = total % 60_000;
+  const seconds = millis % 1000 === 0 ? String(millis / 1000) : (millis / 1000).toFixed(3).replace(/0+$/, '');
+  let parts = '';
+  if (hours > 0) parts += `${hours}H`;
+  if (minutes > 0) parts += `${minutes}M`;
+  if (millis > 0 || parts === '') parts += `${seconds}S`;
+  return `${days < 0 && total > 0 ? '-' : ''}PT${parts}`;
 }
 
 function pad(value: number, width: number): string {

@@ -3,7 +3,7 @@
 // characters") instead of a 201 whose compaction can never succeed. CSV stores anything.
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
-import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
+import { headerRowIndex, type SheetRow, type Workbook } from '../../../lib/workbook.ts';
 import type { FileFormat } from './codec.ts';
 import type { JournalEntry } from './journal.ts';
 
@@ -35,7 +35,7 @@ export function refuseUnstorable(format: FileFormat, plan: WritePlan, after: Wor
   if (tab !== undefined && tab.rows.length > limits.rows) {
     return apiError('invalid_body', `The tab "${plan.tab}" would have ${count(tab.rows.length)} rows; an .${format} sheet holds at most ${count(limits.rows)}. Nothing was written.`);
   }
-  const headers = tab?.rows[0]?.text ?? [];
+  const headers = tab === undefined ? [] : (tab.rows[headerRowIndex(tab.rows)]?.text ?? []);
   for (const [index, row] of writtenRows(plan)) {
     const problem = unstorableCell(row, limits);
     if (problem === null) continue;

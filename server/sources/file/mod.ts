@@ -15,7 +15,7 @@ export { FileSource } from './file-source.ts';
 export { formatOfPath, type FileFormat } from './codec.ts';
 
 export interface FileSourceOptions {
-  /** The workbook: `.xlsx`, `.ods` or `.csv`. */
+  /** The workbook: `.xlsx` (or `.xlsm`), `.ods` or `.csv`. */
   readonly path: string;
   /** Where the journal lives; default `.sheetrest/` beside the workbook. */
   readonly stateDir?: string;
@@ -38,7 +38,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   const path = resolve(options.path);
   const log = options.log ?? ((message: string) => console.error(message));
   const format = formatOfPath(path);
-  if (format === null) throw new Error(`${options.path}: unsupported file type; sheetrest reads .xlsx, .ods and .csv files`);
+  if (format === null) throw new Error(`${options.path}: unsupported file type; sheetrest reads .xlsx, .xlsm, .ods and .csv files`);
   const stateDir = resolve(options.stateDir ?? join(dirname(path), '.sheetrest'));
   const identity = await fileIdentity(path).catch(() => null);
   const bytes = await readFile(path).catch((error: unknown) => {

@@ -5,8 +5,9 @@
 import { Buffer } from 'node:buffer';
 import * as XLSX from '@e965/xlsx';
 import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
-import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TypedValue } from '../../../lib/workbook.ts';
-import { formatIsTimeOnly, serialToIso } from './dates.ts';
+import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../lib/workbook.ts';
+import { daysToDuration, formatIsDuration, formatIsTimeOnly, serialToIso } from './dates.ts';
+import { ENCRYPTED, isMacroEnabled, mendXlsxPackage, odsIsEncrypted, type ZipContainer } from './xlsx-package.ts';
 
 export type Cells = readonly (CellObject | undefined)[];
 
@@ -20,15 +21,17 @@ const UNIX_EPOCH_SERIAL = 25_569;
 const READ_OPTIONS = { dense: true, cellDates: false, cellNF: true, cellFormula: true, cellText: true, cellHTML: false } as const;
 
 export function readBook(bytes: Uint8Array, format: 'xlsx' | 'ods' = 'xlsx'): WorkBook {
-  if (format !== 'ods') return XLSX.read(bytes, { type: 'array', ...READ_OPTIONS });
   const zip: ZipContainer = XLSX.CFB.read(bytes, { type: 'array' });
-  keepLiteralEscapes(zip);
-  return (XLSX as unknown as { parse_zip(zip: ZipContainer, options: object): WorkBook }).parse_zip(zip, { type: 'array', ...READ_OPTIONS });
-}
-
-/** What SheetJS's bundled CFB library reads a zip into (untyped in @e965/xlsx): the parts we touch. */
-interface ZipContainer {
-  readonly FileIndex: unknown[];
+  if (format === 'ods') {
+    if (odsIsEncrypted(zip)) throw new Error(ENCRYPTED);
+    keepLiteralEscapes(zip);
+  } else {
+    mendXlsxPackage(zip);
+  }
+  // bookVBA: an .xlsm file's macros are kept (as bytes, never run) to be written back.
+  const book = (XLSX as unknown as { parse_zip(zip: ZipContainer, options: object): WorkBook }).parse_zip(zip, { type: 'array', bookVBA: true, ...READ_OPTIONS });
+  if (format === 'xlsx' && isMacroEnabled(zip)) book.bookType = 'xlsm';
+  return book;
 }
 
 /**
@@ -55,7 +58,18 @@ export function bookUsesDate1904(book: WorkBook): boolean {
 
 export function tabsOfBook(book: WorkBook): Tab[] {
   const date1904 = bookUsesDate1904(book);
-  return book.SheetNames.map((name) => ({ name, rows: rowsOfSheet(book.Sheets[name], date1904) }));
+  return book.SheetNames.map((name, index) => {
+    const tab: Tab = { name, rows: rowsOfSheet(book.Sheets[name], date1904) };
+    const visibility = visibilityOf(book, name, index);
+    return visibility === undefined ? tab : { ...tab, visibility };
+  });
+}
+
+/** SheetJS's `Hidden`: 1 for a hidden tab, 2 for a very hidden one (shown only by a macro). */
+function visibilityOf(book: WorkBook, name: string, index: number): TabVisibility | undefined {
+  const sheets = book.Workbook?.Sheets ?? [];
+  const hidden = (sheets[index]?.name === name ? sheets[index] : sheets.find((sheet) => sheet.name === name))?.Hidden;
+  return hidden === 1 ? 'hidden' : hidden === 2 ? 'veryHidden' : undefined;
 }
 
 function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[] {
@@ -119,7 +133,10 @@ export function readCell(cell: CellObject | undefined, date1904: boolean): [stri
 function readNumber(cell: CellObject, serial: number, date1904: boolean): [string, TypedValue] {
   const format = formatOf(cell);
   const shown = cell.w ?? formatValue(format, serial);
-  if (!Number.isFinite(serial) || !isDateFormat(format)) return [shown, serial];
+  if (!Number.isFinite(serial)) return [shown, serial];
+  // `[h]:mm:ss` is elapsed time (255:10:10), not a date in January 1900.
+  if (formatIsDuration(format)) return [shown, daysToDuration(serial)];
+  if (!isDateFormat(format)) return [shown, serial];
   return [shown, { iso: serialToIso(serial, date1904, serial < 1 && formatIsTimeOnly(format)) }];
 }
 

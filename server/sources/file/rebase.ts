@@ -2,14 +2,14 @@
 // saved it from a spreadsheet program). A write is re-applied only where it cannot clobber what
 // it has not seen: the rows it replaces or removes must still hold what they held when it was
 // planned; its appended rows go after whatever the tab ends with now.
-import { applyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
+import { applyPlan, gridRowOf, type WritePlan } from '../../../lib/apply-plan.ts';
 import { tableOf } from '../../../lib/table.ts';
 import type { SheetRow, Tab, TypedValue, Workbook } from '../../../lib/workbook.ts';
 import type { Expected, JournalEntry } from './journal.ts';
 import { keepVerbatim } from './csv-formulas.ts';
 import { rememberReplacedCells, sameValue } from './write-cells.ts';
 
-/** Data rows in a tab, counted as the engine counts them (row 2 to the last row with a value). */
+/** Data rows in a tab, counted as the engine counts them (below the header row, to the last row with a value). */
 export function dataRowCount(tab: Tab): number {
   return tableOf(tab).rowCount;
 }
@@ -19,7 +19,7 @@ export function expectationOf(workbook: Workbook, plan: WritePlan): Expected {
   const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
   if (tab === undefined) return { dataRows: 0, rows: [] };
   const indexes = [...new Set([...plan.replaced.map((replaced) => replaced.index), ...plan.removed])].sort((a, b) => a - b);
-  return { dataRows: dataRowCount(tab), rows: indexes.map((index) => [index, trimmedValues(tab.rows[index + 1])] as const) };
+  return { dataRows: dataRowCount(tab), rows: indexes.map((index) => [index, trimmedValues(tab.rows[gridRowOf(tab, index)])] as const) };
 }
 
 function trimmedValues(row: SheetRow | undefined): TypedValue[] {
@@ -41,7 +41,7 @@ export function replan(workbook: Workbook, entry: JournalEntry): WritePlan | nul
   const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
   if (tab === undefined) return null;
   for (const [index, values] of expected.rows) {
-    if (!sameRow(trimmedValues(tab.rows[index + 1]), values)) return null;
+    if (!sameRow(trimmedValues(tab.rows[gridRowOf(tab, index)]), values)) return null;
   }
   if (plan.appended === null) return plan;
   const shift = dataRowCount(tab) - expected.dataRows;
@@ -83,8 +83,9 @@ export function applyKeepingCells(date1904: boolean): (workbook: Workbook, plan:
 /** Remembers, for each row a plan replaces, which cells kept their source cell (format, formula) or CSV field. */
 export function keepCells(workbook: Workbook, plan: WritePlan, date1904: boolean): void {
   const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
-  for (const replaced of tab === undefined ? [] : plan.replaced) {
-    const before = tab?.rows[replaced.index + 1];
+  if (tab === undefined) return;
+  for (const replaced of plan.replaced) {
+    const before = tab.rows[gridRowOf(tab, replaced.index)];
     if (before === undefined) continue;
     rememberReplacedCells(before, replaced.row, replaced.columns, date1904);
     keepVerbatim(before, replaced.row, replaced.columns);

@@ -39,9 +39,9 @@ export function columnLetters(column: number): string {
   return letters;
 }
 
-/** Row 1 holds the headers, so data row n is sheet row n + 2. */
-export function sheetRowOf(dataRow: number): number {
-  return dataRow + 2;
+/** Row 1 holds the headers, so data row n is sheet row n + 2; `headerRow` rows lower in a tab starting with empty rows. */
+export function sheetRowOf(dataRow: number, headerRow = 0): number {
+  return dataRow + headerRow + 2;
 }
 
 export interface ValueRange {
@@ -53,7 +53,7 @@ export interface ValueRange {
  * One range per replaced row, spanning the columns the write sets; columns in between that it
  * does not set are sent as null, which Google skips, so a PATCH never touches other cells.
  */
-export function replacedRanges(tab: string, replaced: readonly ReplacedRow[]): ValueRange[] {
+export function replacedRanges(tab: string, replaced: readonly ReplacedRow[], headerRow = 0): ValueRange[] {
   const ranges: ValueRange[] = [];
   for (const { index, row, columns } of replaced) {
     if (columns.length === 0) continue;
@@ -62,7 +62,7 @@ export function replacedRanges(tab: string, replaced: readonly ReplacedRow[]): V
     const written = new Set(columns);
     const values: UserEnteredValue[] = [];
     for (let column = first; column <= last; column++) values.push(written.has(column) ? encodeCell(row, column) : null);
-    const sheetRow = sheetRowOf(index);
+    const sheetRow = sheetRowOf(index, headerRow);
     ranges.push({ range: `${quoteSheetName(tab)}!${columnLetters(first)}${sheetRow}:${columnLetters(last)}${sheetRow}`, values: [values] });
   }
   return ranges;
@@ -91,15 +91,16 @@ export interface DeleteDimensionRequest {
 
 /**
  * The removed data rows as deleteDimension requests, bottom-up so each index still means the
- * row it meant, adjacent rows merged into one range. Data row n is grid row n + 1 (0-based).
+ * row it meant, adjacent rows merged into one range. Data row n is grid row n + 1 (0-based),
+ * `headerRow` rows lower in a tab starting with empty rows.
  */
-export function deleteRequests(sheetId: number, removed: readonly number[]): DeleteDimensionRequest[] {
+export function deleteRequests(sheetId: number, removed: readonly number[], headerRow = 0): DeleteDimensionRequest[] {
   const sorted = [...new Set(removed)].sort((a, b) => b - a);
   const requests: DeleteDimensionRequest[] = [];
   let end = -1;
   let start = -1;
   const flush = () => {
-    if (start >= 0) requests.push({ deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: start + 1, endIndex: end + 2 } } });
+    if (start >= 0) requests.push({ deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: headerRow + start + 1, endIndex: headerRow + end + 2 } } });
   };
   for (const index of sorted) {
     if (start >= 0 && index === start - 1) {

@@ -8,7 +8,7 @@
 // -> spreadsheets.get, then one atomic spreadsheets.batchUpdate removing the rows bottom-up.
 import { applyPlan, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
-import type { Workbook } from '../../../lib/workbook.ts';
+import { headerRowIndex, type Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source } from '../source.ts';
 import type { SheetsApi } from './client.ts';
 import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
@@ -132,19 +132,22 @@ export class GoogleSource implements Source {
   async #send<T>(basis: Snapshot, plan: WritePlan, result: T): Promise<T> {
     const { api } = this.#settings;
     let landedElsewhere = false;
+    // Data rows start below the header row, which is lower down in a tab starting with empty rows.
+    const basisTab = basis.workbook.tabs.find((tab) => tab.name === plan.tab);
+    const headerRow = basisTab === undefined ? 0 : headerRowIndex(basisTab.rows);
     try {
       if (plan.replaced.length > 0) {
-        const ranges = replacedRanges(plan.tab, plan.replaced);
+        const ranges = replacedRanges(plan.tab, plan.replaced, headerRow);
         await this.#call('write', 'idempotent', (signal) => api.updateValues(ranges, signal));
       }
       if (plan.removed.length > 0) {
         const sheetId = basis.sheetIds.get(plan.tab);
         if (sheetId === undefined) throw apiError('tab_not_found', `The tab "${plan.tab}" no longer exists.`);
-        const requests = deleteRequests(sheetId, plan.removed);
+        const requests = deleteRequests(sheetId, plan.removed, headerRow);
         await this.#call('write', 'once', (signal) => api.batchUpdate(requests, signal));
       }
       if (plan.appended !== null && plan.appended.rows.length > 0) {
-        const expectedRow = sheetRowOf(plan.appended.start);
+        const expectedRow = sheetRowOf(plan.appended.start, headerRow);
         const values = appendedValues(plan.appended.rows);
         // Google looks for a table from this row down and appends after it: normally the row
         // is empty and the rows land exactly there; rows someone added meanwhile are kept.

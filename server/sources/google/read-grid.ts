@@ -6,7 +6,7 @@ import { createInterner, type Interner, type SheetRow, type Tab, type TypedValue
 
 /** The fields of `spreadsheets.get` the source needs, and no more: Google sends less, and faster. */
 export const GRID_FIELDS =
-  'sheets(properties(sheetId,title,index,sheetType),' +
+  'sheets(properties(sheetId,title,index,sheetType,hidden),' +
   'data(startRow,startColumn,rowData(values(formattedValue,effectiveValue,effectiveFormat(numberFormat(type))))))';
 
 /** The parts of Google's Spreadsheet resource read here (a subset of sheets_v4.Schema$Spreadsheet). */
@@ -15,7 +15,13 @@ export interface GoogleSpreadsheet {
 }
 
 interface GoogleSheet {
-  readonly properties?: { readonly sheetId?: number | null; readonly title?: string | null; readonly index?: number | null; readonly sheetType?: string | null } | null;
+  readonly properties?: {
+    readonly sheetId?: number | null;
+    readonly title?: string | null;
+    readonly index?: number | null;
+    readonly sheetType?: string | null;
+    readonly hidden?: boolean | null;
+  } | null;
   readonly data?: readonly GoogleGridData[] | null;
 }
 
@@ -51,7 +57,9 @@ export function readSpreadsheet(spreadsheet: GoogleSpreadsheet): ReadSpreadsheet
   for (const sheet of sheets) {
     const name = sheet.properties?.title ?? '';
     sheetIds.set(name, sheet.properties?.sheetId ?? 0);
-    tabs.push({ name, rows: readRows(sheet.data ?? [], interner) });
+    const rows = readRows(sheet.data ?? [], interner);
+    // Google has one kind of hidden sheet (Excel's very hidden has no counterpart).
+    tabs.push(sheet.properties?.hidden === true ? { name, rows, visibility: 'hidden' } : { name, rows });
   }
   return { workbook: { tabs }, sheetIds };
 }
