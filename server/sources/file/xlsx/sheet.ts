@@ -57,7 +57,7 @@ export function rewriteSheet(xml: string, slots: readonly RowSlot[], oldRowCount
       if (origin !== undefined) out.push(origin.number === number ? origin : renumberRow(origin, number, shift));
       continue;
     }
-    const built = buildRow(slot, origin, number, shift, (column) => styleAbove(out, column) ?? columnStyles(column), styles, date1904);
+    const built = buildRow(slot, origin, number, prefix, shift, (column) => styleAbove(out, column) ?? columnStyles(column), styles, date1904);
     if (built !== null) out.push(built);
   }
   // Rows past the data (formatting only, as a template has) keep their numbers, unless written over.
@@ -114,9 +114,8 @@ function setRowNumber(start: string, number: number): string {
   return /\sr="\d*"/.test(start) ? start.replace(/\sr="\d*"/, ` r="${number}"`) : start.replace(/^<((?:\w+:)?row)\b/, `<$1 r="${number}"`);
 }
 
-function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, shift: RowShift, inherited: (column: number) => number | null, styles: Styles, date1904: boolean): XmlRow | null {
+function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, prefix: string, shift: RowShift, inherited: (column: number) => number | null, styles: Styles, date1904: boolean): XmlRow | null {
   const { row, originRow, setColumns } = slot;
-  const prefix = /^<(\w+:)?/.exec(origin?.start ?? '<')?.[1] ?? '';
   const kept = new Map((origin?.cells ?? []).map((cell) => [cell.column, cell]));
   const width = Math.max(row.text.length, row.value.length, row.formula?.length ?? 0, ...[...kept.keys()].map((column) => column + 1));
   const cells: XmlCell[] = [];
