@@ -84,8 +84,12 @@ function resolvePart(folder: string, target: string): string {
   return resolved.join('/');
 }
 
+const ATTRIBUTES = new Map<string, RegExp>();
+
 export function attribute(tag: string, name: string): string | null {
-  const match = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(tag);
+  let pattern = ATTRIBUTES.get(name);
+  if (pattern === undefined) ATTRIBUTES.set(name, (pattern = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`)));
+  const match = pattern.exec(tag);
   return match === null ? null : (match[1] ?? match[2]);
 }
 

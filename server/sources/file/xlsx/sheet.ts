@@ -30,8 +30,16 @@ interface XmlRow {
   readonly number: number;
   /** The `<row ...>` start tag (or `<row .../>`). */
   readonly start: string;
-  readonly cells: XmlCell[];
+  /** What lies between the start and end tags. */
+  readonly inner: string;
   readonly xml: string;
+  /** Parsed on first use: most rows are copied without ever looking at their cells. */
+  cells?: XmlCell[];
+}
+
+function cellsOf(row: XmlRow): XmlCell[] {
+  row.cells ??= parseCells(row.inner, row.number);
+  return row.cells;
 }
 
 interface XmlCell {
@@ -76,7 +84,7 @@ function parseRows(xml: string): XmlRow[] {
   for (const match of xml.matchAll(/<(?:\w+:)?row\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:\w+:)?row>)/g)) {
     const start = /^<[^>]*>/.exec(match[0])![0];
     number = Number(attribute(start, 'r') ?? number + 1);
-    rows.push({ number, start, cells: parseCells(match[1] ?? '', number), xml: match[0] });
+    rows.push({ number, start, inner: match[1] ?? '', xml: match[0] });
   }
   return rows;
 }
@@ -97,18 +105,23 @@ function parseCells(xml: string, row: number): XmlCell[] {
 }
 
 function renumberRow(row: XmlRow, number: number, shift: RowShift): XmlRow {
-  const cells = row.cells.map((cell) => ({ ...cell, xml: renumberCell(cell.xml, number, shift) }));
   const start = setRowNumber(row.start, number);
-  const xml = start.endsWith('/>') ? start : start + cells.map((cell) => cell.xml).join('') + row.xml.slice(row.xml.lastIndexOf('</'));
-  return { number, start, cells, xml };
+  if (start.endsWith('/>')) return { number, start, inner: '', xml: start };
+  // Cells without `r` take their place from their order, which does not change.
+  const inner = renumberCells(row.inner, number, shift);
+  return { number, start, inner, xml: start + inner + row.xml.slice(row.xml.lastIndexOf('</')) };
 }
 
-function renumberCell(xml: string, number: number, shift: RowShift): string {
-  let cell = xml.replace(/^(<[^>]*?\sr=")([A-Za-z]+)\d+"/, `$1$2${number}"`);
+/** Every `r="B7"` of the cells in `xml` moved to row `number`, and shared formulas' ranges with them. */
+function renumberCells(xml: string, number: number, shift: RowShift): string {
+  let cells = xml.replace(CELL_REF, `$1$2${number}"`);
   // A shared or array formula's range moves with the rows it covers.
-  if (shift.removesRows) cell = cell.replace(/(<(?:\w+:)?f\b[^>]*?\sref=")([^"]*)"/, (_all, head: string, ref: string) => `${head}${shift.shiftRef(ref) ?? ref}"`);
-  return cell;
+  if (shift.removesRows && cells.includes('ref="')) cells = cells.replace(FORMULA_REF, (_all, head: string, ref: string) => `${head}${shift.shiftRef(ref) ?? ref}"`);
+  return cells;
 }
+
+const CELL_REF = /(<(?:\w+:)?c\b[^>]*?\sr=")([A-Za-z]+)\d+"/g;
+const FORMULA_REF = /(<(?:\w+:)?f\b[^>]*?\sref=")([^"]*)"/g;
 
 function setRowNumber(start: string, number: number): string {
   return /\sr="\d*"/.test(start) ? start.replace(/\sr="\d*"/, ` r="${number}"`) : start.replace(/^<((?:\w+:)?row)\b/, `<$1 r="${number}"`);
@@ -116,7 +129,7 @@ function setRowNumber(start: string, number: number): string {
 
 function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, prefix: string, shift: RowShift, inherited: (column: number) => number | null, styles: Styles, date1904: boolean): XmlRow | null {
   const { row, originRow, setColumns } = slot;
-  const kept = new Map((origin?.cells ?? []).map((cell) => [cell.column, cell]));
+  const kept = new Map((origin === undefined ? [] : cellsOf(origin)).map((cell) => [cell.column, cell]));
   const width = Math.max(row.text.length, row.value.length, row.formula?.length ?? 0, ...[...kept.keys()].map((column) => column + 1));
   const cells: XmlCell[] = [];
   for (let column = 0; column < width; column++) {
@@ -126,7 +139,7 @@ function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, pre
     const formula = row.formula?.[column];
     const unchanged = originRow !== null && !setColumns.has(column) && (formula === undefined || formula === '') && sameValue(originRow.value[column] ?? null, value) && (originRow.text[column] ?? '') === text;
     if (unchanged) {
-      if (old !== undefined) cells.push({ ...old, xml: renumberCell(old.xml, number, shift) });
+      if (old !== undefined) cells.push({ ...old, xml: renumberCells(old.xml, number, shift) });
       continue;
     }
     const content = cellContent(text, value, formula, date1904);
@@ -147,14 +160,15 @@ function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, pre
   if (origin === undefined && cells.length === 0) return null;
   // `spans` is only a hint for readers, and written cells may fall outside it.
   const start = setRowNumber(origin?.start.replace(/\sspans="[^"]*"/, '').replace(/\/>$/, '>') ?? `<${prefix}row>`, number);
-  return { number, start, cells, xml: `${start}${cells.map((cell) => cell.xml).join('')}</${prefix}row>` };
+  const inner = cells.map((cell) => cell.xml).join('');
+  return { number, start, inner, cells, xml: `${start}${inner}</${prefix}row>` };
 }
 
 /** The style of the nearest cell above in `column`, below the header row. */
 function styleAbove(rows: readonly XmlRow[], column: number): number | null {
   for (let index = rows.length - 1, looked = 0; index >= 0 && looked < 1000; index--, looked++) {
     if (rows[index].number < 2) break;
-    const cell = rows[index].cells.find((candidate) => candidate.column === column);
+    const cell = cellsOf(rows[index]).find((candidate) => candidate.column === column);
     if (cell !== undefined && cell.style !== null) return cell.style;
   }
   return null;
@@ -169,16 +183,21 @@ function parseColumnStyles(head: string): (column: number) => number | null {
   return (column) => spans.find((span) => column >= span.min && column <= span.max)?.style ?? null;
 }
 
-/** `<dimension ref>` covering the rows now holding cells. */
+/**
+ * `<dimension ref>` covering the rows now holding cells. Its last column is the old one's or a
+ * written cell's, whichever is further right (reading every row's cells would cost a second parse
+ * of the sheet; a reader takes the dimension as a hint only).
+ */
 function withDimension(head: string, rows: readonly XmlRow[]): string {
   const tag = /<(?:\w+:)?dimension\b[^>]*>/.exec(head);
   if (tag === null) return head;
+  const oldEnd = /:?\$?([A-Za-z]+)\$?\d+"/.exec(attribute(tag[0], 'ref') === null ? '' : `${attribute(tag[0], 'ref')}"`);
+  let lastColumn = oldEnd === null ? 0 : columnIndex(oldEnd[1]);
   let lastRow = 0;
-  let lastColumn = 0;
   for (const row of rows) {
-    if (row.cells.length === 0) continue;
+    if (!/<(?:\w+:)?c\b/.test(row.inner)) continue;
     lastRow = row.number;
-    for (const cell of row.cells) lastColumn = Math.max(lastColumn, cell.column);
+    for (const cell of row.cells ?? []) lastColumn = Math.max(lastColumn, cell.column);
   }
   const ref = lastRow === 0 ? 'A1' : `A1:${columnName(lastColumn)}${lastRow}`;
   return head.slice(0, tag.index) + tag[0].replace(/\sref="[^"]*"/, ` ref="${ref}"`) + head.slice(tag.index + tag[0].length);
