@@ -282,3 +282,18 @@ test('a write to a chart sheet is refused before it is acknowledged', async (t) 
   await source.close();
   assert.ok(sameBytes(new Uint8Array(await readFile(path)), new Uint8Array(await readFile(join(CORPUS_DIR, 'styled.xlsx')))));
 });
+
+test('a workbook without a styles part: a written date goes in as its ISO text, which reads back as written', async (t) => {
+  const unstyled = writeZip(
+    readZip(gapBook())
+      .filter((entry) => entry.name !== 'xl/styles.xml')
+      .map((entry) => {
+        if (entry.name === 'xl/_rels/workbook.xml.rels') return replacedEntry(entry, entryText(entry).replace(/<Relationship Id="rId2"[^>]*\/>/, ''));
+        if (entry.name === '[Content_Types].xml') return replacedEntry(entry, entryText(entry).replace(/<Override PartName="\/xl\/styles.xml"[^>]*\/>/, ''));
+        return entry;
+      }),
+  );
+  const folded = await foldCalls(t, unstyled, [{ method: 'POST', path: '', body: { Name: 'Dee', Age: '2024-03-01' } }]);
+  assert.deepEqual(folded.statuses, [201]);
+  assert.deepEqual(folded.tabs.Data.at(-1), ['Dee', '2024-03-01']);
+});

@@ -142,7 +142,7 @@ function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, pre
       if (old !== undefined) cells.push({ ...old, xml: renumberCells(old.xml, number, shift) });
       continue;
     }
-    const content = cellContent(text, value, formula, date1904);
+    let content = cellContent(text, value, formula, date1904);
     const base = old?.style ?? inherited(column) ?? 0;
     const ref = `${columnName(column)}${number}`;
     if (content === null) {
@@ -154,6 +154,8 @@ function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, pre
     if (content.kind === 'number') style = styles.withKind(base, 'number', 'General');
     else if (content.kind === 'time') style = styles.withKind(base, 'time', TIME_FORMAT);
     else if (content.kind === 'date') style = styles.withKind(base, 'date', content.iso?.includes(':') ? DATE_TIME_FORMAT : DATE_FORMAT);
+    // A workbook without styles cannot show a date: it is kept as its ISO text instead.
+    if (style === null && content.iso !== undefined) content = cellContent(content.iso, content.iso, undefined, date1904)!;
     const styled = style === null || style === 0 ? '' : ` s="${style}"`;
     cells.push({ column, xml: `<${prefix}c r="${ref}"${styled}${content.attributes}>${content.body.replace(/<(\/?)(f|v|is|t)\b/g, `<$1${prefix}$2`)}</${prefix}c>`, style });
   }
