@@ -185,6 +185,7 @@ print(json.dumps(out))
     const parsed: unknown = JSON.parse(execFileSync(python, ['-c', script, path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
     return parsed as Record<string, unknown> | string;
   } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return 'python3 is not installed';
     const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim().split('\n').pop();
     throw new Error(`openpyxl could not read ${path}: ${stderr || String(error)}`);
   }
