@@ -298,3 +298,19 @@ test('a workbook without a styles part: a written date goes in as its ISO text, 
   assert.deepEqual(folded.statuses, [201]);
   assert.deepEqual(folded.tabs.Data.at(-1), ['Dee', '2024-03-01']);
 });
+
+test('writes journaled for a file that turns out impossible to write back make the stop fail, naming them', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sheetrest-xlsx-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'book.xlsx');
+  const stateDir = join(dir, 'state');
+  await writeFile(path, gapBook());
+  const first = await openFileSource({ path, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+  await first.write((workbook) => planned(workbook, appendPlan(workbook, [row('Dee', 52)]), null));
+  // A crash before the fold, then the file replaced by one sheetrest cannot write back.
+  await first.abandon();
+  await writeFile(path, writeZip(readZip(gapBook()).map((entry) => (entry.name === 'xl/_rels/workbook.xml.rels' ? replacedEntry(entry, entryText(entry).replace('Id="rId1"', 'Id="rId9"')) : entry))));
+  const again = await openFileSource({ path, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+  assert.deepEqual((await again.read()).tabs[0].rows.at(-1)?.text, ['Dee', '52'], 'the journaled write is still served');
+  await assert.rejects(again.close(), /book\.xlsx: 1 acknowledged write\(s\) could not be folded into the file \(sheetrest cannot write this file back: its tab "Data" has no part\); they stay in .*\.journal/);
+});

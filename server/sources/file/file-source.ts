@@ -163,9 +163,13 @@ export class FileSource implements Source {
       await this.#io.run(() => this.#compact(true));
       const journal = this.#journal;
       await journal?.close();
-      if (journal === null || this.#entries.length === 0) return;
-      const why = this.#missing ? 'the file is missing' : (this.#backoff.cause ?? 'the file could not be written');
-      throw new Error(`${this.#config.path}: ${this.#entries.length} acknowledged write(s) could not be folded into the file (${why}); they stay in ${journal.path} and the next start replays them`);
+      if (this.#entries.length === 0) return;
+      // Served read-only by choice or for want of permissions, the journal waits for a run that
+      // may write; but a file sheetrest cannot write back will never take those writes.
+      const unfoldable = this.#decoded.cannotWrite;
+      if (journal === null && unfoldable === null) return;
+      const why = unfoldable !== null ? `sheetrest cannot write this file back: ${unfoldable}` : this.#missing ? 'the file is missing' : (this.#backoff.cause ?? 'the file could not be written');
+      throw new Error(`${this.#config.path}: ${this.#entries.length} acknowledged write(s) could not be folded into the file (${why}); they stay in ${journal?.path ?? this.#config.journalPath} and the next start replays them`);
     })();
     return this.#closing;
   }
