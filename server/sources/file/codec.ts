@@ -1,6 +1,7 @@
 // Workbook file bytes <-> the workbook model, for `.xlsx`, `.ods` and `.csv`. Decoding keeps
 // what encoding needs to write the file back in its own format with as little change as
-// possible: tabs the writes never touched go back as SheetJS read them.
+// possible: an .xlsx is edited in place (xlsx/write.ts: only the written sheets' parts change);
+// an .ods is rewritten by SheetJS, tabs the writes never touched going back as SheetJS read them.
 import * as XLSX from '@e965/xlsx';
 import type { WorkBook, WorkSheet } from '@e965/xlsx';
 import { coerceText } from '../../../lib/coerce.ts';
@@ -8,8 +9,11 @@ import { createInterner, isSheetDate, type Interner, type SheetRow, type TypedVa
 import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts';
 import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv-formulas.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
-import { buildSheet, odsSafeSheet, xlsxSafeSheet } from './write-cells.ts';
+import { buildSheet, odsSafeSheet } from './write-cells.ts';
+import type { WritePlan } from '../../../lib/apply-plan.ts';
 import { notAPackage } from './xlsx-package.ts';
+import { readPackage, type XlsxPackage } from './xlsx/package.ts';
+import { foldIntoXlsx } from './xlsx/write.ts';
 
 export type FileFormat = 'xlsx' | 'ods' | 'csv';
 
@@ -35,6 +39,12 @@ export interface Decoded {
   readonly csvStyle: CsvStyle;
   /** Each tab's rows as decoded: a tab still holding this very array is written back untouched. */
   readonly decodedRows: ReadonlyMap<string, readonly SheetRow[]>;
+  /** An .xlsx file's zip parts and where each tab lives; null for other formats or when unreadable. */
+  readonly xlsx: XlsxPackage | null;
+  /** Why sheetrest cannot write this file back (said to clients), or null when it can. */
+  readonly cannotWrite: string | null;
+  /** Tabs that are not worksheets (a chart sheet), with what they are: writes to them are refused. */
+  readonly readOnlyTabs: ReadonlyMap<string, string>;
 }
 
 /** Throws an Error saying what is wrong with the bytes (the caller adds the path). */
@@ -43,14 +53,37 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
     const { records, style } = parseCsv(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
     const interner = createInterner();
     const rows = records.map((fields) => csvRow(fields, interner));
-    return { format, workbook: { tabs: [{ name: tabName, rows }] }, book: null, csvStyle: style, decodedRows: new Map([[tabName, rows]]) };
+    return { format, workbook: { tabs: [{ name: tabName, rows }] }, book: null, csvStyle: style, decodedRows: new Map([[tabName, rows]]), ...WRITABLE };
   }
   const problem = notAPackage(bytes, format);
   if (problem !== null) throw new Error(problem);
   const book = readBook(bytes, format);
   if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
   const tabs = tabsOfBook(book);
-  return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows: new Map(tabs.map((tab) => [tab.name, tab.rows])) };
+  const decodedRows = new Map(tabs.map((tab) => [tab.name, tab.rows]));
+  return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows, ...(format === 'xlsx' ? xlsxWritability(bytes, book) : WRITABLE) };
+}
+
+const WRITABLE = { xlsx: null, cannotWrite: null, readOnlyTabs: new Map<string, string>() } as const;
+
+/**
+ * Whether the in-place writer can fold writes into this package, decided at open so that no
+ * write is acknowledged that could never reach the file: its zip and its workbook's parts must
+ * read, and name the tabs SheetJS read.
+ */
+function xlsxWritability(bytes: Uint8Array, book: WorkBook): Pick<Decoded, 'xlsx' | 'cannotWrite' | 'readOnlyTabs'> {
+  let pack: XlsxPackage;
+  try {
+    pack = readPackage(bytes);
+  } catch (error) {
+    return { xlsx: null, cannotWrite: error instanceof Error ? error.message : String(error), readOnlyTabs: new Map() };
+  }
+  const names = pack.sheets.map((sheet) => sheet.name);
+  if (names.length !== book.SheetNames.length || names.some((name, index) => name !== book.SheetNames[index])) {
+    return { xlsx: null, cannotWrite: 'its workbook part lists its tabs differently from how they read', readOnlyTabs: new Map() };
+  }
+  const readOnlyTabs = new Map(pack.sheets.filter((sheet) => sheet.kind !== 'worksheet').map((sheet) => [sheet.name, sheet.kind === 'unknown' ? 'not a worksheet' : `a ${sheet.kind.replace('sheet', ' sheet')}`]));
+  return { xlsx: pack, cannotWrite: null, readOnlyTabs };
 }
 
 /**
@@ -76,7 +109,8 @@ export interface Encoded {
   readonly decoded: Decoded;
 }
 
-export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
+/** The file holding `workbook`, which is `previous` with `plans` applied in order. */
+export function encodeWorkbook(workbook: Workbook, previous: Decoded, plans: readonly WritePlan[]): Encoded {
   const decodedRows = new Map(workbook.tabs.map((tab) => [tab.name, tab.rows]));
   if (previous.format === 'csv' || previous.book === null) {
     const rows = workbook.tabs[0]?.rows ?? [];
@@ -85,6 +119,11 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
   }
   const old = previous.book;
   const date1904 = bookUsesDate1904(old);
+  if (previous.format === 'xlsx') {
+    if (previous.xlsx === null) throw new Error(`sheetrest cannot write this file back: ${previous.cannotWrite ?? 'its package did not read'}`);
+    const { bytes, pack } = foldIntoXlsx(previous.xlsx, workbook, previous.decodedRows, plans, date1904);
+    return { bytes, decoded: { ...previous, workbook, decodedRows, xlsx: pack } };
+  }
   const sheets: Record<string, WorkSheet> = {};
   for (const tab of workbook.tabs) {
     const untouched = previous.decodedRows.get(tab.name) === tab.rows && old.Sheets[tab.name] !== undefined;
@@ -92,12 +131,8 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
   }
   // SheetJS adds bookkeeping to the object it writes: hand it a fresh one each time.
   const book: WorkBook = { ...old, SheetNames: workbook.tabs.map((tab) => tab.name), Sheets: sheets };
-  const toWrite: WorkBook = { ...book, Sheets: mapSheets(sheets, previous.format === 'ods' ? odsSafeSheet : xlsxSafeSheet) };
-  // Shared strings, as Excel writes them: SheetJS decodes inline (`str`) cells' entities twice
-  // when reading, so `a&amp;b` written inline would come back as `a&b`.
-  // A macro-enabled workbook (.xlsm) goes back as one, with the VBA project read from it.
-  const bookType = old.bookType === 'xlsm' ? 'xlsm' : previous.format;
-  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType, compression: true, bookSST: previous.format === 'xlsx' });
+  const toWrite: WorkBook = { ...book, Sheets: mapSheets(sheets, odsSafeSheet) };
+  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType: previous.format, compression: true });
   const bytes = new Uint8Array(written as ArrayBuffer);
   return { bytes, decoded: { ...previous, workbook, book, decodedRows } };
 }

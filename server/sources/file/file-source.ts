@@ -163,9 +163,13 @@ export class FileSource implements Source {
       await this.#io.run(() => this.#compact(true));
       const journal = this.#journal;
       await journal?.close();
-      if (journal === null || this.#entries.length === 0) return;
-      const why = this.#missing ? 'the file is missing' : (this.#backoff.cause ?? 'the file could not be written');
-      throw new Error(`${this.#config.path}: ${this.#entries.length} acknowledged write(s) could not be folded into the file (${why}); they stay in ${journal.path} and the next start replays them`);
+      if (this.#entries.length === 0) return;
+      // Served read-only by choice or for want of permissions, the journal waits for a run that
+      // may write; but a file sheetrest cannot write back will never take those writes.
+      const unfoldable = this.#decoded.cannotWrite;
+      if (journal === null && unfoldable === null) return;
+      const why = unfoldable !== null ? `sheetrest cannot write this file back: ${unfoldable}` : this.#missing ? 'the file is missing' : (this.#backoff.cause ?? 'the file could not be written');
+      throw new Error(`${this.#config.path}: ${this.#entries.length} acknowledged write(s) could not be folded into the file (${why}); they stay in ${journal?.path ?? this.#config.journalPath} and the next start replays them`);
     })();
     return this.#closing;
   }
@@ -229,7 +233,7 @@ export class FileSource implements Source {
   }
 
   async #plan<T>(plan: (workbook: Workbook) => Planned<T>, arrival: number): Promise<{ result: T; durable: Promise<void> }> {
-    if (!this.#writable) throw this.#notWritable();
+    if (!this.#writable || this.#decoded.cannotWrite !== null) throw this.#notWritable();
     // A look at the file begun after this write arrived already saw any change made before it.
     if (this.#checkedAt <= arrival) await this.#refresh();
     const before = this.#latest;
@@ -240,6 +244,8 @@ export class FileSource implements Source {
     // Refused before the journal sees it: a write the file cannot hold would block every compaction.
     const unstorable = refuseUnstorable(this.#decoded.format, writePlan, planned.workbook);
     if (unstorable !== null) throw unstorable;
+    const notSheet = this.#decoded.readOnlyTabs.get(writePlan.tab);
+    if (notSheet !== undefined) throw apiError('write_error', `The tab "${writePlan.tab}" is ${notSheet}, which sheetrest cannot write; nothing was written.`);
     const entry: JournalEntry = { plan: writePlan, expected: expectationOf(before, writePlan) };
     // The engine already applied the plan (planned.workbook); only the cells' formats are ours to keep.
     keepCells(before, writePlan, this.#usesDate1904());
@@ -306,7 +312,7 @@ export class FileSource implements Source {
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#adoptIfChanged()) || this.#entries.length === 0) return;
         const started = performance.now();
-        const { bytes, decoded } = encodeWorkbook(this.#durable, this.#decoded);
+        const { bytes, decoded } = encodeWorkbook(this.#durable, this.#decoded, this.#entries.map((entry) => entry.plan));
         this.#lastCompactionMs = performance.now() - started;
         const target = fingerprint(bytes);
         const { temp, identity } = await writeTempFile(path, bytes);
@@ -458,6 +464,10 @@ export class FileSource implements Source {
   }
 
   #notWritable(): ApiError {
+    // Why a file cannot be written back is the file's own business and safe to say; why the disk
+    // refuses (paths, the state folder) is only logged.
+    const why = this.#decoded.cannotWrite;
+    if (why !== null) return apiError('write_error', `This spreadsheet is served read-only because sheetrest cannot write this file back (${why}); nothing was written.`);
     return apiError('write_error', 'This spreadsheet is read-only on this server; nothing was written.');
   }
 

@@ -51,7 +51,12 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   } catch (error) {
     throw new Error(`${options.path}: not a readable .${format} file (${error instanceof Error ? error.message : String(error)})`);
   }
-  const notWritable = options.readOnly === true ? 'the connection is read-only' : await whyNotWritable(path, stateDir);
+  const notWritable =
+    options.readOnly === true
+      ? 'the connection is read-only'
+      : decoded.cannotWrite !== null
+        ? `sheetrest cannot write this file back (${decoded.cannotWrite})`
+        : await whyNotWritable(path, stateDir);
   if (notWritable !== null && options.readOnly !== true) log(`sheetrest: serving ${path} read-only: ${notWritable}`);
   // One journal per workbook: the path's hash keeps two `demo.xlsx` in different folders apart.
   const journalPath = join(stateDir, `${basename(path)}.${createHash('sha256').update(path).digest('hex').slice(0, 8)}.journal`);

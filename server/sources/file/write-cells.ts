@@ -107,24 +107,5 @@ function odsSafeCell(cell: CellObject): CellObject {
   return { t: 's', v: iso, w: iso };
 }
 
-/**
- * Text cells as .xlsx must hold them: the format escapes characters as `_xHHHH_`, so text that
- * looks like such an escape (`_x0042_`) gets its underscore escaped (`_x005F_x0042_`), as Excel
- * does; otherwise reading the file would give `B`.
- */
-export function xlsxSafeSheet(sheet: WorkSheet): WorkSheet {
-  const data: (CellObject | undefined)[][] | undefined = sheet['!data'];
-  if (data === undefined || !data.some((cells) => cells?.some((cell) => looksEscaped(cell)))) return sheet;
-  const copy = data.map((cells) => cells?.map((cell) => (looksEscaped(cell) ? { ...cell, v: (cell.v as string).replace(ESCAPE_START, '_x005F_') } : cell)));
-  return { ...sheet, '!data': copy as CellObject[][] };
-}
-
-/** An underscore that starts `_xHHHH_`. */
-const ESCAPE_START = /_(?=x[0-9a-fA-F]{4}_)/g;
-
-function looksEscaped(cell: CellObject | undefined): cell is CellObject {
-  return cell?.t === 's' && typeof cell.v === 'string' && cell.v.includes('_x') && /_x[0-9a-fA-F]{4}_/.test(cell.v);
-}
-
 /** Excel's serial of 1900-03-01: from here on its days and LibreOffice's agree. */
 const FIRST_TRUE_SERIAL = 61;

@@ -1,0 +1,102 @@
+// Where an .xlsx keeps each tab: `_rels/.rels` -> `xl/workbook.xml` -> its rels, so that tab
+// "People" maps to `xl/worksheets/sheet1.xml` and the in-place writer (write.ts) knows which one
+// zip part to rewrite. Read at open, so a package sheetrest could not write back is known before
+// any write is acknowledged.
+import { entryText, readZip, type ZipEntry } from './zip.ts';
+
+export type SheetKind = 'worksheet' | 'chartsheet' | 'dialogsheet' | 'macrosheet' | 'unknown';
+
+export interface PackageSheet {
+  readonly name: string;
+  readonly kind: SheetKind;
+  /** The zip part holding the sheet (no leading slash). */
+  readonly part: string;
+}
+
+export interface XlsxPackage {
+  readonly entries: readonly ZipEntry[];
+  readonly sheets: readonly PackageSheet[];
+  /** The styles part, or null when the workbook has none. */
+  readonly stylesPart: string | null;
+}
+
+/** Throws an Error saying why sheetrest cannot rewrite this package. */
+export function readPackage(bytes: Uint8Array): XlsxPackage {
+  const entries = readZip(bytes);
+  const byName = new Map(entries.map((entry) => [entry.name, entry]));
+  const text = (part: string): string => {
+    const entry = byName.get(part);
+    if (entry === undefined) throw new Error(`its part ${part} is missing`);
+    return entryText(entry);
+  };
+  const rootRels = relationships(text('_rels/.rels'), '');
+  const workbookPart = rootRels.find((rel) => rel.type.endsWith('/officeDocument'))?.target;
+  if (workbookPart === undefined) throw new Error('it names no workbook part');
+  const workbookRels = relationships(text(relsPathOf(workbookPart)), folderOf(workbookPart));
+  const sheets: PackageSheet[] = [];
+  for (const tag of text(workbookPart).match(/<(?:\w+:)?sheet\b[^>]*>/g) ?? []) {
+    const name = unescapeXml(attribute(tag, 'name') ?? '');
+    const id = /\s[\w]+:id\s*=\s*"([^"]*)"/.exec(tag)?.[1];
+    const rel = workbookRels.find((candidate) => candidate.id === id);
+    if (rel === undefined) throw new Error(`its tab "${name}" has no part`);
+    const kind = (/\/(worksheet|chartsheet|dialogsheet|xlMacrosheet)$/.exec(rel.type)?.[1] ?? 'unknown').replace('xlMacrosheet', 'macrosheet') as SheetKind;
+    const entry = byName.get(rel.target);
+    if (entry === undefined) throw new Error(`its part ${rel.target} is missing`);
+    if (kind === 'worksheet' && entry.method !== 0 && entry.method !== 8) throw new Error(`its part ${rel.target} uses zip compression method ${entry.method}`);
+    sheets.push({ name, kind, part: rel.target });
+  }
+  const stylesPart = workbookRels.find((rel) => rel.type.endsWith('/styles'))?.target ?? null;
+  return { entries, sheets, stylesPart: stylesPart !== null && byName.has(stylesPart) ? stylesPart : null };
+}
+
+interface Relationship {
+  readonly id: string;
+  readonly type: string;
+  /** The target as a zip part name. */
+  readonly target: string;
+}
+
+function relationships(xml: string, folder: string): Relationship[] {
+  return (xml.match(/<(?:\w+:)?Relationship\b[^>]*>/g) ?? []).flatMap((tag) => {
+    const target = attribute(tag, 'Target');
+    if (target === null || attribute(tag, 'TargetMode') === 'External') return [];
+    return [{ id: attribute(tag, 'Id') ?? '', type: attribute(tag, 'Type') ?? '', target: resolvePart(folder, unescapeXml(target)) }];
+  });
+}
+
+function relsPathOf(part: string): string {
+  const folder = folderOf(part);
+  return `${folder}_rels/${part.slice(folder.length)}.rels`;
+}
+
+function folderOf(part: string): string {
+  return part.slice(0, part.lastIndexOf('/') + 1);
+}
+
+/** `worksheets/sheet1.xml` seen from `xl/` -> `xl/worksheets/sheet1.xml`; `/xl/x.xml` is absolute. */
+function resolvePart(folder: string, target: string): string {
+  const segments = (target.startsWith('/') ? target.slice(1) : folder + target).split('/');
+  const resolved: string[] = [];
+  for (const segment of segments) {
+    if (segment === '..') resolved.pop();
+    else if (segment !== '.' && segment !== '') resolved.push(segment);
+  }
+  return resolved.join('/');
+}
+
+const ATTRIBUTES = new Map<string, RegExp>();
+
+export function attribute(tag: string, name: string): string | null {
+  let pattern = ATTRIBUTES.get(name);
+  if (pattern === undefined) ATTRIBUTES.set(name, (pattern = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`)));
+  const match = pattern.exec(tag);
+  return match === null ? null : (match[1] ?? match[2]);
+}
+
+export function unescapeXml(text: string): string {
+  return text.replace(/&(?:#x([0-9a-fA-F]+)|#(\d+)|(amp|lt|gt|quot|apos));/g, (_all, hex: string, dec: string, named: string) => {
+    if (hex !== undefined) return String.fromCodePoint(parseInt(hex, 16));
+    if (dec !== undefined) return String.fromCodePoint(Number(dec));
+    return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[named as 'amp'];
+  });
+}

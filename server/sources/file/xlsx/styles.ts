@@ -1,0 +1,105 @@
+// The cell styles of an .xlsx (`xl/styles.xml`), as far as a write needs them: which number
+// format each style shows, and a style like another but for its number format. A date written
+// into a column styled `"$"#,##0.00` gets that style's font, fill and border with a date format:
+// an `<xf>` appended after the existing ones (their indexes, and so every cell, unchanged).
+import * as XLSX from '@e965/xlsx';
+import { formatIsTimeOnly } from '../dates.ts';
+import { isDateFormat } from '../read-cells.ts';
+import { attribute, unescapeXml } from './package.ts';
+
+/** What a number format shows: a date (with or without a time), a bare time of day, or a number. */
+export type FormatKind = 'date' | 'time' | 'number';
+
+export class Styles {
+  #xml: string;
+  #changed = false;
+  readonly #xfs: string[];
+  readonly #formats = new Map<number, string>();
+
+  constructor(xml: string | null) {
+    this.#xml = xml ?? '';
+    const cellXfs = /<(\w+:)?cellXfs\b[^>]*>([\s\S]*?)<\/\1?cellXfs>/.exec(this.#xml)?.[2] ?? '';
+    this.#xfs = cellXfs.match(/<(?:\w+:)?xf\b[^>]*?(?:\/>|>[\s\S]*?<\/(?:\w+:)?xf>)/g) ?? [];
+    for (const tag of this.#xml.match(/<(?:\w+:)?numFmt\b[^>]*>/g) ?? []) {
+      this.#formats.set(Number(attribute(tag, 'numFmtId')), unescapeXml(attribute(tag, 'formatCode') ?? 'General'));
+    }
+  }
+
+  /** The styles part's new text when a write added a style, else null. */
+  get changedXml(): string | null {
+    return this.#changed ? this.#xml : null;
+  }
+
+  kindOf(style: number): FormatKind {
+    const code = this.#formatCode(this.#numFmtOf(style));
+    if (!isDateFormat(code)) return 'number';
+    return formatIsTimeOnly(code) ? 'time' : 'date';
+  }
+
+  /**
+   * `style` when it shows `kind`, else a style like it showing `formatCode` (found among the
+   * existing ones, or appended). Null when the workbook has no styles to extend.
+   */
+  withKind(style: number, kind: FormatKind, formatCode: string): number | null {
+    if (this.kindOf(style) === kind) return style;
+    const numFmtId = this.#numFmtIdFor(formatCode);
+    if (numFmtId === null) return null;
+    const base = this.#xfs[style] ?? this.#xfs[0];
+    if (base === undefined) return null;
+    let xf = setAttribute(base, 'numFmtId', String(numFmtId));
+    xf = setAttribute(xf, 'applyNumberFormat', '1');
+    const existing = this.#xfs.indexOf(xf);
+    if (existing >= 0) return existing;
+    this.#xfs.push(xf);
+    this.#xml = this.#xml.replace(/(<(\w+:)?cellXfs\b[^>]*>)([\s\S]*?)(<\/\2?cellXfs>)/, (_all, open: string, _prefix, inner: string, close: string) => `${setAttribute(open, 'count', String(this.#xfs.length))}${inner}${xf}${close}`);
+    this.#changed = true;
+    return this.#xfs.length - 1;
+  }
+
+  #numFmtOf(style: number): number {
+    const xf = this.#xfs[style];
+    return xf === undefined ? 0 : Number(attribute(xf.slice(0, xf.indexOf('>') + 1), 'numFmtId') ?? 0);
+  }
+
+  #formatCode(numFmtId: number): string {
+    return this.#formats.get(numFmtId) ?? String(XLSX.SSF.get_table()[numFmtId] ?? 'General');
+  }
+
+  #numFmtIdFor(formatCode: string): number | null {
+    if (formatCode === 'General') return 0;
+    for (const [id, code] of this.#formats) if (code === formatCode) return id;
+    if (!/<(\w+:)?styleSheet\b/.test(this.#xml)) return null;
+    // Custom formats are numbered from 164; the built-in ones below.
+    const id = Math.max(163, ...this.#formats.keys()) + 1;
+    const prefix = /<(\w+:)?styleSheet\b/.exec(this.#xml)?.[1] ?? '';
+    const tag = `<${prefix}numFmt numFmtId="${id}" formatCode="${escapeAttribute(formatCode)}"/>`;
+    this.#formats.set(id, formatCode);
+    if (/<(\w+:)?numFmts\b[^>]*\/>/.test(this.#xml)) {
+      this.#xml = this.#xml.replace(/<(\w+:)?numFmts\b[^>]*\/>/, `<${prefix}numFmts count="1">${tag}</${prefix}numFmts>`);
+    } else if (/<(\w+:)?numFmts\b/.test(this.#xml)) {
+      this.#xml = this.#xml.replace(/(<(\w+:)?numFmts\b[^>]*>)([\s\S]*?)(<\/\2?numFmts>)/, (_all, open: string, _p, inner: string, close: string) => {
+        const count = (inner.match(/<(?:\w+:)?numFmt\b/g) ?? []).length + 1;
+        return `${setAttribute(open, 'count', String(count))}${inner}${tag}${close}`;
+      });
+    } else {
+      // numFmts is the first child of styleSheet.
+      this.#xml = this.#xml.replace(/<(\w+:)?styleSheet\b[^>]*>/, (open) => `${open}<${prefix}numFmts count="1">${tag}</${prefix}numFmts>`);
+    }
+    this.#changed = true;
+    return id;
+  }
+}
+
+/** Sets an attribute in a start tag (the part before its first `>`), adding it when absent. */
+function setAttribute(element: string, name: string, value: string): string {
+  const end = element.indexOf('>');
+  const selfClosing = element[end - 1] === '/';
+  const tag = element.slice(0, selfClosing ? end - 1 : end);
+  const pattern = new RegExp(`(\\s${name}\\s*=\\s*)(?:"[^"]*"|'[^']*')`);
+  const next = pattern.test(tag) ? tag.replace(pattern, `$1"${value}"`) : `${tag.replace(/\s+$/, '')} ${name}="${value}"`;
+  return next + element.slice(selfClosing ? end - 1 : end);
+}
+
+export function escapeAttribute(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}

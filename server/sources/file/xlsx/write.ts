@@ -1,0 +1,88 @@
+// Folding writes into an .xlsx by editing its package in place: after `POST /sheets/People` the
+// new file differs from the old one only in People's worksheet part (and in `xl/styles.xml` when
+// a written value needed a number format no existing style had). Every other part keeps its
+// compressed bytes; the written sheet keeps every row, cell and setting the writes did not touch.
+import type { WritePlan } from '../../../../lib/apply-plan.ts';
+import { EMPTY_ROW, headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
+import { readPackage, type XlsxPackage } from './package.ts';
+import { rewriteSheet, type RowSlot } from './sheet.ts';
+import { Styles } from './styles.ts';
+import { entryText, replacedEntry, writeZip, type ZipEntry } from './zip.ts';
+
+export interface XlsxFold {
+  readonly bytes: Uint8Array;
+  readonly pack: XlsxPackage;
+}
+
+/**
+ * The package with `plans` (applied in order to `decodedRows`, giving `workbook`) written into
+ * it. Throws an Error naming what does not add up, rather than write a file that would not read.
+ */
+export function foldIntoXlsx(pack: XlsxPackage, workbook: Workbook, decodedRows: ReadonlyMap<string, readonly SheetRow[]>, plans: readonly WritePlan[], date1904: boolean): XlsxFold {
+  const byName = new Map(pack.entries.map((entry) => [entry.name, entry]));
+  const styles = new Styles(pack.stylesPart === null ? null : entryText(byName.get(pack.stylesPart)!));
+  const replaced = new Map<string, ZipEntry>();
+  for (const tab of workbook.tabs) {
+    const before = decodedRows.get(tab.name);
+    const tabPlans = plans.filter((plan) => plan.tab === tab.name);
+    if (before === tab.rows && tabPlans.length === 0) continue;
+    const sheet = pack.sheets.find((candidate) => candidate.name === tab.name);
+    if (sheet === undefined || before === undefined) throw new Error(`the tab "${tab.name}" is not in the file`);
+    if (sheet.kind !== 'worksheet') throw new Error(`the tab "${tab.name}" is a ${sheet.kind}, not a worksheet`);
+    const slots = slotsOf(before, tabPlans, tab.rows);
+    const entry = byName.get(sheet.part)!;
+    replaced.set(sheet.part, replacedEntry(entry, rewriteSheet(entryText(entry), slots, before.length, styles, date1904)));
+  }
+  const stylesXml = styles.changedXml;
+  if (stylesXml !== null && pack.stylesPart !== null) replaced.set(pack.stylesPart, replacedEntry(byName.get(pack.stylesPart)!, stylesXml));
+  const entries = pack.entries.map((entry) => replaced.get(entry.name) ?? entry);
+  const bytes = writeZip(entries);
+  return { bytes, pack: readPackage(bytes) };
+}
+
+interface Slot {
+  origin: number | null;
+  originRow: SheetRow | null;
+  written: boolean;
+  setColumns: Set<number>;
+}
+
+/**
+ * Where each final row comes from, found by replaying the plans as `applyPlanToTab` applies them:
+ * replaced rows, then removed ones, then appended ones (which take the place of rows past the
+ * data, keeping what those held right of the headers).
+ */
+function slotsOf(before: readonly SheetRow[], plans: readonly WritePlan[], after: readonly SheetRow[]): RowSlot[] {
+  let slots: Slot[] = before.map((row, index) => ({ origin: index + 1, originRow: row, written: false, setColumns: new Set<number>() }));
+  // Data rows start below the header row, which empty rows may push down (lib/apply-plan.ts).
+  const firstDataRow = headerRowIndex(before) + 1;
+  for (const plan of plans) {
+    for (const { index, columns } of plan.replaced) {
+      const slot = slots[firstDataRow + index];
+      if (slot === undefined) throw new Error(`a write replaces row ${firstDataRow + index + 1} of "${plan.tab}", which it does not have`);
+      slots[firstDataRow + index] = { ...slot, written: true, setColumns: new Set([...slot.setColumns, ...columns]) };
+    }
+    if (plan.removed.length > 0) {
+      const removed = new Set(plan.removed.map((index) => firstDataRow + index));
+      slots = slots.filter((_slot, position) => !removed.has(position));
+    }
+    if (plan.appended !== null) {
+      let position = firstDataRow + plan.appended.start;
+      // Past the old rows a slot stands in the sheet row of its own number (formatting only).
+      while (slots.length < position) slots.push(pastTheData(slots.length, before.length));
+      for (const row of plan.appended.rows) {
+        const here = position < slots.length ? slots[position] : pastTheData(position, before.length);
+        const width = Math.max(row.text.length, row.value.length, row.formula?.length ?? 0);
+        slots[position] = { ...here, written: true, setColumns: new Set(Array.from({ length: width }, (_unused, column) => column)) };
+        position++;
+      }
+    }
+  }
+  if (slots.length !== after.length) throw new Error(`replaying the writes gives ${slots.length} rows, not ${after.length}`);
+  return slots.map((slot, index) => ({ ...slot, row: after[index] }));
+}
+
+function pastTheData(position: number, oldRowCount: number): Slot {
+  const number = position + 1;
+  return { origin: number > oldRowCount ? number : null, originRow: number > oldRowCount ? EMPTY_ROW : null, written: false, setColumns: new Set() };
+}
