@@ -109,7 +109,6 @@ test(`start() removes the temp files a crash left in the state folder, once it h
   await served.close();
 });
 
-/** name -> inode, size, mtime and content hash of every file in the folders: any change shows. */
 /**
  * A snapshot once the first server has finished its own after-compaction steps (the journal
  * replaced, the compaction history appended): the same twice, 300 ms apart.
@@ -125,14 +124,22 @@ async function settledSnapshot(...folders: string[]): Promise<Record<string, str
   throw new Error('the state folder kept changing for 9 s after the first server went idle');
 }
 
+/** name -> inode, size, mtime and content hash of every file in the folders: any change shows. */
 async function snapshot(...folders: string[]): Promise<Record<string, string>> {
   const result: Record<string, string> = {};
   for (const folder of folders) {
     for (const name of (await readdir(folder)).sort()) {
       const path = join(folder, name);
-      const info = await stat(path);
-      if (!info.isFile()) continue;
-      result[path] = `${info.ino}:${info.size}:${info.mtimeMs}:${createHash('sha256').update(await readFile(path)).digest('hex')}`;
+      try {
+        const info = await stat(path);
+        if (!info.isFile()) continue;
+        result[path] = `${info.ino}:${info.size}:${info.mtimeMs}:${createHash('sha256').update(await readFile(path)).digest('hex')}`;
+      } catch (error) {
+        // Renamed away between the listing and the read (a temp file the server just committed):
+        // recorded as such, so the folder is not yet settled.
+        if ((error as { code?: string }).code !== 'ENOENT') throw error;
+        result[path] = 'gone';
+      }
     }
   }
   return result;
