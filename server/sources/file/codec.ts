@@ -9,6 +9,7 @@ import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts'
 import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv-formulas.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
 import { buildSheet, odsSafeSheet, xlsxSafeSheet } from './write-cells.ts';
+import { decodeOds, encodeOds, type OdsPackage } from './ods-package.ts';
 
 export type FileFormat = 'xlsx' | 'ods' | 'csv';
 
@@ -31,6 +32,8 @@ export interface Decoded {
   readonly csvStyle: CsvStyle;
   /** Each tab's rows as decoded: a tab still holding this very array is written back untouched. */
   readonly decodedRows: ReadonlyMap<string, readonly SheetRow[]>;
+  /** An .ods file's parts and content.xml, which writes edit in place (ods-package.ts). */
+  readonly ods?: OdsPackage;
 }
 
 /** Throws an Error saying what is wrong with the bytes (the caller adds the path). */
@@ -43,6 +46,13 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
   }
   // SheetJS reads almost anything (plain text becomes a sheet): insist on the zip an .xlsx or .ods is.
   if (bytes[0] !== 0x50 || bytes[1] !== 0x4b || bytes[2] !== 0x03 || bytes[3] !== 0x04) throw new Error(`the file is not a zip-packaged .${format} workbook`);
+  if (format === 'ods') {
+    const { tabs, hidden, ods } = decodeOds(bytes);
+    // SheetJS is not used for .ods; this stands in for what the rest of the source asks of a book.
+    const names = tabs.map((tab) => tab.name);
+    const book: WorkBook = { SheetNames: names, Sheets: {}, Workbook: { Sheets: names.map((name, n) => ({ name, Hidden: hidden[n] ? 1 : 0 })), WBProps: { date1904: false } } };
+    return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows: new Map(tabs.map((tab) => [tab.name, tab.rows])), ods };
+  }
   const book = readBook(bytes, format);
   if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
   const tabs = tabsOfBook(book);
@@ -78,6 +88,10 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded): Encoded {
     const rows = workbook.tabs[0]?.rows ?? [];
     const csv = formatCsv(rows.map(csvFieldsOf), previous.csvStyle);
     return { bytes: new TextEncoder().encode(csv), decoded: { ...previous, workbook, decodedRows } };
+  }
+  if (previous.ods !== undefined) {
+    const { bytes, ods } = encodeOds(workbook, previous.decodedRows, previous.ods);
+    return { bytes, decoded: { ...previous, workbook, decodedRows, ods } };
   }
   const old = previous.book;
   const date1904 = bookUsesDate1904(old);

@@ -1,0 +1,335 @@
+// Folding writes into an .ods file in place: `PATCH /sheets/book/People/2 {"Age": 41}` changes
+// that one cell's element in content.xml; every other row and cell keeps its exact XML, every
+// other part of the package its exact bytes, and `mimetype` stays the first entry, stored.
+// A new cell takes the style of the cell it replaces, else of the cell above it (not the header's).
+import type { Tab, Workbook, SheetRow, TypedValue } from '../../../lib/workbook.ts';
+import { LOAD_LIMITS } from './limits.ts';
+import { cellRuns, readOdsContent, rowRuns, type CellRun, type OdsContent, type OdsTable, type RowRun } from './ods-read.ts';
+import { escapeXml } from './ods-xml.ts';
+import { sourceCells } from './read-cells.ts';
+import { deflatedEntry, readZip, unpackEntry, writeZip, type ZipEntry } from './zip.ts';
+import { isoIsTimeOnly } from './dates.ts';
+
+export interface OdsPackage {
+  readonly entries: readonly ZipEntry[];
+  readonly content: OdsContent;
+  readonly stylesXml: string;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Throws an Error saying what is wrong (a LoadLimitError past LOAD_LIMITS). */
+export function decodeOds(bytes: Uint8Array): { tabs: Tab[]; hidden: boolean[]; ods: OdsPackage } {
+  const entries = readZip(bytes);
+  const part = (name: string) => entries.find((entry) => entry.name === name);
+  const contentEntry = part('content.xml');
+  if (contentEntry === undefined) throw new Error('the package has no content.xml');
+  const stylesEntry = part('styles.xml');
+  const stylesXml = stylesEntry === undefined ? '' : utf8.decode(unpackEntry(stylesEntry, LOAD_LIMITS.partBytes));
+  const { content, tabs } = readOdsContent(utf8.decode(unpackEntry(contentEntry, LOAD_LIMITS.partBytes)), stylesXml);
+  if (tabs.length === 0) throw new Error('the workbook has no sheets');
+  return { tabs, hidden: content.tables.map((table) => table.hidden), ods: { entries, content, stylesXml } };
+}
+
+/**
+ * The package with `workbook` folded in. Tabs still holding their decoded rows are copied as
+ * they are. Afterwards `workbook`'s rows stand for the new file's XML, so the next fold again
+ * changes only what the next writes touch.
+ */
+export function encodeOds(workbook: Workbook, decodedRows: ReadonlyMap<string, readonly SheetRow[]>, ods: OdsPackage): { bytes: Uint8Array; ods: OdsPackage } {
+  const { content } = ods;
+  let xml = '';
+  let at = 0;
+  for (const table of content.tables) {
+    const tab = workbook.tabs.find((candidate) => candidate.name === table.name);
+    xml += content.xml.slice(at, table.start);
+    const untouched = tab === undefined || decodedRows.get(tab.name) === tab.rows;
+    xml += untouched ? content.xml.slice(table.start, table.end) : writeTable(table, tab.rows, decodedRows.get(tab.name) ?? []);
+    at = table.end;
+  }
+  xml += content.xml.slice(at);
+  const unknown = workbook.tabs.find((tab) => !content.tables.some((table) => table.name === tab.name));
+  if (unknown !== undefined) throw new Error(`the tab "${unknown.name}" is not in the file`);
+  const contentBytes = new TextEncoder().encode(xml);
+  const entries = packageEntries(ods.entries, contentBytes);
+  const next = readOdsContent(xml, ods.stylesXml);
+  rekey(workbook, next.tabs);
+  return { bytes: writeZip(entries), ods: { entries, content: next.content, stylesXml: ods.stylesXml } };
+}
+
+/** mimetype first and stored (ODF 1.2 part 3, 3.3); content.xml replaced; the rest as they were. */
+function packageEntries(entries: readonly ZipEntry[], content: Uint8Array): ZipEntry[] {
+  const out: ZipEntry[] = [];
+  const mimetype = entries.find((entry) => entry.name === 'mimetype');
+  if (mimetype !== undefined) {
+    const bytes = unpackEntry(mimetype, 1024);
+    out.push(mimetype.method === 0 ? mimetype : { ...mimetype, method: 0, data: bytes, size: bytes.length });
+  }
+  for (const entry of entries) {
+    if (entry.name === 'mimetype') continue;
+    out.push(entry.name === 'content.xml' ? deflatedEntry('content.xml', content, entry) : entry);
+  }
+  return out;
+}
+
+/** The rows of `workbook` now stand for the rows just written (same order, same count). */
+function rekey(workbook: Workbook, written: readonly Tab[]): void {
+  for (const tab of workbook.tabs) {
+    const rows = written.find((candidate) => candidate.name === tab.name)?.rows ?? [];
+    const shared = Math.min(rows.length, tab.rows.length);
+    for (let n = 0; n < shared; n++) {
+      rowRuns.set(tab.rows[n], rowRuns.get(rows[n])!);
+      sourceCells.set(tab.rows[n], sourceCells.get(rows[n])!);
+    }
+  }
+}
+
+/** Where the last written row left off: what a new row below it borrows. */
+interface Above {
+  rowStyle: string | null;
+  /** Cell at a column of the row above (null above the first data row: a header's bold is not data's). */
+  cell: ((column: number) => { style: string | null; type: string | null; currency: string | null } | undefined) | null;
+}
+
+function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonly SheetRow[]): string {
+  const runs = new Set(table.pieces.filter((piece): piece is RowRun => typeof piece !== 'string'));
+  const materialized = new Set(decoded.map((row) => rowRuns.get(row)));
+  const anchored = new Map<RowRun | null, string[]>();
+  let anchor: RowRun | null = null;
+  let written = 0;
+  const above: Above = { rowStyle: null, cell: null };
+  const emit = (xml: string) => {
+    const list = anchored.get(anchor) ?? [];
+    list.push(xml);
+    anchored.set(anchor, list);
+  };
+  for (let n = 0; n < rows.length; ) {
+    const run = rowRuns.get(rows[n]);
+    if (run !== undefined && runs.has(run)) {
+      let repeat = 1;
+      while (n + repeat < rows.length && rowRuns.get(rows[n + repeat]) === run) repeat++;
+      anchor = run;
+      emit(repeatRun(run, repeat));
+      above.rowStyle = attribute(run.startTag, 'table:style-name');
+      above.cell = n + repeat - 1 === 0 ? null : cellLookup(run);
+      written += repeat;
+      n += repeat;
+      continue;
+    }
+    const { xml, cells } = writeRow(rows[n], runs, above);
+    emit(xml);
+    above.cell = n === 0 ? null : (column) => cells[column];
+    written++;
+    n++;
+  }
+  // Rows after the last one with content (LibreOffice pads to 1,048,576) are kept, less any
+  // that would push the tab past the grid's last row.
+  const tail = table.pieces.filter((piece): piece is RowRun => typeof piece !== 'string' && !materialized.has(piece));
+  let excess = written + tail.reduce((sum, run) => sum + run.count, 0) - LOAD_LIMITS.rows;
+  const tailCounts = new Map(tail.map((run) => [run, run.count]));
+  for (const run of tail.toReversed()) {
+    if (excess <= 0) break;
+    const cut = Math.min(excess, run.count);
+    tailCounts.set(run, run.count - cut);
+    excess -= cut;
+  }
+  let out = '';
+  let leadingDone = false;
+  for (const piece of table.pieces) {
+    if (typeof piece === 'string') {
+      out += piece;
+      continue;
+    }
+    if (!leadingDone) {
+      out += (anchored.get(null) ?? []).join('');
+      leadingDone = true;
+    }
+    if (!materialized.has(piece)) {
+      const count = tailCounts.get(piece) ?? piece.count;
+      if (count > 0) out += repeatRun(piece, count);
+    }
+    out += (anchored.get(piece) ?? []).join('');
+  }
+  // A table that had no rows at all: its new rows go before its closing tag.
+  if (!leadingDone) out = out.replace(/<\/table:table>$/, (anchored.get(null) ?? []).join('') + '</table:table>');
+  return out;
+}
+
+function repeatRun(run: RowRun, count: number): string {
+  if (count === run.count) return run.xml;
+  return withAttribute(run.startTag, 'table:number-rows-repeated', count === 1 ? null : String(count)) + run.xml.slice(run.startTag.length);
+}
+
+function repeatCell(cell: CellRun, count: number): string {
+  if (count === cell.count) return cell.xml;
+  const startTag = /^<[\w.:-]+(?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))*\s*\/?>/.exec(cell.xml)?.[0] ?? cell.xml;
+  return withAttribute(startTag, 'table:number-columns-repeated', count === 1 ? null : String(count)) + cell.xml.slice(startTag.length);
+}
+
+/** The cell element covering `column` in a row run, with how many of its columns lie from there on. */
+function cellAt(run: RowRun, column: number): { cell: CellRun; left: number } | undefined {
+  let start = 0;
+  for (const cell of run.cells) {
+    if (column < start + cell.count) return { cell, left: start + cell.count - column };
+    start += cell.count;
+  }
+  return undefined;
+}
+
+function cellLookup(run: RowRun): NonNullable<Above['cell']> {
+  return (column) => {
+    const cell = cellAt(run, column)?.cell;
+    return cell === undefined ? undefined : { style: cell.style, type: cell.attributes['office:value-type'] ?? null, currency: cell.attributes['office:currency'] ?? null };
+  };
+}
+
+/** A row a write replaced or added: its kept cells as they were, the rest built from the values. */
+function writeRow(row: SheetRow, runs: ReadonlySet<RowRun>, above: Above): { xml: string; cells: ({ style: string | null; type: string | null; currency: string | null } | undefined)[] } {
+  const cells = sourceCells.get(row) ?? [];
+  const kept = (column: number): CellRun | undefined => {
+    const object = cells[column];
+    const run = object === undefined ? undefined : cellRuns.get(object);
+    return run !== undefined && runs.has(run.row) ? run : undefined;
+  };
+  let origin: RowRun | undefined;
+  for (let column = 0; column < cells.length && origin === undefined; column++) origin = kept(column)?.row;
+  const startTag = origin !== undefined
+    ? withAttribute(origin.startTag, 'table:number-rows-repeated', null).replace(/\s*\/>$/, '>')
+    : above.rowStyle === null ? '<table:table-row>' : `<table:table-row table:style-name="${escapeXml(above.rowStyle)}">`;
+  const width = Math.max(row.text.length, row.value.length, row.formula?.length ?? 0);
+  const written: ({ style: string | null; type: string | null; currency: string | null } | undefined)[] = [];
+  let xml = startTag;
+  for (let column = 0; column < width; ) {
+    const run = kept(column);
+    if (run !== undefined) {
+      let repeat = 1;
+      while (column + repeat < width && kept(column + repeat) === run) repeat++;
+      xml += repeatCell(run, repeat);
+      for (let n = 0; n < repeat; n++) written.push({ style: run.style, type: run.attributes['office:value-type'] ?? null, currency: run.attributes['office:currency'] ?? null });
+      column += repeat;
+      continue;
+    }
+    const previous = origin === undefined ? undefined : cellAt(origin, column)?.cell;
+    const built = buildCell(row.text[column] ?? '', row.value[column] ?? null, row.formula?.[column], previous, above.cell?.(column));
+    xml += built.xml;
+    written.push(built.info);
+    column++;
+  }
+  // Past the last value: what the row held there, emptied where the write cleared it.
+  for (let column = width; origin !== undefined; ) {
+    const found = cellAt(origin, column);
+    if (found === undefined) break;
+    const { cell, left } = found;
+    xml += cell.text === '' && cell.value === null ? repeatCell(cell, left) : emptyCell(cell, left);
+    column += left;
+  }
+  return { xml: xml + '</table:table-row>', cells: written };
+}
+
+/** Attributes a cleared or rewritten cell keeps: its look, its merge, its validation. */
+const KEPT_ATTRIBUTES = ['table:style-name', 'table:number-columns-spanned', 'table:number-rows-spanned', 'table:content-validation-name'];
+
+function elementOf(cell: CellRun | undefined): string {
+  return cell !== undefined && cell.xml.startsWith('<table:covered-table-cell') ? 'table:covered-table-cell' : 'table:table-cell';
+}
+
+function keptAttributes(cell: CellRun): string {
+  return KEPT_ATTRIBUTES.filter((name) => cell.attributes[name] !== undefined).map((name) => ` ${name}="${escapeXml(cell.attributes[name])}"`).join('');
+}
+
+function emptyCell(cell: CellRun, count: number): string {
+  return `<${elementOf(cell)}${keptAttributes(cell)}${count > 1 ? ` table:number-columns-repeated="${count}"` : ''}/>`;
+}
+
+type CellInfo = { style: string | null; type: string | null; currency: string | null };
+
+function buildCell(text: string, value: TypedValue, formula: string | undefined, previous: CellRun | undefined, aboveCell: CellInfo | undefined): { xml: string; info: CellInfo } {
+  const element = elementOf(previous);
+  const style = previous?.style ?? aboveCell?.style ?? null;
+  let kept = previous === undefined ? '' : keptAttributes(previous);
+  if (previous === undefined && style !== null) kept = ` table:style-name="${escapeXml(style)}"`;
+  if ((formula === undefined || formula === '') && value === null && text === '') {
+    return { xml: `<${element}${kept}/>`, info: { style, type: null, currency: null } };
+  }
+  let typed: string;
+  let type: string;
+  let currency: string | null = null;
+  if (formula !== undefined && formula !== '') {
+    // No computed value (sheetrest does not calculate): the spreadsheet program computes it.
+    type = 'string';
+    typed = ` table:formula="${escapeXml('of:=' + odfFormula(formula))}" office:value-type="string"`;
+    text = '';
+  } else if (typeof value === 'number') {
+    const model = previous?.attributes['office:value-type'] ?? aboveCell?.type ?? null;
+    type = model === 'percentage' || model === 'currency' ? model : 'float';
+    currency = type === 'currency' ? (previous?.attributes['office:currency'] ?? aboveCell?.currency ?? null) : null;
+    typed = ` office:value-type="${type}"${currency === null ? '' : ` office:currency="${escapeXml(currency)}"`} office:value="${String(value)}"`;
+  } else if (typeof value === 'boolean') {
+    type = 'boolean';
+    typed = ` office:value-type="boolean" office:boolean-value="${value}"`;
+  } else if (typeof value === 'object' && value !== null) {
+    if (isoIsTimeOnly(value.iso)) {
+      type = 'time';
+      const [hours, minutes, seconds] = value.iso.split(':');
+      typed = ` office:value-type="time" office:time-value="PT${hours}H${minutes}M${seconds ?? '00'}S"`;
+    } else {
+      type = 'date';
+      typed = ` office:value-type="date" office:date-value="${escapeXml(value.iso)}"`;
+    }
+  } else {
+    type = 'string';
+    typed = ' office:value-type="string"';
+  }
+  return { xml: `<${element}${kept}${typed}>${paragraphs(text)}</${element}>`, info: { style, type, currency } };
+}
+
+/**
+ * Text as `<text:p>` paragraphs, one per line: spaces that ODF would collapse (leading,
+ * trailing, runs) as `<text:s/>`, tabs as `<text:tab/>`, `\r` as `&#13;`; control characters
+ * XML cannot hold as `_xHHHH_`, as SheetJS writes them.
+ */
+export function paragraphs(text: string): string {
+  return text.split('\n').map((line) => {
+    const escaped = escapeXml(line.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]/g, (c) => `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`))
+      .replace(/\t/g, '<text:tab/>')
+      .replace(/ +/g, (spaces: string, offset: number, whole: string) => {
+        const edge = offset === 0 || offset + spaces.length === whole.length;
+        if (edge) return spacesElement(spaces.length);
+        return spaces.length === 1 ? ' ' : ' ' + spacesElement(spaces.length - 1);
+      });
+    return escaped === '' ? '<text:p/>' : `<text:p>${escaped}</text:p>`;
+  }).join('');
+}
+
+function spacesElement(count: number): string {
+  return count === 1 ? '<text:s/>' : `<text:s text:c="${count}"/>`;
+}
+
+/**
+ * `=SUM(A1:B2,Other!C3)` -> `SUM([.A1:.B2];[Other.C3])`: OpenFormula puts references in brackets
+ * and separates arguments with `;`. Text in quotes is left as it is.
+ */
+export function odfFormula(formula: string): string {
+  return formula.replace(/^=/, '').split(/("(?:[^"]|"")*")/).map((part, n) => {
+    if (n % 2 === 1) return part;
+    return part.replace(REFERENCE, (_whole, sheet: string | undefined, first: string, last: string | undefined) => {
+      const prefix = sheet === undefined ? '' : sheet.slice(0, -1);
+      return `[${prefix}.${first}${last === undefined ? '' : `:.${last}`}]`;
+    }).replace(/,/g, ';');
+  }).join('');
+}
+
+const REFERENCE = /(?<![\w.$'\]])((?:'[^']+'|[A-Za-z_][\w.]*)!)?(\$?[A-Za-z]{1,3}\$?\d+)(?::(\$?[A-Za-z]{1,3}\$?\d+))?(?![\w(!])/g;
+
+/** A start tag with an attribute set, replaced or (value null) removed. */
+function withAttribute(startTag: string, name: string, value: string | null): string {
+  const pattern = new RegExp(`\\s+${name.replace(/[.:-]/g, '\\$&')}\\s*=\\s*(?:"[^"]*"|'[^']*')`);
+  const without = startTag.replace(pattern, '');
+  if (value === null) return without;
+  return without.replace(/^(<[\w.:-]+)/, `$1 ${name}="${value}"`);
+}
+
+function attribute(startTag: string, name: string): string | null {
+  const match = new RegExp(`\\s${name.replace(/[.:-]/g, '\\$&')}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(startTag);
+  return match === null ? null : (match[1] ?? match[2]);
+}
