@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { isApiError } from '../lib/errors.ts';
 import type { SheetRow, Workbook } from '../lib/workbook.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
+import { odfFormula, paragraphs } from '../server/sources/file/ods-package.ts';
 import { readZip, unpackEntry } from '../server/sources/file/zip.ts';
 import { recordingLog, tempFolder } from './file-source-helpers.ts';
 import { PEOPLE_CELLS as C, hostileOds, thirdPartyOds } from './make-ods-fixtures.ts';
@@ -95,7 +96,8 @@ test('ods: a POST, a PATCH and a DELETE change only content.xml, and there only 
     };
 
     const dee: SheetRow = { text: ['Dee', '2.25', 'TRUE', '2024-05-06 07:08:09.5', '', '', 'new  text '], value: ['Dee', 2.25, true, { iso: '2024-05-06T07:08:09.5' }, null, null, 'new  text '] };
-    const posted = await step((workbook) => planned(workbook, appendPlan(workbook, [dee]), null));
+    const gus: SheetRow = { text: ['Gus', '', '', '7'], value: ['Gus', null, null, 7] };
+    const posted = await step((workbook) => planned(workbook, appendPlan(workbook, [dee, gus]), null));
     await t.test('POST', () => {
       assertOnlyContentChanged(original, posted);
       for (const run of Object.values(C)) assert.ok(posted.content.includes(run), `kept ${run.slice(0, 60)}`);
@@ -105,6 +107,15 @@ test('ods: a POST, a PATCH and a DELETE change only content.xml, and there only 
       assert.match(row, /table:style-name="ce3" office:value-type="date" office:date-value="2024-05-06T07:08:09.5"/, 'a date is a date value');
       assert.match(row, /<text:p>new <text:s\/>text<text:s\/><\/text:p>/, 'spaces ODF would fold are kept');
       assert.equal(declaredRows(posted.content), 1_048_576, 'the padding rows shrink so the grid does not grow');
+      assert.match(posted.content, /<text:p>Gus<\/text:p><\/table:table-cell>(<table:table-cell[^>]*\/>){2}<table:table-cell office:value-type="float" office:value="7">/, 'a date style is not lent to a number');
+    });
+    await t.test('POST: read back typed', async () => {
+      const source = await openFileSource({ path, log: recordingLog().log });
+      const rows = people(await source.read());
+      await source.close();
+      assert.deepEqual(rows[6].value.slice(0, 4), dee.value.slice(0, 4));
+      assert.deepEqual(rows[6].text[6], 'new  text ');
+      assert.deepEqual(rows[7].value, gus.value);
     });
 
     const patched = await step((workbook) => {
@@ -234,3 +245,38 @@ print(json.dumps(out))
   }
   return null;
 }
+
+test('ods: the committed fixtures are what test/make-ods-fixtures.ts makes', async (t) => {
+  for (const [file, bytes] of [['third-party.ods', thirdPartyOds()], ['hostile-repeats.ods', hostileOds()]] as const) {
+    await t.test(file, async () => {
+      const committed = parts(await readFile(join(import.meta.dirname ?? 'test', '..', 'fixtures', 'ods', file)));
+      assert.deepEqual(committed.raw, parts(bytes).raw);
+    });
+  }
+});
+
+test('ods: formulas written go in as OpenFormula', async (t) => {
+  const cases: [string, string][] = [
+    ['=A2*2', '[.A2]*2'],
+    ['=SUM(A1:B2,$C$3)', 'SUM([.A1:.B2];[.$C$3])'],
+    ["=Other!A1+'My tab'!B2", "[Other.A1]+['My tab'.B2]"],
+    ['=LOG10(A1)', 'LOG10([.A1])'],
+    ['=CONCAT("A1, B2",A1)', 'CONCAT("A1, B2";[.A1])'],
+  ];
+  for (const [formula, odf] of cases) await t.test(formula, () => assert.equal(odfFormula(formula), odf));
+});
+
+test('ods: text as paragraphs, with the white space ODF would fold written out', async (t) => {
+  const cases: [string, string][] = [
+    ['plain', '<text:p>plain</text:p>'],
+    ['', '<text:p/>'],
+    [' lead', '<text:p><text:s/>lead</text:p>'],
+    ['trail  ', '<text:p>trail<text:s text:c="2"/></text:p>'],
+    ['a   b', '<text:p>a <text:s text:c="2"/>b</text:p>'],
+    ['a\tb', '<text:p>a<text:tab/>b</text:p>'],
+    ['a\nb', '<text:p>a</text:p><text:p>b</text:p>'],
+    ['a\rb & <c>', '<text:p>a&#13;b &amp; &lt;c&gt;</text:p>'],
+    ['bell\u0007', '<text:p>bell_x0007_</text:p>'],
+  ];
+  for (const [text, xml] of cases) await t.test(JSON.stringify(text), () => assert.equal(paragraphs(text), xml));
+});

@@ -5,7 +5,7 @@
 import type { Tab, Workbook, SheetRow, TypedValue } from '../../../lib/workbook.ts';
 import { LOAD_LIMITS } from './limits.ts';
 import { cellRuns, readOdsContent, rowRuns, type CellRun, type OdsContent, type OdsTable, type RowRun } from './ods-read.ts';
-import { escapeXml } from './ods-xml.ts';
+import { escapeXml, type StyleKinds } from './ods-xml.ts';
 import { sourceCells } from './read-cells.ts';
 import { deflatedEntry, readZip, unpackEntry, writeZip, type ZipEntry } from './zip.ts';
 import { isoIsTimeOnly } from './dates.ts';
@@ -44,7 +44,7 @@ export function encodeOds(workbook: Workbook, decodedRows: ReadonlyMap<string, r
     const tab = workbook.tabs.find((candidate) => candidate.name === table.name);
     xml += content.xml.slice(at, table.start);
     const untouched = tab === undefined || decodedRows.get(tab.name) === tab.rows;
-    xml += untouched ? content.xml.slice(table.start, table.end) : writeTable(table, tab.rows, decodedRows.get(tab.name) ?? []);
+    xml += untouched ? content.xml.slice(table.start, table.end) : writeTable(table, tab.rows, decodedRows.get(tab.name) ?? [], content.kinds);
     at = table.end;
   }
   xml += content.xml.slice(at);
@@ -91,7 +91,7 @@ interface Above {
   cell: ((column: number) => { style: string | null; type: string | null; currency: string | null } | undefined) | null;
 }
 
-function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonly SheetRow[]): string {
+function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonly SheetRow[], kinds: StyleKinds): string {
   const runs = new Set(table.pieces.filter((piece): piece is RowRun => typeof piece !== 'string'));
   const materialized = new Set(decoded.map((row) => rowRuns.get(row)));
   const anchored = new Map<RowRun | null, string[]>();
@@ -116,7 +116,7 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
       n += repeat;
       continue;
     }
-    const { xml, cells } = writeRow(rows[n], runs, above);
+    const { xml, cells } = writeRow(rows[n], runs, above, kinds);
     emit(xml);
     above.cell = n === 0 ? null : (column) => cells[column];
     written++;
@@ -184,7 +184,7 @@ function cellLookup(run: RowRun): NonNullable<Above['cell']> {
 }
 
 /** A row a write replaced or added: its kept cells as they were, the rest built from the values. */
-function writeRow(row: SheetRow, runs: ReadonlySet<RowRun>, above: Above): { xml: string; cells: ({ style: string | null; type: string | null; currency: string | null } | undefined)[] } {
+function writeRow(row: SheetRow, runs: ReadonlySet<RowRun>, above: Above, kinds: StyleKinds): { xml: string; cells: ({ style: string | null; type: string | null; currency: string | null } | undefined)[] } {
   const cells = sourceCells.get(row) ?? [];
   const kept = (column: number): CellRun | undefined => {
     const object = cells[column];
@@ -210,7 +210,7 @@ function writeRow(row: SheetRow, runs: ReadonlySet<RowRun>, above: Above): { xml
       continue;
     }
     const previous = origin === undefined ? undefined : cellAt(origin, column)?.cell;
-    const built = buildCell(row.text[column] ?? '', row.value[column] ?? null, row.formula?.[column], previous, above.cell?.(column));
+    const built = buildCell(row.text[column] ?? '', row.value[column] ?? null, row.formula?.[column], previous, lendable(above.cell?.(column), row.value[column] ?? null, kinds));
     xml += built.xml;
     written.push(built.info);
     column++;
@@ -224,6 +224,17 @@ function writeRow(row: SheetRow, runs: ReadonlySet<RowRun>, above: Above): { xml
     column += left;
   }
   return { xml: xml + '</table:table-row>', cells: written };
+}
+
+/**
+ * The cell above, as a model for a new cell: not when its style shows dates and the new value
+ * is a number or text (a float under a date style reads back as a date, as SheetJS wrote dates).
+ */
+function lendable(aboveCell: CellInfo | undefined, value: TypedValue, kinds: StyleKinds): CellInfo | undefined {
+  if (aboveCell === undefined || aboveCell.style === null) return aboveCell;
+  const kind = kinds.cellKinds.get(aboveCell.style);
+  if (kind !== undefined && (typeof value !== 'object' || value === null)) return { style: null, type: null, currency: null };
+  return aboveCell;
 }
 
 /** Attributes a cleared or rewritten cell keeps: its look, its merge, its validation. */
