@@ -12,7 +12,7 @@ import { isApiError } from '../lib/errors.ts';
 import type { SheetRow, Workbook } from '../lib/workbook.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
 import { odfFormula, paragraphs } from '../server/sources/file/ods-package.ts';
-import { readZip, unpackEntry } from '../server/sources/file/zip.ts';
+import { crc32, readZip, unpackEntry } from '../server/sources/file/zip.ts';
 import { recordingLog, tempFolder } from './file-source-helpers.ts';
 import { PEOPLE_CELLS as C, hostileOds, thirdPartyOds } from './make-ods-fixtures.ts';
 import { appendPlan, planned, removePlan, replacePlan } from './source-contract.ts';
@@ -279,4 +279,8 @@ test('ods: text as paragraphs, with the white space ODF would fold written out',
     ['bell\u0007', '<text:p>bell_x0007_</text:p>'],
   ];
   for (const [text, xml] of cases) await t.test(JSON.stringify(text), () => assert.equal(paragraphs(text), xml));
+});
+
+test('zip: CRC-32 of the standard check string', () => {
+  assert.equal(crc32(new TextEncoder().encode('123456789')), 0xcbf43926);
 });

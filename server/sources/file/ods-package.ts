@@ -2,9 +2,9 @@
 // that one cell's element in content.xml; every other row and cell keeps its exact XML, every
 // other part of the package its exact bytes, and `mimetype` stays the first entry, stored.
 // A new cell takes the style of the cell it replaces, else of the cell above it (not the header's).
-import type { Tab, Workbook, SheetRow, TypedValue } from '../../../lib/workbook.ts';
+import { createInterner, type Tab, type Workbook, type SheetRow, type TypedValue } from '../../../lib/workbook.ts';
 import { LOAD_LIMITS } from './limits.ts';
-import { cellRuns, readOdsContent, rowRuns, type CellRun, type OdsContent, type OdsTable, type RowRun } from './ods-read.ts';
+import { cellAttributes, cellRunOf, markRow, readOdsContent, readRowXml, resizedRun, rowRuns, type CellRun, type OdsContent, type OdsTable, type RowRun } from './ods-read.ts';
 import { escapeXml, type StyleKinds } from './ods-xml.ts';
 import { sourceCells } from './read-cells.ts';
 import { deflatedEntry, readZip, unpackEntry, writeZip, type ZipEntry } from './zip.ts';
@@ -38,23 +38,24 @@ export function decodeOds(bytes: Uint8Array): { tabs: Tab[]; hidden: boolean[]; 
  */
 export function encodeOds(workbook: Workbook, decodedRows: ReadonlyMap<string, readonly SheetRow[]>, ods: OdsPackage): { bytes: Uint8Array; ods: OdsPackage } {
   const { content } = ods;
+  const unknown = workbook.tabs.find((tab) => !content.tables.some((table) => table.name === tab.name));
+  if (unknown !== undefined) throw new Error(`the tab "${unknown.name}" is not in the file`);
   let xml = '';
   let at = 0;
+  const tables: OdsTable[] = [];
   for (const table of content.tables) {
     const tab = workbook.tabs.find((candidate) => candidate.name === table.name);
     xml += content.xml.slice(at, table.start);
+    const start = xml.length;
     const untouched = tab === undefined || decodedRows.get(tab.name) === tab.rows;
-    xml += untouched ? content.xml.slice(table.start, table.end) : writeTable(table, tab.rows, decodedRows.get(tab.name) ?? [], content.kinds);
+    const pieces = untouched ? table.pieces : writeTable(table, tab.rows, decodedRows.get(tab.name) ?? [], content.kinds);
+    xml += untouched ? content.xml.slice(table.start, table.end) : pieces.map((piece) => (typeof piece === 'string' ? piece : piece.xml)).join('');
+    tables.push({ ...table, start, end: xml.length, pieces });
     at = table.end;
   }
   xml += content.xml.slice(at);
-  const unknown = workbook.tabs.find((tab) => !content.tables.some((table) => table.name === tab.name));
-  if (unknown !== undefined) throw new Error(`the tab "${unknown.name}" is not in the file`);
-  const contentBytes = new TextEncoder().encode(xml);
-  const entries = packageEntries(ods.entries, contentBytes);
-  const next = readOdsContent(xml, ods.stylesXml);
-  rekey(workbook, next.tabs);
-  return { bytes: writeZip(entries), ods: { entries, content: next.content, stylesXml: ods.stylesXml } };
+  const entries = packageEntries(ods.entries, new TextEncoder().encode(xml));
+  return { bytes: writeZip(entries), ods: { entries, content: { xml, tables, kinds: content.kinds }, stylesXml: ods.stylesXml } };
 }
 
 /** mimetype first and stored (ODF 1.2 part 3, 3.3); content.xml replaced; the rest as they were. */
@@ -72,18 +73,6 @@ function packageEntries(entries: readonly ZipEntry[], content: Uint8Array): ZipE
   return out;
 }
 
-/** The rows of `workbook` now stand for the rows just written (same order, same count). */
-function rekey(workbook: Workbook, written: readonly Tab[]): void {
-  for (const tab of workbook.tabs) {
-    const rows = written.find((candidate) => candidate.name === tab.name)?.rows ?? [];
-    const shared = Math.min(rows.length, tab.rows.length);
-    for (let n = 0; n < shared; n++) {
-      rowRuns.set(tab.rows[n], rowRuns.get(rows[n])!);
-      sourceCells.set(tab.rows[n], sourceCells.get(rows[n])!);
-    }
-  }
-}
-
 /** Where the last written row left off: what a new row below it borrows. */
 interface Above {
   rowStyle: string | null;
@@ -91,16 +80,22 @@ interface Above {
   cell: ((column: number) => { style: string | null; type: string | null; currency: string | null } | undefined) | null;
 }
 
-function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonly SheetRow[], kinds: StyleKinds): string {
+/**
+ * The table's pieces with `rows` written in: original row elements as they were (resized where
+ * rows of a repeated element were removed or rewritten), written rows as new elements. Every row
+ * is pointed at the element that now stands for it.
+ */
+function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonly SheetRow[], kinds: StyleKinds): (string | RowRun)[] {
   const runs = new Set(table.pieces.filter((piece): piece is RowRun => typeof piece !== 'string'));
   const materialized = new Set(decoded.map((row) => rowRuns.get(row)));
-  const anchored = new Map<RowRun | null, string[]>();
+  const anchored = new Map<RowRun | null, RowRun[]>();
+  const interner = createInterner();
   let anchor: RowRun | null = null;
   let written = 0;
   const above: Above = { rowStyle: null, cell: null };
-  const emit = (xml: string) => {
+  const emit = (run: RowRun) => {
     const list = anchored.get(anchor) ?? [];
-    list.push(xml);
+    list.push(run);
     anchored.set(anchor, list);
   };
   for (let n = 0; n < rows.length; ) {
@@ -109,7 +104,9 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
       let repeat = 1;
       while (n + repeat < rows.length && rowRuns.get(rows[n + repeat]) === run) repeat++;
       anchor = run;
-      emit(repeatRun(run, repeat));
+      const kept = repeatRun(run, repeat);
+      if (kept !== run) for (let k = n; k < n + repeat; k++) markRow(rows[k], kept, interner);
+      emit(kept);
       above.rowStyle = attribute(run.startTag, 'table:style-name');
       above.cell = n + repeat - 1 === 0 ? null : cellLookup(run);
       written += repeat;
@@ -117,7 +114,9 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
       continue;
     }
     const { xml, cells } = writeRow(rows[n], runs, above, kinds);
-    emit(xml);
+    const newRun = readRowXml(xml, kinds);
+    markRow(rows[n], newRun, interner);
+    emit(newRun);
     above.cell = n === 0 ? null : (column) => cells[column];
     written++;
     n++;
@@ -133,31 +132,36 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
     tailCounts.set(run, run.count - cut);
     excess -= cut;
   }
-  let out = '';
+  const out: (string | RowRun)[] = [];
   let leadingDone = false;
   for (const piece of table.pieces) {
     if (typeof piece === 'string') {
-      out += piece;
+      out.push(piece);
       continue;
     }
     if (!leadingDone) {
-      out += (anchored.get(null) ?? []).join('');
+      out.push(...(anchored.get(null) ?? []));
       leadingDone = true;
     }
     if (!materialized.has(piece)) {
       const count = tailCounts.get(piece) ?? piece.count;
-      if (count > 0) out += repeatRun(piece, count);
+      if (count > 0) out.push(repeatRun(piece, count));
     }
-    out += (anchored.get(piece) ?? []).join('');
+    out.push(...(anchored.get(piece) ?? []));
   }
   // A table that had no rows at all: its new rows go before its closing tag.
-  if (!leadingDone) out = out.replace(/<\/table:table>$/, (anchored.get(null) ?? []).join('') + '</table:table>');
+  if (!leadingDone) {
+    const last = out.pop() as string;
+    const close = last.lastIndexOf('</table:table>');
+    out.push(last.slice(0, close), ...(anchored.get(null) ?? []), last.slice(close));
+  }
   return out;
 }
 
-function repeatRun(run: RowRun, count: number): string {
-  if (count === run.count) return run.xml;
-  return withAttribute(run.startTag, 'table:number-rows-repeated', count === 1 ? null : String(count)) + run.xml.slice(run.startTag.length);
+/** The run itself when it stands for `count` rows, else a resized copy. */
+function repeatRun(run: RowRun, count: number): RowRun {
+  if (count === run.count) return run;
+  return resizedRun(run, withAttribute(run.startTag, 'table:number-rows-repeated', count === 1 ? null : String(count)), count);
 }
 
 function repeatCell(cell: CellRun, count: number): string {
@@ -179,7 +183,7 @@ function cellAt(run: RowRun, column: number): { cell: CellRun; left: number } | 
 function cellLookup(run: RowRun): NonNullable<Above['cell']> {
   return (column) => {
     const cell = cellAt(run, column)?.cell;
-    return cell === undefined ? undefined : { style: cell.style, type: cell.attributes['office:value-type'] ?? null, currency: cell.attributes['office:currency'] ?? null };
+    return cell === undefined ? undefined : { style: cell.style, type: cellAttributes(cell)['office:value-type'] ?? null, currency: cellAttributes(cell)['office:currency'] ?? null };
   };
 }
 
@@ -188,7 +192,7 @@ function writeRow(row: SheetRow, runs: ReadonlySet<RowRun>, above: Above, kinds:
   const cells = sourceCells.get(row) ?? [];
   const kept = (column: number): CellRun | undefined => {
     const object = cells[column];
-    const run = object === undefined ? undefined : cellRuns.get(object);
+    const run = object === undefined ? undefined : cellRunOf(object);
     return run !== undefined && runs.has(run.row) ? run : undefined;
   };
   let origin: RowRun | undefined;
@@ -205,7 +209,7 @@ function writeRow(row: SheetRow, runs: ReadonlySet<RowRun>, above: Above, kinds:
       let repeat = 1;
       while (column + repeat < width && kept(column + repeat) === run) repeat++;
       xml += repeatCell(run, repeat);
-      for (let n = 0; n < repeat; n++) written.push({ style: run.style, type: run.attributes['office:value-type'] ?? null, currency: run.attributes['office:currency'] ?? null });
+      for (let n = 0; n < repeat; n++) written.push({ style: run.style, type: cellAttributes(run)['office:value-type'] ?? null, currency: cellAttributes(run)['office:currency'] ?? null });
       column += repeat;
       continue;
     }
@@ -245,7 +249,8 @@ function elementOf(cell: CellRun | undefined): string {
 }
 
 function keptAttributes(cell: CellRun): string {
-  return KEPT_ATTRIBUTES.filter((name) => cell.attributes[name] !== undefined).map((name) => ` ${name}="${escapeXml(cell.attributes[name])}"`).join('');
+  const attributes = cellAttributes(cell);
+  return KEPT_ATTRIBUTES.filter((name) => attributes[name] !== undefined).map((name) => ` ${name}="${escapeXml(attributes[name])}"`).join('');
 }
 
 function emptyCell(cell: CellRun, count: number): string {
@@ -271,9 +276,9 @@ function buildCell(text: string, value: TypedValue, formula: string | undefined,
     typed = ` table:formula="${escapeXml('of:=' + odfFormula(formula))}" office:value-type="string"`;
     text = '';
   } else if (typeof value === 'number') {
-    const model = previous?.attributes['office:value-type'] ?? aboveCell?.type ?? null;
+    const model = (previous === undefined ? undefined : cellAttributes(previous)['office:value-type']) ?? aboveCell?.type ?? null;
     type = model === 'percentage' || model === 'currency' ? model : 'float';
-    currency = type === 'currency' ? (previous?.attributes['office:currency'] ?? aboveCell?.currency ?? null) : null;
+    currency = type === 'currency' ? ((previous === undefined ? undefined : cellAttributes(previous)['office:currency']) ?? aboveCell?.currency ?? null) : null;
     typed = ` office:value-type="${type}"${currency === null ? '' : ` office:currency="${escapeXml(currency)}"`} office:value="${String(value)}"`;
   } else if (typeof value === 'boolean') {
     type = 'boolean';

@@ -7,7 +7,7 @@
 // of 16,384 filled cells is refused in milliseconds instead of filling the heap (LOAD_LIMITS).
 import type { CellObject } from '@e965/xlsx';
 import type { SheetRow, Tab, TypedValue } from '../../../lib/workbook.ts';
-import { createInterner } from '../../../lib/workbook.ts';
+import { createInterner, type Interner } from '../../../lib/workbook.ts';
 import { serialToIso } from './dates.ts';
 import { LOAD_LIMITS } from './limits.ts';
 import { sourceCells } from './read-cells.ts';
@@ -18,7 +18,8 @@ export interface CellRun {
   readonly xml: string;
   readonly count: number;
   readonly style: string | null;
-  readonly attributes: Readonly<Record<string, string>>;
+  /** The start tag's attributes as written; parsed again only when a write needs them (cellAttributes). */
+  readonly attributeText: string;
   readonly text: string;
   readonly value: TypedValue;
   readonly row: RowRun;
@@ -50,9 +51,23 @@ export interface OdsContent {
   readonly kinds: StyleKinds;
 }
 
-/** Which row run each decoded row, and which cell run each decoded cell, came from. */
+/** Which row run each decoded row came from. */
 export const rowRuns = new WeakMap<SheetRow, RowRun>();
-export const cellRuns = new WeakMap<object, CellRun>();
+
+/**
+ * Which cell run a decoded cell came from, kept on the cell object itself: a WeakMap of a
+ * million cells makes every garbage collection walk it (a 100k-row tab loaded 5x slower).
+ * Cell objects are never copied, only passed on (write-cells.ts), so the mark stays honest.
+ */
+const CELL_RUN = Symbol('ods cell run');
+
+export function cellRunOf(cell: object): CellRun | undefined {
+  return (cell as { [CELL_RUN]?: CellRun })[CELL_RUN];
+}
+
+export function cellAttributes(cell: CellRun): Record<string, string> {
+  return attributesOf(cell.attributeText);
+}
 
 export class LoadLimitError extends Error {}
 
@@ -136,6 +151,28 @@ function readTable(xml: string, open: RegExpExecArray, kinds: StyleKinds, budget
   return { table: { name, hidden, start: open.index, end, pieces, columnStyles }, rows };
 }
 
+/** Parses one row element (as ods-package.ts writes it) into its run. */
+export function readRowXml(xml: string, kinds: StyleKinds): RowRun {
+  TAG.lastIndex = 0;
+  const open = TAG.exec(xml);
+  if (open === null || open[2] !== 'table:table-row') throw new Error('not a table row');
+  return readRow(xml, open, kinds);
+}
+
+/** The same row element standing for `count` rows (its start tag changed), its cells pointing at it. */
+export function resizedRun(run: RowRun, startTag: string, count: number): RowRun {
+  const cells: CellRun[] = [];
+  const resized: RowRun = { xml: startTag + run.xml.slice(run.startTag.length), startTag, count, cells };
+  for (const cell of run.cells) cells.push({ ...cell, row: resized });
+  return resized;
+}
+
+/** Points `row` at `run`: the next fold puts it back as that element's XML. */
+export function markRow(row: SheetRow, run: RowRun, interner: Interner): void {
+  rowRuns.set(row, run);
+  sourceCells.set(row, rowFromRun(run, runWidth(run), interner).cells);
+}
+
 function emptyRow(run: RowRun): SheetRow {
   const row: SheetRow = { text: [], value: [] };
   rowRuns.set(row, run);
@@ -154,14 +191,13 @@ function runWidth(run: RowRun): number {
   return width;
 }
 
-function rowFromRun(run: RowRun, width: number, interner: ReturnType<typeof createInterner>): { text: string[]; value: TypedValue[]; cells: CellObject[] } {
+function rowFromRun(run: RowRun, width: number, interner: Interner): { text: string[]; value: TypedValue[]; cells: CellObject[] } {
   const text: string[] = [];
   const value: TypedValue[] = [];
   const cells: CellObject[] = [];
   for (const cell of run.cells) {
     // One object per element: the writer puts consecutive columns of one element back as one.
-    const object: CellObject = { t: 'z' };
-    cellRuns.set(object, cell);
+    const object = { t: 'z', [CELL_RUN]: cell } as CellObject;
     const shownText = interner.text(cell.text);
     const typed = typeof cell.value === 'object' && cell.value !== null ? interner.date(cell.value.iso) : cell.value;
     for (let n = 0; n < cell.count && text.length < width; n++) {
@@ -199,7 +235,7 @@ function readCell(xml: string, open: RegExpExecArray, kinds: StyleKinds, row: Ro
   const shown = decodeControls(paragraphs.join('\n'));
   const value = cellValue(attributes, shown, style, kinds);
   const text = paragraphs.length > 0 ? shown : shownValue(value);
-  return { xml: xml.slice(open.index, TAG.lastIndex), count: repeatOf(attributes['table:number-columns-repeated']), style, attributes, text, value, row };
+  return { xml: xml.slice(open.index, TAG.lastIndex), count: repeatOf(attributes['table:number-columns-repeated']), style, attributeText: open[3] ?? '', text, value, row };
 }
 
 /**

@@ -2,6 +2,7 @@
 // `book.ods` replaces content.xml and copies every other part's compressed bytes as they were,
 // with `mimetype` first and stored uncompressed, as the OpenDocument package rules demand.
 // Only what ODF packages use: no encryption, no ZIP64, one disk.
+import * as zlib from 'node:zlib';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
 export interface ZipEntry {
@@ -149,7 +150,11 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
+/** zlib's own where the runtime has it (Node 22.2+), about 20x faster than the table below. */
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
+
 export function crc32(bytes: Uint8Array): number {
+  if (typeof nativeCrc32 === 'function') return nativeCrc32(bytes) >>> 0;
   let crc = 0xffffffff;
   for (let n = 0; n < bytes.length; n++) crc = CRC_TABLE[(crc ^ bytes[n]) & 0xff] ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
