@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { isApiError } from '../lib/errors.ts';
 import type { SheetRow, Workbook } from '../lib/workbook.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
-import { odfFormula, paragraphs } from '../server/sources/file/ods-package.ts';
+import { odfFormula, paragraphs } from '../server/sources/file/ods-cell-write.ts';
 import { crc32, readZip, unpackEntry } from '../server/sources/file/zip.ts';
 import { recordingLog, tempFolder } from './file-source-helpers.ts';
 import { PEOPLE_CELLS as C, hostileOds, thirdPartyOds } from './make-ods-fixtures.ts';

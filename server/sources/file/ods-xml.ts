@@ -79,3 +79,9 @@ export function styleKinds(contentXml: string, stylesXml: string): StyleKinds {
   }
   return { cellKinds, hiddenTables };
 }
+
+/** A repeat count as declared, at least 1. */
+export function repeatOf(text: string | undefined): number {
+  const repeat = Number.parseInt(text ?? '1', 10);
+  return Number.isFinite(repeat) && repeat >= 1 ? repeat : 1;
+}
