@@ -67,7 +67,7 @@ export function odsPackage(content: string, extra: Record<string, string> = {}):
   const stamp = { time: 0x4a40, date: 0x5861 };
   const entries: ZipEntry[] = [
     { name: 'mimetype', method: 0, crc: deflatedEntry('m', mimetype).crc, data: mimetype, size: mimetype.length, ...stamp },
-    ...Object.entries({ 'meta.xml': META, 'settings.xml': SETTINGS, 'content.xml': content, 'styles.xml': STYLES, ...extra, 'META-INF/manifest.xml': MANIFEST })
+    ...Object.entries({ 'meta.xml': META, 'settings.xml': SETTINGS, 'content.xml': content, 'styles.xml': STYLES, 'META-INF/manifest.xml': MANIFEST, ...extra })
       .map(([name, text]) => ({ ...deflatedEntry(name, encode(text)), ...stamp })),
   ];
   return writeZip(entries);

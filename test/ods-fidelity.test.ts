@@ -14,7 +14,7 @@ import { openFileSource } from '../server/sources/file/mod.ts';
 import { odfFormula, paragraphs } from '../server/sources/file/ods-cell-write.ts';
 import { crc32, readZip, unpackEntry } from '../server/sources/file/zip.ts';
 import { recordingLog, tempFolder } from './file-source-helpers.ts';
-import { PEOPLE_CELLS as C, hostileOds, thirdPartyOds } from './make-ods-fixtures.ts';
+import { PEOPLE_CELLS as C, hostileOds, odsPackage, thirdPartyOds } from './make-ods-fixtures.ts';
 import { appendPlan, planned, removePlan, replacePlan } from './source-contract.ts';
 
 function parts(bytes: Uint8Array): { names: string[]; methods: number[]; raw: Map<string, Uint8Array>; content: string } {
@@ -323,6 +323,18 @@ test('ods: after each fold of a run of writes, the file reads back as the server
     const last = await openFileSource({ path, readOnly: true, stateDir: join(folder.dir, 'last'), log: recordingLog().log });
     assert.deepEqual(people(await last.read()).map((row) => [row.value[0], row.value[1]]), [['Name', 'Amount'], ['Ann', 10], ['Same', 7], ['Same', 8], ['Eve', 9]]);
     await last.close();
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('ods: a password-protected file is refused as encrypted', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'secret.ods');
+    const manifest = '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml" manifest:size="1234"><manifest:encryption-data manifest:checksum-type="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0#sha256-1k" manifest:checksum="x"><manifest:algorithm manifest:algorithm-name="http://www.w3.org/2001/04/xmlenc#aes256-cbc" manifest:initialisation-vector="x"/></manifest:encryption-data></manifest:file-entry></manifest:manifest>';
+    await writeFile(path, odsPackage('\u0000\u00ffnot xml', { 'META-INF/manifest.xml': manifest }));
+    await assert.rejects(openFileSource({ path, log: recordingLog().log }), /secret\.ods: not a readable \.ods file \(the file is encrypted \(password-protected\)/);
   } finally {
     await folder.cleanup();
   }

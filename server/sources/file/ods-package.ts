@@ -24,6 +24,11 @@ export function decodeOds(bytes: Uint8Array): { tabs: Tab[]; hidden: boolean[]; 
   const part = (name: string) => entries.find((entry) => entry.name === name);
   const contentEntry = part('content.xml');
   if (contentEntry === undefined) throw new Error('the package has no content.xml');
+  // A password-protected .ods keeps its manifest readable and says how each part is encrypted.
+  const manifest = part('META-INF/manifest.xml');
+  if (manifest !== undefined && utf8.decode(unpackEntry(manifest, LOAD_LIMITS.partBytes)).includes('encryption-data')) {
+    throw new Error('the file is encrypted (password-protected); save it without a password to serve it');
+  }
   const stylesEntry = part('styles.xml');
   const stylesXml = stylesEntry === undefined ? '' : utf8.decode(unpackEntry(stylesEntry, LOAD_LIMITS.partBytes));
   const { content, tabs } = readOdsContent(utf8.decode(unpackEntry(contentEntry, LOAD_LIMITS.partBytes)), stylesXml);
