@@ -1,7 +1,7 @@
 // .ods files shaped like LibreOffice's, written XML by hand so the tests do not depend on any
 // writer sheetrest uses: styles, column widths, a hidden row, a merge with a covered cell that
 // holds text, booleans, dates with fractional seconds, percentages, currency, a second table no
-// write touches; and a 1 KB hostile file declaring billions of cells.
+// write touches; and a 2 KB hostile file declaring billions of cells.
 // `node test/make-ods-fixtures.ts` writes them to fixtures/ods/.
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -78,7 +78,7 @@ export function thirdPartyOds(): Uint8Array {
   return odsPackage(CONTENT, { 'Thumbnails/thumbnail.png': '\u0089PNG not really' });
 }
 
-/** About a kilobyte declaring a million rows of 16,384 filled cells. */
+/** 2 KB (most of it the package's other parts) declaring a million rows of 16,384 filled cells. */
 export function hostileOds(): Uint8Array {
   const content = `<?xml version="1.0" encoding="UTF-8"?>
 <office:document-content ${NS}><office:body><office:spreadsheet><table:table table:name="Boom"><table:table-row table:number-rows-repeated="1048576"><table:table-cell table:number-columns-repeated="16384" office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>`;
