@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { isApiError } from '../lib/errors.ts';
 import type { SheetRow, Workbook } from '../lib/workbook.ts';
-import { openFileSource } from '../server/sources/file/mod.ts';
+import { openFileSource, type FileFormat } from '../server/sources/file/mod.ts';
 import { odfFormula, paragraphs } from '../server/sources/file/ods-cell-write.ts';
 import { crc32, readZip, unpackEntry } from '../server/sources/file/zip.ts';
-import { recordingLog, tempFolder } from './file-source-helpers.ts';
+import { recordingLog, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { PEOPLE_CELLS as C, hostileOds, odsPackage, thirdPartyOds } from './make-ods-fixtures.ts';
-import { appendPlan, planned, removePlan, replacePlan } from './source-contract.ts';
+import { CONTRACT_FIXTURE, appendPlan, planned, removePlan, replacePlan } from './source-contract.ts';
 
 function parts(bytes: Uint8Array): { names: string[]; methods: number[]; raw: Map<string, Uint8Array>; content: string } {
   const entries = readZip(bytes);
@@ -337,5 +337,32 @@ test('ods: a password-protected file is refused as encrypted', async () => {
     await assert.rejects(openFileSource({ path, log: recordingLog().log }), /secret\.ods: not a readable \.ods file \(the file is encrypted \(password-protected\)/);
   } finally {
     await folder.cleanup();
+  }
+});
+
+test('any format: a changed file that cannot be read leaves the last good version served', async (t) => {
+  const cases: [FileFormat, Uint8Array][] = [
+    ['xlsx', new TextEncoder().encode('PK\u0003\u0004 cut short')],
+    ['csv', Uint8Array.of(0x4e, 0x61, 0xff, 0xfe, 0x0a)],
+    ['ods', thirdPartyOds().slice(0, 200)],
+  ];
+  for (const [format, broken] of cases) {
+    await t.test(format, async () => {
+      const folder = await tempFolder();
+      try {
+        const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, format);
+        const { log, messages } = recordingLog();
+        const source = await openFileSource({ path, log });
+        await writeFile(`${path}.new`, broken);
+        await rename(`${path}.new`, path);
+        assert.equal(people(await source.read({ fresh: true }))[1].text[0], 'Ann');
+        assert.equal(messages.filter((message) => message.includes('cannot be read')).length, 1, 'said once');
+        assert.equal(people(await source.read({ fresh: true }))[1].text[0], 'Ann');
+        assert.equal(messages.filter((message) => message.includes('cannot be read')).length, 1, 'and not again for the same version');
+        await source.close();
+      } finally {
+        await folder.cleanup();
+      }
+    });
   }
 });
