@@ -11,6 +11,8 @@ import { test } from 'node:test';
 import { isApiError } from '../lib/errors.ts';
 import type { SheetRow, Workbook } from '../lib/workbook.ts';
 import { openFileSource, type FileFormat } from '../server/sources/file/mod.ts';
+import { decodeWorkbook } from '../server/sources/file/codec.ts';
+import { isoOfDateValue, isoOfTimeValue } from '../server/sources/file/ods-cell-read.ts';
 import { odfFormula, paragraphs } from '../server/sources/file/ods-cell-write.ts';
 import { crc32, readZip, unpackEntry } from '../server/sources/file/zip.ts';
 import { recordingLog, tempFolder, writeFixture } from './file-source-helpers.ts';
@@ -365,4 +367,28 @@ test('any format: a changed file that cannot be read leaves the last good versio
       }
     });
   }
+});
+
+test('ods: date and time values as ISO text', async (t) => {
+  const cases: [string, string | null][] = [
+    ['2024-03-01', '2024-03-01'],
+    ['2024-03-01T00:00:00', '2024-03-01'],
+    ['2024-03-01T09:30:00', '2024-03-01T09:30:00'],
+    ['2024-03-01T09:30:00.120000000', '2024-03-01T09:30:00.12'],
+    ['0001-01-01', '0001-01-01'],
+    ['soon', null],
+  ];
+  for (const [value, iso] of cases) await t.test(`date ${value}`, () => assert.equal(isoOfDateValue(value), iso));
+  const times: [string, string | null][] = [
+    ['PT09H30M00S', '09:30:00'],
+    ['PT00H00M01.500S', '00:00:01.5'],
+    ['PT255H10M10S', null],
+  ];
+  for (const [value, iso] of times) await t.test(`time ${value}`, () => assert.equal(isoOfTimeValue(value), iso));
+});
+
+test('ods: a table whose style hides it is flagged hidden for /tabs', () => {
+  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:automatic-styles><style:style style:name="ta2" style:family="table"><style:table-properties table:display="false"/></style:style></office:automatic-styles><office:body><office:spreadsheet><table:table table:name="Shown"><table:table-row><table:table-cell office:value-type="string"><text:p>a</text:p></table:table-cell></table:table-row></table:table><table:table table:name="Secret" table:style-name="ta2"><table:table-row><table:table-cell office:value-type="string"><text:p>b</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>`;
+  const decoded = decodeWorkbook(odsPackage(content), 'ods', 'x');
+  assert.deepEqual(decoded.book?.Workbook?.Sheets?.map((sheet) => [sheet.name, sheet.Hidden]), [['Shown', 0], ['Secret', 1]]);
 });
