@@ -1,19 +1,18 @@
 // Workbook file bytes <-> the workbook model, for `.xlsx`, `.ods` and `.csv`. Decoding keeps
 // what encoding needs to write the file back in its own format with as little change as
-// possible: an .xlsx is edited in place (xlsx/write.ts: only the written sheets' parts change);
-// an .ods is rewritten by SheetJS, tabs the writes never touched going back as SheetJS read them.
-import * as XLSX from '@e965/xlsx';
-import type { WorkBook, WorkSheet } from '@e965/xlsx';
+// possible: an .xlsx is read by SheetJS and edited in place (xlsx/write.ts: only the written
+// sheets' parts change); an .ods is read and edited in place by ods-read.ts and ods-package.ts.
+import type { WorkBook } from '@e965/xlsx';
 import { coerceText } from '../../../lib/coerce.ts';
 import { createInterner, isSheetDate, type Interner, type SheetRow, type TypedValue, type Workbook } from '../../../lib/workbook.ts';
 import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts';
 import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv-formulas.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
-import { buildSheet, odsSafeSheet } from './write-cells.ts';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import { notAPackage } from './xlsx-package.ts';
 import { readPackage, type XlsxPackage } from './xlsx/package.ts';
 import { foldIntoXlsx } from './xlsx/write.ts';
+import { decodeOds, encodeOds, type OdsPackage } from './ods-package.ts';
 
 export type FileFormat = 'xlsx' | 'ods' | 'csv';
 
@@ -41,6 +40,8 @@ export interface Decoded {
   readonly decodedRows: ReadonlyMap<string, readonly SheetRow[]>;
   /** An .xlsx file's zip parts and where each tab lives; null for other formats or when unreadable. */
   readonly xlsx: XlsxPackage | null;
+  /** An .ods file's parts and content.xml, which writes edit in place (ods-package.ts). */
+  readonly ods?: OdsPackage;
   /** Why sheetrest cannot write this file back (said to clients), or null when it can. */
   readonly cannotWrite: string | null;
   /** Tabs that are not worksheets (a chart sheet), with what they are: writes to them are refused. */
@@ -57,6 +58,13 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
   }
   const problem = notAPackage(bytes, format);
   if (problem !== null) throw new Error(problem);
+  if (format === 'ods') {
+    const { tabs, hidden, ods } = decodeOds(bytes);
+    // SheetJS is not used for .ods; this stands in for what the rest of the source asks of a book.
+    const names = tabs.map((tab) => tab.name);
+    const book: WorkBook = { SheetNames: names, Sheets: {}, Workbook: { Sheets: names.map((name, n) => ({ name, Hidden: hidden[n] ? 1 : 0 })), WBProps: { date1904: false } } };
+    return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows: new Map(tabs.map((tab) => [tab.name, tab.rows])), ...WRITABLE, ods };
+  }
   const book = readBook(bytes, format);
   if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
   const tabs = tabsOfBook(book);
@@ -117,26 +125,12 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded, plans: rea
     const csv = formatCsv(rows.map(csvFieldsOf), previous.csvStyle);
     return { bytes: new TextEncoder().encode(csv), decoded: { ...previous, workbook, decodedRows } };
   }
-  const old = previous.book;
-  const date1904 = bookUsesDate1904(old);
-  if (previous.format === 'xlsx') {
-    if (previous.xlsx === null) throw new Error(`sheetrest cannot write this file back: ${previous.cannotWrite ?? 'its package did not read'}`);
-    const { bytes, pack } = foldIntoXlsx(previous.xlsx, workbook, previous.decodedRows, plans, date1904);
-    return { bytes, decoded: { ...previous, workbook, decodedRows, xlsx: pack } };
+  if (previous.format === 'ods') {
+    if (previous.ods === undefined) throw new Error('sheetrest cannot write this file back: its package did not read');
+    const { bytes, ods } = encodeOds(workbook, previous.decodedRows, previous.ods);
+    return { bytes, decoded: { ...previous, workbook, decodedRows, ods } };
   }
-  const sheets: Record<string, WorkSheet> = {};
-  for (const tab of workbook.tabs) {
-    const untouched = previous.decodedRows.get(tab.name) === tab.rows && old.Sheets[tab.name] !== undefined;
-    sheets[tab.name] = untouched ? old.Sheets[tab.name] : buildSheet(tab.rows, old.Sheets[tab.name], date1904);
-  }
-  // SheetJS adds bookkeeping to the object it writes: hand it a fresh one each time.
-  const book: WorkBook = { ...old, SheetNames: workbook.tabs.map((tab) => tab.name), Sheets: sheets };
-  const toWrite: WorkBook = { ...book, Sheets: mapSheets(sheets, odsSafeSheet) };
-  const written: unknown = XLSX.write(toWrite, { type: 'array', bookType: previous.format, compression: true });
-  const bytes = new Uint8Array(written as ArrayBuffer);
-  return { bytes, decoded: { ...previous, workbook, book, decodedRows } };
-}
-
-function mapSheets(sheets: Record<string, WorkSheet>, change: (sheet: WorkSheet) => WorkSheet): Record<string, WorkSheet> {
-  return Object.fromEntries(Object.entries(sheets).map(([name, sheet]) => [name, change(sheet)]));
+  if (previous.xlsx === null) throw new Error(`sheetrest cannot write this file back: ${previous.cannotWrite ?? 'its package did not read'}`);
+  const { bytes, pack } = foldIntoXlsx(previous.xlsx, workbook, previous.decodedRows, plans, bookUsesDate1904(previous.book));
+  return { bytes, decoded: { ...previous, workbook, decodedRows, xlsx: pack } };
 }

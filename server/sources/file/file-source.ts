@@ -96,6 +96,8 @@ export class FileSource implements Source {
   #maybeChanged = true;
   /** performance.now() of the last look at the file. */
   #lookedAt = 0;
+  /** An outside version that could not be read: its identity and why; the last good one is served meanwhile. */
+  #unreadable: { identity: string; why: string } | null = null;
   /** How long the last encode of the whole workbook took. */
   #lastCompactionMs = 0;
   /** After a failed compaction, when to try again (close() tries regardless) and what to log. */
@@ -236,6 +238,8 @@ export class FileSource implements Source {
     if (!this.#writable || this.#decoded.cannotWrite !== null) throw this.#notWritable();
     // A look at the file begun after this write arrived already saw any change made before it.
     if (this.#checkedAt <= arrival) await this.#refresh();
+    // Planning on the last good version would overwrite the outside one at the next fold.
+    if (this.#unreadable !== null) throw apiError('upstream_unavailable', 'The spreadsheet file was changed outside the server and cannot be read; nothing was written. Try again once it is fixed.', { 'Retry-After': '5' });
     const before = this.#latest;
     const planned = plan(before);
     const writePlan = planned.plan;
@@ -310,7 +314,7 @@ export class FileSource implements Source {
     if (!force && this.#backoff.waitMs(performance.now()) > 0) return;
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
-        if (!(await this.#adoptIfChanged()) || this.#entries.length === 0) return;
+        if (!(await this.#adoptIfChanged()) || this.#entries.length === 0 || this.#unreadable !== null) return;
         const started = performance.now();
         const { bytes, decoded } = encodeWorkbook(this.#durable, this.#decoded, this.#entries.map((entry) => entry.plan));
         this.#lastCompactionMs = performance.now() - started;
@@ -389,6 +393,7 @@ export class FileSource implements Source {
     try {
       identity = await fileIdentity(path);
       if (identity !== null && identity === this.#identity && !this.#missing && !identityNeedsHash(identity)) return true;
+      if (identity !== null && identity === this.#unreadable?.identity && !identityNeedsHash(identity)) return true;
       bytes = identity === null ? new Uint8Array() : await readFile(path);
     } catch (error) {
       if (!isMissing(error)) log(`sheetrest: cannot read ${path}: ${describe(error)}`);
@@ -405,16 +410,23 @@ export class FileSource implements Source {
     const print = fingerprint(bytes);
     if (print === this.#fingerprint) {
       this.#identity = identity;
+      this.#unreadable = null;
       return true;
     }
     let decoded: Decoded;
     try {
       decoded = decodeWorkbook(bytes, this.#decoded.format, tabName);
     } catch (error) {
-      // Most likely caught half-way through another program's save: the next request retries.
-      log(`sheetrest: ${path} changed but cannot be read yet: ${describe(error)}`);
-      throw this.#unavailable();
+      // Caught half-way through another program's save, or a file that cannot be served (too
+      // big, damaged, hostile): reads keep the last good version, writes wait (503) until the
+      // file can be read again, and the log says why, once per version.
+      const why = describe(error);
+      if (this.#unreadable?.why !== why) log(`sheetrest: ${path} changed but cannot be read (${why}); serving the last version read until it can be, and refusing writes meanwhile`);
+      this.#unreadable = { identity, why };
+      return true;
     }
+    if (this.#unreadable !== null) log(`sheetrest: ${path} can be read again`);
+    this.#unreadable = null;
     // Writes accepted but not yet in the journal were planned on the old rows: journal them first.
     while (this.#commits.queued > 0) await this.#commits.commitQueued();
     await this.#adopt(decoded, print, identity, this.#entries, true);

@@ -27,6 +27,20 @@ export const FORMAT_LIMITS: Readonly<Record<FileFormat, FormatLimits | null>> = 
   csv: null,
 };
 
+/**
+ * The most a workbook file may declare when it is loaded, so that a small hostile file cannot
+ * exhaust memory or time: an .ods file of 1.1 KB can declare a million rows of 16,384 filled
+ * cells through repeat counts. Rows and columns are LibreOffice's grid; cells up to each row's
+ * last value are counted across all tabs before any is built (16.7 million is about 2 GB of
+ * rows in memory); a zip part may unpack to at most 500 MiB (JavaScript strings end near 512).
+ */
+export const LOAD_LIMITS = {
+  rows: 1_048_576,
+  columns: 16_384,
+  cells: 16_777_216,
+  partBytes: 500 * 1_048_576,
+} as const;
+
 /** The 400 for a write `format` cannot store, or null when it fits. `after` is the workbook with the plan applied. */
 export function refuseUnstorable(format: FileFormat, plan: WritePlan, after: Workbook): ApiError | null {
   const limits = FORMAT_LIMITS[format];
