@@ -5,7 +5,7 @@
 // `node test/make-ods-fixtures.ts` writes them to fixtures/ods/.
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { deflatedEntry, writeZip, type ZipEntry } from '../server/sources/file/zip.ts';
+import { replacedEntry, writeZip } from '../server/sources/file/zip.ts';
 
 const NS = [
   'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"',
@@ -65,10 +65,10 @@ export function odsPackage(content: string, extra: Record<string, string> = {}):
   const encode = (text: string) => new TextEncoder().encode(text);
   const mimetype = encode('application/vnd.oasis.opendocument.spreadsheet');
   const stamp = { time: 0x4a40, date: 0x5861 };
-  const entries: ZipEntry[] = [
-    { name: 'mimetype', method: 0, crc: deflatedEntry('m', mimetype).crc, data: mimetype, size: mimetype.length, ...stamp },
+  const entries = [
+    replacedEntry({ name: 'mimetype', ...stamp }, mimetype, 0),
     ...Object.entries({ 'meta.xml': META, 'settings.xml': SETTINGS, 'content.xml': content, 'styles.xml': STYLES, 'META-INF/manifest.xml': MANIFEST, ...extra })
-      .map(([name, text]) => ({ ...deflatedEntry(name, encode(text)), ...stamp })),
+      .map(([name, text]) => replacedEntry({ name, ...stamp }, text)),
   ];
   return writeZip(entries);
 }

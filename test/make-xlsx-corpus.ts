@@ -6,7 +6,7 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { replacedEntry, writeZip } from '../server/sources/file/xlsx/zip.ts';
+import { replacedEntry, writeZip } from '../server/sources/file/zip.ts';
 
 const NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
 const R = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
@@ -21,8 +21,9 @@ const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAA
 type Parts = Record<string, string | Uint8Array>;
 
 function zip(parts: Parts): Uint8Array {
-  // A fixed date (2024-03-01 12:00) so the fixtures are the same bytes on every run.
-  const stamp = { time: 12 << 11, date: ((2024 - 1980) << 9) | (3 << 5) | 1, versionMadeBy: 20, internalAttributes: 0, externalAttributes: 0 };
+  // A fixed date (2024-03-01 12:00) so the fixtures are the same bytes on every run; names
+  // flagged UTF-8 (0x800), as the committed fixtures were first written.
+  const stamp = { flags: 0x800, time: 12 << 11, date: ((2024 - 1980) << 9) | (3 << 5) | 1, versionMadeBy: 20, internalAttributes: 0, externalAttributes: 0 };
   return writeZip(Object.entries(parts).map(([name, content]) => replacedEntry({ name, ...stamp }, content)));
 }
 

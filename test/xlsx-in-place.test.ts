@@ -14,7 +14,7 @@ import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/log.ts';
 import { openQuotaStore } from '../server/quota.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
-import { entryBytes, entryText, readZip, replacedEntry, writeZip } from '../server/sources/file/xlsx/zip.ts';
+import { entryText, readZip, replacedEntry, unpackEntry, writeZip } from '../server/sources/file/zip.ts';
 import { recordingLog } from './file-source-helpers.ts';
 import { CORPUS_DIR, gapBook } from './make-xlsx-corpus.ts';
 import { appendPlan, planned, row } from './source-contract.ts';
@@ -67,7 +67,7 @@ function changedParts(before: Uint8Array, after: Uint8Array): string[] {
   const old = readZip(before);
   const next = readZip(after);
   assert.deepEqual(next.map((entry) => entry.name), old.map((entry) => entry.name), 'the same parts, in the same order');
-  return next.filter((entry, index) => !sameBytes(entryBytes(entry), entryBytes(old[index]))).map((entry) => entry.name);
+  return next.filter((entry, index) => !sameBytes(unpackEntry(entry), unpackEntry(old[index]))).map((entry) => entry.name);
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

@@ -8,7 +8,7 @@ import { cellAttributes, cellRunOf, markRow, readOdsContent, readRowXml, resized
 import { buildCell, emptyCell, lendable, type CellInfo } from './ods-cell-write.ts';
 import { escapeXml, type StyleKinds } from './ods-xml.ts';
 import { sourceCells } from './read-cells.ts';
-import { deflatedEntry, readZip, unpackEntry, writeZip, type ZipEntry } from './zip.ts';
+import { readZip, replacedEntry, unpackEntry, writeZip, type ZipEntry } from './zip.ts';
 
 export interface OdsPackage {
   readonly entries: readonly ZipEntry[];
@@ -21,6 +21,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Throws an Error saying what is wrong (a LoadLimitError past LOAD_LIMITS). */
 export function decodeOds(bytes: Uint8Array): { tabs: Tab[]; hidden: boolean[]; ods: OdsPackage } {
   const entries = readZip(bytes);
+  // Checked at open, not at the first fold, so no write is acknowledged that could not reach the file.
+  const unreadable = entries.find((entry) => entry.method !== 0 && entry.method !== 8);
+  if (unreadable !== undefined) throw new Error(`its part ${unreadable.name} uses zip compression method ${unreadable.method}`);
   const part = (name: string) => entries.find((entry) => entry.name === name);
   const contentEntry = part('content.xml');
   if (contentEntry === undefined) throw new Error('the package has no content.xml');
@@ -68,12 +71,11 @@ function packageEntries(entries: readonly ZipEntry[], content: Uint8Array): ZipE
   const out: ZipEntry[] = [];
   const mimetype = entries.find((entry) => entry.name === 'mimetype');
   if (mimetype !== undefined) {
-    const bytes = unpackEntry(mimetype, 1024);
-    out.push(mimetype.method === 0 ? mimetype : { ...mimetype, method: 0, data: bytes, size: bytes.length });
+    out.push(mimetype.method === 0 ? mimetype : replacedEntry(mimetype, unpackEntry(mimetype, 1024), 0));
   }
   for (const entry of entries) {
     if (entry.name === 'mimetype') continue;
-    out.push(entry.name === 'content.xml' ? deflatedEntry('content.xml', content, entry) : entry);
+    out.push(entry.name === 'content.xml' ? replacedEntry(entry, content) : entry);
   }
   return out;
 }

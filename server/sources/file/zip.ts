@@ -1,140 +1,201 @@
-// The zip container of an .ods file, read and written part by part: folding a write into
-// `book.ods` replaces content.xml and copies every other part's compressed bytes as they were,
-// with `mimetype` first and stored uncompressed, as the OpenDocument package rules demand.
-// Only what ODF packages use: no encryption, no ZIP64, one disk.
+// The zip container of an .xlsx or .ods file, read and rewritten part by part: folding a write
+// into `book.xlsx` replaces `xl/worksheets/sheet1.xml` (into `book.ods`, `content.xml`) and
+// copies every other part's compressed bytes, CRC, stamp and attributes as they were, in the
+// order given, so a `mimetype` that came first and stored stays so (the OpenDocument package
+// rule). Unpacking stops at LOAD_LIMITS.partBytes: a few kilobytes of deflate can unpack to
+// gigabytes (a zip bomb). node:zlib (Node, Deno and Bun) does the deflating; only what these
+// packages use is read: no encryption, no ZIP64, one disk.
 import * as zlib from 'node:zlib';
-import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { LOAD_LIMITS } from './limits.ts';
 
 export interface ZipEntry {
   readonly name: string;
-  /** 0 stored, 8 deflated. */
+  /** 0 stored, 8 deflated; a part packed any other way is copied but cannot be unpacked. */
   readonly method: number;
-  readonly crc: number;
-  /** The bytes as they sit in the archive (compressed for method 8). */
-  readonly data: Uint8Array;
-  /** Uncompressed size. */
-  readonly size: number;
+  /** General purpose flags; bit 11 says the name is UTF-8. */
+  readonly flags: number;
   /** MS-DOS time and date, kept so an untouched part keeps its stamp. */
   readonly time: number;
   readonly date: number;
+  readonly crc: number;
+  /** Uncompressed size. */
+  readonly size: number;
+  readonly versionMadeBy: number;
+  readonly internalAttributes: number;
+  readonly externalAttributes: number;
+  /** The part's bytes as they sit in the archive (compressed when method is 8). */
+  readonly raw: Uint8Array;
 }
 
-/** The entries of a zip archive, in central directory order; throws on what is not a plain zip. */
+/** What a new part takes from the one it replaces; a part with no forerunner gets the defaults. */
+export type EntryStamp = Pick<ZipEntry, 'name'> & Partial<Pick<ZipEntry, 'flags' | 'time' | 'date' | 'versionMadeBy' | 'internalAttributes' | 'externalAttributes'>>;
+
+const LOCAL = 0x04034b50;
+const CENTRAL = 0x02014b50;
+const END = 0x06054b50;
+const ZIP64_LOCATOR = 0x07064b50;
+const ENCRYPTED = 0x1;
+const DATA_DESCRIPTOR = 0x8;
+const UTF8_NAMES = 0x800;
+const names = new TextDecoder();
+
+/** The entries in central directory order; throws an Error saying why the bytes are not a zip this module can rewrite. */
 export function readZip(bytes: Uint8Array): ZipEntry[] {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const end = findEndOfDirectory(view);
+  const end = findEnd(view);
   const count = view.getUint16(end + 10, true);
   let at = view.getUint32(end + 16, true);
-  if (at === 0xffffffff || count === 0xffff) throw new Error('the zip uses ZIP64, which OpenDocument files do not need');
+  if ((end >= 20 && view.getUint32(end - 20, true) === ZIP64_LOCATOR) || at === 0xffffffff) throw new Error('it is a zip64 package');
   const entries: ZipEntry[] = [];
-  for (let n = 0; n < count; n++) {
-    if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) throw new Error('the zip directory is damaged');
+  for (let index = 0; index < count; index++) {
+    if (at + 46 > bytes.length || view.getUint32(at, true) !== CENTRAL) throw new Error('its zip directory is damaged');
     const flags = view.getUint16(at + 8, true);
-    const method = view.getUint16(at + 10, true);
-    const nameLength = view.getUint16(at + 28, true);
-    const skip = nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
-    const name = new TextDecoder().decode(bytes.subarray(at + 46, at + 46 + nameLength));
-    if ((flags & 1) !== 0) throw new Error(`the zip part ${name} is encrypted`);
-    if (method !== 0 && method !== 8) throw new Error(`the zip part ${name} uses compression method ${method}`);
-    const local = view.getUint32(at + 42, true);
     const compressedSize = view.getUint32(at + 20, true);
-    if (local + 30 > bytes.length || view.getUint32(local, true) !== 0x04034b50) throw new Error(`the zip part ${name} is damaged`);
-    const start = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
-    if (start + compressedSize > bytes.length) throw new Error(`the zip part ${name} is cut short`);
+    const size = view.getUint32(at + 24, true);
+    const nameLength = view.getUint16(at + 28, true);
+    const localAt = view.getUint32(at + 42, true);
+    const name = names.decode(bytes.subarray(at + 46, at + 46 + nameLength));
+    if (flags & ENCRYPTED) throw new Error(`its part ${name} is encrypted`);
+    if (compressedSize === 0xffffffff || size === 0xffffffff || localAt === 0xffffffff) throw new Error('it is a zip64 package');
+    if (localAt + 30 > bytes.length || view.getUint32(localAt, true) !== LOCAL) throw new Error(`its part ${name} is damaged`);
+    // The local header's name and extra field may differ in length from the directory's.
+    const dataAt = localAt + 30 + view.getUint16(localAt + 26, true) + view.getUint16(localAt + 28, true);
+    if (dataAt + compressedSize > bytes.length) throw new Error(`its part ${name} is cut short`);
     entries.push({
       name,
-      method,
-      crc: view.getUint32(at + 16, true),
-      data: bytes.subarray(start, start + compressedSize),
-      size: view.getUint32(at + 24, true),
+      method: view.getUint16(at + 10, true),
+      flags,
       time: view.getUint16(at + 12, true),
       date: view.getUint16(at + 14, true),
+      crc: view.getUint32(at + 16, true),
+      size,
+      versionMadeBy: view.getUint16(at + 4, true),
+      internalAttributes: view.getUint16(at + 36, true),
+      externalAttributes: view.getUint32(at + 38, true),
+      raw: bytes.subarray(dataAt, dataAt + compressedSize),
     });
-    at += 46 + skip;
+    at += 46 + nameLength + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
   }
   return entries;
 }
 
-function findEndOfDirectory(view: DataView): number {
-  // The end record sits in the last 22 bytes plus a comment of at most 65,535.
-  for (let at = view.byteLength - 22; at >= Math.max(0, view.byteLength - 22 - 65_535); at--) {
-    if (view.getUint32(at, true) === 0x06054b50) return at;
+function findEnd(view: DataView): number {
+  // The end record is 22 bytes plus a comment of up to 65,535.
+  for (let at = view.byteLength - 22; at >= Math.max(0, view.byteLength - 22 - 0xffff); at--) {
+    if (view.getUint32(at, true) === END) return at;
   }
-  throw new Error('the file is not a zip archive (no end of central directory)');
+  throw new Error('it is not a zip package');
 }
 
-/**
- * A part's uncompressed bytes, refused past `limit` bytes: a few kilobytes of deflate can unpack
- * to gigabytes (a zip bomb), so the size is checked while unpacking, not after.
- */
-export function unpackEntry(entry: ZipEntry, limit: number): Uint8Array {
-  if (entry.size > limit) throw new PartTooLarge(entry.name, limit);
-  if (entry.method === 0) return entry.data;
+/** A part's content, refused past `limit` bytes; the size is checked while inflating, not after. */
+export function unpackEntry(entry: ZipEntry, limit: number = LOAD_LIMITS.partBytes): Uint8Array {
+  if (entry.method !== 0 && entry.method !== 8) throw new Error(`its part ${entry.name} uses zip compression method ${entry.method}`);
+  // The declared size can lie, so it only refuses early; maxOutputLength is the real stop.
+  if (entry.size > limit || (entry.method === 0 && entry.raw.length > limit)) throw new PartTooLarge(entry.name, limit);
+  if (entry.method === 0) return entry.raw;
+  let out: Uint8Array;
   try {
-    return inflateRawSync(entry.data, { maxOutputLength: limit });
+    out = zlib.inflateRawSync(entry.raw, { maxOutputLength: limit });
   } catch (error) {
     if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new PartTooLarge(entry.name, limit);
-    throw new Error(`the zip part ${entry.name} cannot be unpacked (${(error as Error).message})`);
+    throw new Error(`its part ${entry.name} cannot be unpacked (${(error as Error).message})`);
   }
+  // A plain Uint8Array over the Buffer's memory, not a copy.
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/** The part's content as text (XML parts are UTF-8), within the same limit. */
+export function entryText(entry: ZipEntry, limit?: number): string {
+  return new TextDecoder().decode(unpackEntry(entry, limit));
 }
 
 export class PartTooLarge extends Error {
   constructor(name: string, limit: number) {
-    super(`its part ${name} unpacks to more than ${Math.round(limit / 1_048_576).toLocaleString('en-US')} MiB`);
+    super(`its part ${name} unpacks to more than ${formatMiB(limit)}`);
   }
 }
 
-/** A new deflated entry, stamped with the time of `like` (the part it replaces). */
-export function deflatedEntry(name: string, content: Uint8Array, like?: ZipEntry): ZipEntry {
-  return { name, method: 8, crc: crc32(content), data: deflateRawSync(content, { level: 6 }), size: content.length, time: like?.time ?? 0, date: like?.date ?? 0x21 };
+function formatMiB(bytes: number): string {
+  return bytes >= 1_048_576 ? `${Math.round(bytes / 1_048_576).toLocaleString('en-US')} MiB` : `${bytes.toLocaleString('en-US')} bytes`;
 }
 
-/** The archive of `entries` in the order given (the caller puts `mimetype` first). */
+/**
+ * A new part holding `content`, deflated (method 8) or stored (0), with the name, stamp and
+ * attributes of `like`, the part it replaces: a fold changes a part's bytes, not its date.
+ */
+export function replacedEntry(like: EntryStamp, content: Uint8Array | string, method: 0 | 8 = 8): ZipEntry {
+  const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
+  const raw = method === 0 ? bytes : zlib.deflateRawSync(bytes);
+  return {
+    name: like.name,
+    method,
+    // Only the name's encoding carries over: other bits describe how the old bytes were packed.
+    flags: (like.flags ?? 0) & UTF8_NAMES,
+    time: like.time ?? 0,
+    // 1980-01-01, the first day an MS-DOS date can hold.
+    date: like.date ?? 0x21,
+    crc: crc32(bytes),
+    size: bytes.length,
+    versionMadeBy: like.versionMadeBy ?? 20,
+    internalAttributes: like.internalAttributes ?? 0,
+    externalAttributes: like.externalAttributes ?? 0,
+    raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength),
+  };
+}
+
+/**
+ * The zip of `entries`, in their order (the caller puts an .ods `mimetype` first), without data
+ * descriptors, extra fields or comments: sizes and CRC go in the local headers, so a stored
+ * first entry's content starts at byte 30 + its name's length, where OpenDocument looks for it.
+ */
 export function writeZip(entries: readonly ZipEntry[]): Uint8Array {
-  const encoder = new TextEncoder();
-  const names = entries.map((entry) => encoder.encode(entry.name));
+  const encoded = entries.map((entry) => new TextEncoder().encode(entry.name));
   let total = 22;
-  for (const [n, entry] of entries.entries()) total += 30 + 46 + 2 * names[n].length + entry.data.length;
+  entries.forEach((entry, index) => (total += 30 + 46 + 2 * encoded[index].length + entry.raw.length));
   const out = new Uint8Array(total);
   const view = new DataView(out.buffer);
   const offsets: number[] = [];
   let at = 0;
-  for (const [n, entry] of entries.entries()) {
+  entries.forEach((entry, index) => {
     offsets.push(at);
-    view.setUint32(at, 0x04034b50, true);
-    writeCommon(view, at + 4, entry, names[n]);
-    out.set(names[n], at + 30);
-    out.set(entry.data, at + 30 + names[n].length);
-    at += 30 + names[n].length + entry.data.length;
-  }
-  const directory = at;
-  for (const [n, entry] of entries.entries()) {
-    view.setUint32(at, 0x02014b50, true);
-    view.setUint16(at + 4, 20, true);
-    writeCommon(view, at + 6, entry, names[n]);
-    // comment length, disk, internal and external attributes stay 0
-    view.setUint32(at + 42, offsets[n], true);
-    out.set(names[n], at + 46);
-    at += 46 + names[n].length;
-  }
-  view.setUint32(at, 0x06054b50, true);
+    view.setUint32(at, LOCAL, true);
+    writeCommon(view, at + 4, entry, encoded[index]);
+    out.set(encoded[index], at + 30);
+    out.set(entry.raw, at + 30 + encoded[index].length);
+    at += 30 + encoded[index].length + entry.raw.length;
+  });
+  const centralAt = at;
+  entries.forEach((entry, index) => {
+    view.setUint32(at, CENTRAL, true);
+    view.setUint16(at + 4, entry.versionMadeBy, true);
+    writeCommon(view, at + 6, entry, encoded[index]);
+    // comment length and disk stay 0
+    view.setUint16(at + 36, entry.internalAttributes, true);
+    view.setUint32(at + 38, entry.externalAttributes, true);
+    view.setUint32(at + 42, offsets[index], true);
+    out.set(encoded[index], at + 46);
+    at += 46 + encoded[index].length;
+  });
+  view.setUint32(at, END, true);
   view.setUint16(at + 8, entries.length, true);
   view.setUint16(at + 10, entries.length, true);
-  view.setUint32(at + 12, at - directory, true);
-  view.setUint32(at + 16, directory, true);
+  view.setUint32(at + 12, at - centralAt, true);
+  view.setUint32(at + 16, centralAt, true);
   return out;
 }
 
 /** The fields local and central headers share, from "version needed" to "extra length". */
 function writeCommon(view: DataView, at: number, entry: ZipEntry, name: Uint8Array): void {
-  const utf8 = name.some((byte) => byte > 0x7f);
+  // The data descriptor a streaming writer used is dropped (the sizes are here); a name that is
+  // not ASCII must say it is UTF-8, or readers take it as code page 437.
+  const flags = (entry.flags & ~DATA_DESCRIPTOR) | (name.some((byte) => byte > 0x7f) ? UTF8_NAMES : 0);
   view.setUint16(at, 20, true);
-  view.setUint16(at + 2, utf8 ? 0x0800 : 0, true);
+  view.setUint16(at + 2, flags, true);
   view.setUint16(at + 4, entry.method, true);
   view.setUint16(at + 6, entry.time, true);
   view.setUint16(at + 8, entry.date, true);
   view.setUint32(at + 10, entry.crc, true);
-  view.setUint32(at + 14, entry.data.length, true);
+  view.setUint32(at + 14, entry.raw.length, true);
   view.setUint32(at + 18, entry.size, true);
   view.setUint16(at + 22, name.length, true);
   view.setUint16(at + 24, 0, true);
@@ -150,12 +211,12 @@ const CRC_TABLE = (() => {
   return table;
 })();
 
-/** zlib's own where the runtime has it (Node 22.2+), about 20x faster than the table below. */
+/** zlib's own where the runtime has it (Node 22.2+), about 20x faster than the table. */
 const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
 
 export function crc32(bytes: Uint8Array): number {
   if (typeof nativeCrc32 === 'function') return nativeCrc32(bytes) >>> 0;
   let crc = 0xffffffff;
-  for (let n = 0; n < bytes.length; n++) crc = CRC_TABLE[(crc ^ bytes[n]) & 0xff] ^ (crc >>> 8);
+  for (let index = 0; index < bytes.length; index++) crc = CRC_TABLE[(crc ^ bytes[index]) & 0xff] ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }

@@ -2,7 +2,7 @@
 // "People" maps to `xl/worksheets/sheet1.xml` and the in-place writer (write.ts) knows which one
 // zip part to rewrite. Read at open, so a package sheetrest could not write back is known before
 // any write is acknowledged.
-import { entryText, readZip, type ZipEntry } from './zip.ts';
+import { entryText, readZip, type ZipEntry } from '../zip.ts';
 
 export type SheetKind = 'worksheet' | 'chartsheet' | 'dialogsheet' | 'macrosheet' | 'unknown';
 

@@ -7,7 +7,7 @@ import { EMPTY_ROW, headerRowIndex, type SheetRow, type Workbook } from '../../.
 import { readPackage, type XlsxPackage } from './package.ts';
 import { rewriteSheet, type RowSlot } from './sheet.ts';
 import { Styles } from './styles.ts';
-import { entryText, replacedEntry, writeZip, type ZipEntry } from './zip.ts';
+import { entryText, replacedEntry, writeZip, type ZipEntry } from '../zip.ts';
 
 export interface XlsxFold {
   readonly bytes: Uint8Array;
