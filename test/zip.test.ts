@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
 import * as XLSX from '@e965/xlsx';
+import { decodeWorkbook } from '../server/sources/file/codec.ts';
 import { decodeOds, encodeOds } from '../server/sources/file/ods-package.ts';
 import { readPackage } from '../server/sources/file/xlsx/package.ts';
 import { crc32, entryText, PartTooLarge, readZip, replacedEntry, unpackEntry, writeZip, type ZipEntry } from '../server/sources/file/zip.ts';
@@ -106,6 +107,10 @@ test('zip: a part unpacking past the limit is refused, whatever size it declares
   await t.test('.xlsx: a workbook part declaring more than 500 MiB makes the package one sheetrest will not rewrite', () => {
     const bytes = withEntry(plainBook('<worksheet/>'), 'xl/workbook.xml', (entry) => ({ ...entry, size: 600 * 1_048_576 }));
     assert.throws(() => readPackage(bytes), /its part xl\/workbook\.xml unpacks to more than 500 MiB/);
+  });
+  await t.test('.xlsx: a sheet declaring more than 500 MiB is refused at open, before SheetJS unpacks it', () => {
+    const bytes = withEntry(plainBook('<worksheet/>'), 'xl/worksheets/sheet1.xml', (entry) => ({ ...entry, size: 600 * 1_048_576 }));
+    assert.throws(() => decodeWorkbook(bytes, 'xlsx', 'book'), /its part xl\/worksheets\/sheet1\.xml unpacks to 600 MiB, more than the 500 MiB a part may hold/);
   });
 });
 

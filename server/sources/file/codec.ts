@@ -13,6 +13,8 @@ import { notAPackage } from './xlsx-package.ts';
 import { readPackage, type XlsxPackage } from './xlsx/package.ts';
 import { foldIntoXlsx } from './xlsx/write.ts';
 import { decodeOds, encodeOds, type OdsPackage } from './ods-package.ts';
+import { LOAD_LIMITS } from './limits.ts';
+import { readZip } from './zip.ts';
 
 export type FileFormat = 'xlsx' | 'ods' | 'csv';
 
@@ -65,11 +67,25 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
     const book: WorkBook = { SheetNames: names, Sheets: {}, Workbook: { Sheets: names.map((name, n) => ({ name, Hidden: hidden[n] ? 1 : 0 })), WBProps: { date1904: false } } };
     return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows: new Map(tabs.map((tab) => [tab.name, tab.rows])), ...WRITABLE, ods };
   }
+  refuseOversizedParts(bytes);
   const book = readBook(bytes, format);
   if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
   const tabs = tabsOfBook(book);
   const decodedRows = new Map(tabs.map((tab) => [tab.name, tab.rows]));
   return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows, ...(format === 'xlsx' ? xlsxWritability(bytes, book) : WRITABLE) };
+}
+
+/**
+ * SheetJS unpacks every part of an .xlsx with no limit: a part whose directory entry declares
+ * more than a part may hold is refused before it starts (a few KB of deflate can declare
+ * gigabytes). A part lying about its size still reaches SheetJS; the in-place writer's own reads
+ * stop at the limit whatever is declared (zip.ts).
+ */
+function refuseOversizedParts(bytes: Uint8Array): void {
+  const oversized = readZip(bytes).find((entry) => entry.size > LOAD_LIMITS.partBytes);
+  if (oversized !== undefined) {
+    throw new Error(`its part ${oversized.name} unpacks to ${Math.ceil(oversized.size / 1_048_576)} MiB, more than the ${LOAD_LIMITS.partBytes / 1_048_576} MiB a part may hold`);
+  }
 }
 
 const WRITABLE = { xlsx: null, cannotWrite: null, readOnlyTabs: new Map<string, string>() } as const;
