@@ -26,19 +26,20 @@
 import type { FSWatcher } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
+import { applyPlan, isEmptyPlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source } from '../source.ts';
 import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
-import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
+import { decodeWorkbook, type FileFormat } from './codec.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
+import { runFold, type FoldOptions } from './fold-runner.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
 import { refuseUnstorable, unstorableEntries } from './limits.ts';
-import { bookUsesDate1904 } from './read-cells.ts';
-import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
+import { rowsOnly } from './model.ts';
+import { expectationOf, rebase } from './rebase.ts';
 
 export interface FileSourceState {
   readonly path: string;
@@ -50,11 +51,13 @@ export interface FileSourceState {
   readonly compactAfterMs: number;
   readonly compactAfterEntries: number;
   readonly log: (message: string) => void;
-  readonly decoded: Decoded;
+  readonly format: FileFormat;
   readonly identity: string;
   readonly fingerprint: string;
   /** How the journal opens its files (tests fail the disk through it). */
   readonly journalFiles?: JournalFiles;
+  /** Where folds run (fold-runner.ts): a worker thread by default. */
+  readonly fold?: FoldOptions;
 }
 
 /** A planned write waiting for its group commit. */
@@ -68,7 +71,7 @@ export class FileSource implements Source {
   readonly description: string;
   readonly #config: FileSourceState;
   #writable: boolean;
-  #decoded: Decoded;
+  readonly #format: FileFormat;
   #identity: string | null;
   #fingerprint: string;
   #durable: Workbook;
@@ -96,19 +99,20 @@ export class FileSource implements Source {
   #maybeChanged = true;
   /** performance.now() of the last look at the file. */
   #lookedAt = 0;
-  /** How long the last encode of the whole workbook took. */
+  /** How long the last fold held the event loop (one on the main thread, when no worker started). */
   #lastCompactionMs = 0;
   /** After a failed compaction, when to try again (close() tries regardless) and what to log. */
   readonly #backoff: CompactionBackoff;
 
-  constructor(config: FileSourceState) {
+  /** `workbook`: the file's rows as decoded (rows only, model.ts), before any journaled write. */
+  constructor(config: FileSourceState, workbook: Workbook) {
     this.#config = config;
     this.description = `file ${config.path}`;
     this.#writable = config.notWritable === null;
-    this.#decoded = config.decoded;
+    this.#format = config.format;
     this.#identity = config.identity;
     this.#fingerprint = config.fingerprint;
-    this.#durable = this.#latest = config.decoded.workbook;
+    this.#durable = this.#latest = workbook;
     this.#backoff = new CompactionBackoff(config.compactAfterMs);
     this.#commits = new GroupCommit<Accepted>({
       serial: this.#io,
@@ -196,23 +200,24 @@ export class FileSource implements Source {
       const pending = matches ? contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore) : contents.entries;
       // An earlier version acknowledged writes the format cannot store (a 40,000-character .xlsx
       // cell): no compaction could ever fold them, so they are set aside instead of retried forever.
-      const unstorable = unstorableEntries(this.#decoded.format, pending);
+      const unstorable = unstorableEntries(this.#format, pending);
       if (unstorable.length > 0) {
-        await this.#setAside(unstorable, `${unstorable.length} journaled write(s) to ${path} hold a cell an .${this.#decoded.format} file cannot store`);
+        await this.#setAside(unstorable, `${unstorable.length} journaled write(s) to ${path} hold a cell an .${this.#format} file cannot store`);
       }
+      // Nothing is written before recovery: #durable is still the file's rows as decoded.
       if (matches && unstorable.length === 0) {
         if (contents.damaged.length > 0) {
           // Writes were lost between these (mod.ts logs which lines): re-check each as on an outside change.
-          await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, pending, false);
+          await this.#adopt(this.#durable, this.#fingerprint, this.#identity, pending, false);
         } else {
-          this.#durable = this.#latest = pending.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
+          this.#durable = this.#latest = pending.reduce((workbook, entry) => applyPlan(workbook, entry.plan), this.#durable);
           this.#entries = pending.slice();
         }
         if (pending.length > 0) log(`sheetrest: recovered ${this.#entries.length} journaled write(s) to ${path}`);
       } else {
         // Re-planning moves the appends that followed a set-aside one up into its place.
         const storable = pending.filter((entry) => !unstorable.includes(entry));
-        await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, storable, false);
+        await this.#adopt(this.#durable, this.#fingerprint, this.#identity, storable, false);
       }
     }
     // Read-only: leave the journal for a run that can write it back.
@@ -238,21 +243,12 @@ export class FileSource implements Source {
     // A write with nothing to write still waits for the writes before it: its answer may show them.
     if (writePlan === null || isEmptyPlan(writePlan)) return { result: planned.result, durable: this.#commits.add({ entry: null, after: before }) };
     // Refused before the journal sees it: a write the file cannot hold would block every compaction.
-    const unstorable = refuseUnstorable(this.#decoded.format, writePlan, planned.workbook);
+    const unstorable = refuseUnstorable(this.#format, writePlan, planned.workbook);
     if (unstorable !== null) throw unstorable;
     const entry: JournalEntry = { plan: writePlan, expected: expectationOf(before, writePlan) };
-    // The engine already applied the plan (planned.workbook); only the cells' formats are ours to keep.
-    keepCells(before, writePlan, this.#usesDate1904());
+    // The engine already applied the plan (planned.workbook); the fold keeps the cells' formats (fold.ts).
     this.#latest = planned.workbook;
     return { result: planned.result, durable: this.#commits.add({ entry, after: this.#latest }) };
-  }
-
-  #apply(workbook: Workbook, plan: WritePlan, decoded = this.#decoded): Workbook {
-    return applyKeepingCells(decoded.book !== null && bookUsesDate1904(decoded.book))(workbook, plan);
-  }
-
-  #usesDate1904(): boolean {
-    return this.#decoded.book !== null && bookUsesDate1904(this.#decoded.book);
   }
 
   /** The journal append of one group commit; a write is acknowledged once this returns. */
@@ -282,8 +278,9 @@ export class FileSource implements Source {
   #armIdleCompaction(): void {
     clearTimeout(this.#idleTimer);
     if (this.#entries.length === 0 || !Number.isFinite(this.#config.compactAfterMs) || this.#closing !== null) return;
-    // Encoding the workbook holds the event loop (about 1.5 s for 100k rows), so a big workbook
-    // waits for a longer quiet spell: four times its last compaction, at least compactAfterMs.
+    // A fold on the main thread (no worker started) holds the event loop (about 1.5 s for 100k
+    // rows), so a big workbook then waits for a longer quiet spell: four times that fold, at
+    // least compactAfterMs.
     // After a failure, not before the backoff has run out.
     const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs, this.#backoff.waitMs(performance.now()));
     this.#idleTimer = setTimeout(() => {
@@ -299,16 +296,21 @@ export class FileSource implements Source {
    * failure only `force` (start, close) tries again before the backoff has run out.
    */
   async #compact(force: boolean): Promise<void> {
-    const { log, path } = this.#config;
+    const { log, path, tabName } = this.#config;
     if (!this.#writable || this.#journal === null || this.#entries.length === 0) return;
     if (!force && this.#backoff.waitMs(performance.now()) > 0) return;
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#adoptIfChanged()) || this.#entries.length === 0) return;
         const started = performance.now();
-        const { bytes, decoded } = encodeWorkbook(this.#durable, this.#decoded);
-        this.#lastCompactionMs = performance.now() - started;
-        const target = fingerprint(bytes);
+        // The fold decodes the file as last read and replays the journal on it: #durable, as the
+        // protocol's recovery would rebuild it, without the event loop waiting (fold-runner.ts).
+        const job = { path, expected: this.#fingerprint, format: this.#format, tabName, entries: this.#entries };
+        const { result, ranIn } = await runFold(job, this.#config.fold);
+        this.#lastCompactionMs = ranIn === 'main thread' ? performance.now() - started : 0;
+        // Saved over since the last look: the next attempt looks again.
+        if (result.kind === 'changed') continue;
+        const { bytes, fingerprint: target } = result;
         const { temp, identity } = await writeTempFile(path, bytes);
         await this.#journal.markCompaction(target);
         // The last look: a save that landed while we encoded must not be overwritten.
@@ -318,7 +320,6 @@ export class FileSource implements Source {
         }
         const renamed = await commitTempFile(temp, path);
         const folded = { base: this.#fingerprint, produced: target, entries: this.#entries };
-        this.#decoded = decoded;
         this.#identity = renamed ?? identity;
         this.#fingerprint = target;
         this.#entries = [];
@@ -401,9 +402,9 @@ export class FileSource implements Source {
       this.#identity = identity;
       return true;
     }
-    let decoded: Decoded;
+    let decoded: Workbook;
     try {
-      decoded = decodeWorkbook(bytes, this.#decoded.format, tabName);
+      decoded = rowsOnly(decodeWorkbook(bytes, this.#format, tabName).workbook);
     } catch (error) {
       // Most likely caught half-way through another program's save: the next request retries.
       log(`sheetrest: ${path} changed but cannot be read yet: ${describe(error)}`);
@@ -419,15 +420,14 @@ export class FileSource implements Source {
    * Takes the file's new content, re-applying the journaled writes that still fit, and before
    * them the writes of earlier compactions the new file lacks (a stale copy saved over it).
    */
-  async #adopt(decoded: Decoded, print: string, identity: string | null, entries: readonly JournalEntry[], announce: boolean): Promise<void> {
+  async #adopt(decoded: Workbook, print: string, identity: string | null, entries: readonly JournalEntry[], announce: boolean): Promise<void> {
     const { log, path } = this.#config;
-    const missing = this.#history?.missingFrom(decoded.workbook, print) ?? [];
+    const missing = this.#history?.missingFrom(decoded, print) ?? [];
     const lost = missing.flatMap((compaction) => compaction.entries);
     if (lost.length > 0) {
       log(`sheetrest: ${path} was replaced by a copy lacking ${lost.length} acknowledged write(s) already folded into it; they are applied again where their rows still match`);
     }
-    const { workbook, applied, conflicts } = rebase(decoded.workbook, [...lost, ...entries], (next, plan) => this.#apply(next, plan, decoded));
-    this.#decoded = decoded;
+    const { workbook, applied, conflicts } = rebase(decoded, [...lost, ...entries]);
     this.#fingerprint = print;
     this.#identity = identity;
     this.#durable = this.#latest = workbook;

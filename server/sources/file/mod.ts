@@ -6,9 +6,12 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Source } from '../source.ts';
-import { csvTabName, decodeWorkbook, formatOfPath, type Decoded } from './codec.ts';
+import type { Workbook } from '../../../lib/workbook.ts';
+import { csvTabName, decodeWorkbook, formatOfPath } from './codec.ts';
 import { errorCode, fileIdentity, fingerprint, removeStaleTempFiles, whyNotWritable } from './disk.ts';
 import { FileSource } from './file-source.ts';
+import type { FoldOptions } from './fold-runner.ts';
+import { rowsOnly } from './model.ts';
 import { readJournal, type JournalContents, type JournalFiles } from './journal.ts';
 
 export { FileSource } from './file-source.ts';
@@ -29,6 +32,8 @@ export interface FileSourceOptions {
   readonly log?: (message: string) => void;
   /** How the journal opens its files; for tests that fail the disk. */
   readonly journalFiles?: JournalFiles;
+  /** Where folds run; a worker thread by default (fold-runner.ts). */
+  readonly fold?: FoldOptions;
 }
 
 export const DEFAULT_COMPACT_AFTER_MS = 200;
@@ -45,9 +50,11 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     throw new Error(`${options.path}: ${readProblem(error)}`);
   });
   const tabName = csvTabName(path);
-  let decoded: Decoded;
+  const print = fingerprint(bytes);
+  // The server keeps the rows only (model.ts); what writing the file back needs, each fold decodes afresh.
+  let workbook: Workbook;
   try {
-    decoded = decodeWorkbook(bytes, format, tabName);
+    workbook = rowsOnly(decodeWorkbook(bytes, format, tabName).workbook);
   } catch (error) {
     throw new Error(`${options.path}: not a readable .${format} file (${error instanceof Error ? error.message : String(error)})`);
   }
@@ -69,7 +76,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     );
   }
   if (notWritable === null) await removeStaleTempFiles(path);
-  const source = new FileSource({
+  const state = {
     path,
     stateDir,
     journalPath,
@@ -78,11 +85,13 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     compactAfterMs: options.compactAfterMs ?? DEFAULT_COMPACT_AFTER_MS,
     compactAfterEntries: options.compactAfterEntries ?? DEFAULT_COMPACT_AFTER_ENTRIES,
     log,
-    decoded,
+    format,
     identity: identity ?? '',
-    fingerprint: fingerprint(bytes),
+    fingerprint: print,
     ...(options.journalFiles === undefined ? {} : { journalFiles: options.journalFiles }),
-  });
+    ...(options.fold === undefined ? {} : { fold: options.fold }),
+  };
+  const source = new FileSource(state, workbook);
   await source.recover(journal);
   return source;
 }

@@ -1,0 +1,63 @@
+// Runs a fold (fold.ts) off the event loop: each fold starts a worker thread (node:worker_threads,
+// which Node, Deno and Bun all provide), hands it the job and waits for the new file's bytes, so
+// reads keep being answered while a 100k-row workbook is encoded. The worker ends with its fold,
+// giving back the memory the decoded workbook took. Where no worker starts (a runtime without
+// them, a worker that cannot load its modules), the fold runs on the main thread as before.
+import { readFile } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
+import { foldFile, type FoldJob, type FoldResult } from './fold.ts';
+
+const WORKER_MODULE = new URL('./fold-worker.ts', import.meta.url);
+
+export interface FoldOutcome {
+  readonly result: FoldResult;
+  /** Where the fold ran: inline only when asked to, or when no worker started. */
+  readonly ranIn: 'worker' | 'main thread';
+}
+
+export interface FoldOptions {
+  /** Fold in a worker thread (default true); false folds on the main thread. */
+  readonly worker?: boolean;
+  /** The worker module (tests give one that cannot start). */
+  readonly workerModule?: URL;
+}
+
+/** Folds, in a worker when one starts; rejects with the fold's Error when the file cannot be written. */
+export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<FoldOutcome> {
+  if (options.worker !== false) {
+    const result = await foldInWorker(job, options.workerModule ?? WORKER_MODULE);
+    if (result !== null) return { result, ranIn: 'worker' };
+  }
+  return { result: foldFile(job, await readFile(job.path)), ranIn: 'main thread' };
+}
+
+type WorkerMessage = FoldResult | { readonly kind: 'started' } | { readonly kind: 'error'; readonly message: string };
+
+/** The worker's result; null when the worker did not start (the caller folds inline). */
+function foldInWorker(job: FoldJob, module: URL): Promise<FoldResult | null> {
+  return new Promise((resolve, reject) => {
+    let worker: Worker;
+    try {
+      worker = new Worker(module, { workerData: job });
+    } catch {
+      resolve(null);
+      return;
+    }
+    let started = false;
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      outcome();
+      void worker.terminate();
+    };
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.kind === 'started') started = true;
+      else if (message.kind === 'error') settle(() => reject(new Error(message.message)));
+      else settle(() => resolve(message));
+    });
+    // A worker that fails once started (out of memory) fails the fold: folding inline would fail the server.
+    worker.on('error', (error: Error) => settle(() => (started ? reject(error) : resolve(null))));
+    worker.on('exit', (code: number) => settle(() => (started ? reject(new Error(`the fold's worker stopped (exit code ${code})`)) : resolve(null))));
+  });
+}
