@@ -92,6 +92,8 @@ async function measureLoad(kind: Kind): Promise<LoadFigures> {
   const { path, rows, key } = FILES[kind];
   const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-big-state-'));
   try {
+    collect();
+    const heapBefore = process.memoryUsage().heapUsed;
     const started = performance.now();
     const source = await openFileSource({ path, stateDir, readOnly: true, compactAfterMs: Infinity, log: () => undefined });
     const loadMs = performance.now() - started;
@@ -119,7 +121,7 @@ async function measureLoad(kind: Kind): Promise<LoadFigures> {
     return {
       loadMs: Math.round(loadMs),
       rssMb: mb(memory.rss),
-      heapMb: mb(memory.heapUsed),
+      heapMb: mb(memory.heapUsed - heapBefore),
       externalMb: mb(memory.external),
       jsonMb: Math.round(jsonMb * 10) / 10,
       firstFilterMs: Math.round(firstFilterMs * 10) / 10,

@@ -404,7 +404,7 @@ export class FileSource implements Source {
     }
     let decoded: Workbook;
     try {
-      decoded = rowsOnly(decodeWorkbook(bytes, this.#format, tabName).workbook);
+      decoded = rowsOnly(decodeWorkbook(bytes, this.#format, tabName).workbook, this.#format);
     } catch (error) {
       // Most likely caught half-way through another program's save: the next request retries.
       log(`sheetrest: ${path} changed but cannot be read yet: ${describe(error)}`);

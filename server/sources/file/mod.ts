@@ -54,7 +54,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   // The server keeps the rows only (model.ts); what writing the file back needs, each fold decodes afresh.
   let workbook: Workbook;
   try {
-    workbook = rowsOnly(decodeWorkbook(bytes, format, tabName).workbook);
+    workbook = rowsOnly(decodeWorkbook(bytes, format, tabName).workbook, format);
   } catch (error) {
     throw new Error(`${options.path}: not a readable .${format} file (${error instanceof Error ? error.message : String(error)})`);
   }

@@ -4,10 +4,17 @@
 // and the decoded workbook SheetJS's whole parsed book: for a 100k x 10 .xlsx several times the
 // rows themselves. The fold decodes the file afresh for that (fold.ts), so the server drops it:
 // the rows here are new objects, which the decoder's per-row tables (weak maps) do not know.
+import type { FileFormat } from './codec.ts';
 import { createInterner, type Interner, type SheetRow, type Tab, type TypedValue, type Workbook } from '../../../lib/workbook.ts';
 
-/** `workbook` with rows of text and values only; equal short texts shared, arrays exactly as long as their cells. */
-export function rowsOnly(workbook: Workbook): Workbook {
+/**
+ * `workbook` with rows of text and values only; equal short texts shared, arrays exactly as long
+ * as their cells. A CSV file's rows are that already (codec.ts builds them from the fields, and
+ * keeps aside only the few fields that look like formulas): they are kept as they are, rather
+ * than copied while the file's text and every record are still in memory.
+ */
+export function rowsOnly(workbook: Workbook, format: FileFormat): Workbook {
+  if (format === 'csv') return workbook;
   return { ...workbook, tabs: workbook.tabs.map(tabRowsOnly) };
 }
 
