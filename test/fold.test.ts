@@ -13,10 +13,15 @@ import { fingerprint } from '../server/sources/file/disk.ts';
 import type { FoldJob } from '../server/sources/file/fold.ts';
 import { runFold } from '../server/sources/file/fold-runner.ts';
 import type { JournalEntry } from '../server/sources/file/journal.ts';
+import { openFileSource } from '../server/sources/file/mod.ts';
 import { rowsOnly } from '../server/sources/file/model.ts';
 import { sourceCells } from '../server/sources/file/read-cells.ts';
 import { expectationOf } from '../server/sources/file/rebase.ts';
 import { bookBytes, bookOf, csvOf, tempFolder } from './file-source-helpers.ts';
+
+// Files this small fold on the main thread unless told otherwise.
+const WORKER = { inlineBelowBytes: 0 };
+const INLINE = { inlineBelowBytes: Infinity };
 
 const CELLS = [
   ['Name', 'Age', 'City'],
@@ -62,8 +67,8 @@ for (const format of ['xlsx', 'ods', 'csv'] as const) {
     const folder = await tempFolder();
     try {
       const job = await jobFor(await fileOf(folder.dir, format), format);
-      const inWorker = await runFold(job);
-      const inline = await runFold(job, { worker: false });
+      const inWorker = await runFold(job, WORKER);
+      const inline = await runFold(job, INLINE);
       assert.equal(inWorker.ranIn, 'worker');
       assert.equal(inline.ranIn, 'main thread');
       assert.equal(inWorker.result.kind, 'folded');
@@ -84,8 +89,8 @@ test('a worker that cannot start: the fold runs on the main thread', async () =>
   const folder = await tempFolder();
   try {
     const job = await jobFor(await fileOf(folder.dir, 'xlsx'), 'xlsx');
-    const expected = await runFold(job, { worker: false });
-    const fallback = await runFold(job, { workerModule: new URL('./no-such-fold-worker.ts', import.meta.url) });
+    const expected = await runFold(job, INLINE);
+    const fallback = await runFold(job, { ...WORKER, workerModule: new URL('./no-such-fold-worker.ts', import.meta.url) });
     assert.equal(fallback.ranIn, 'main thread');
     assert.deepEqual(fallback.result, expected.result);
   } finally {
@@ -99,8 +104,18 @@ test('a fold that cannot decode the file rejects with the reason, in a worker or
     const path = join(folder.dir, 'book.xlsx');
     await writeFile(path, 'not a workbook');
     const job: FoldJob = { path, expected: fingerprint('not a workbook'), format: 'xlsx', tabName: 'book', entries: [] };
-    await assert.rejects(runFold(job), /zip-packaged/);
-    await assert.rejects(runFold(job, { worker: false }), /zip-packaged/);
+    await assert.rejects(runFold(job, WORKER), /zip-packaged/);
+    await assert.rejects(runFold(job, INLINE), /zip-packaged/);
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('a small file folds on the main thread by default', async () => {
+  const folder = await tempFolder();
+  try {
+    const job = await jobFor(await fileOf(folder.dir, 'csv'), 'csv');
+    assert.equal((await runFold(job)).ranIn, 'main thread');
   } finally {
     await folder.cleanup();
   }
@@ -110,8 +125,8 @@ test('a file that is not the one the journal was planned on is not folded', asyn
   const folder = await tempFolder();
   try {
     const job = { ...(await jobFor(await fileOf(folder.dir, 'csv'), 'csv')), expected: fingerprint('an earlier version') };
-    assert.deepEqual((await runFold(job)).result, { kind: 'changed' });
-    assert.deepEqual((await runFold(job, { worker: false })).result, { kind: 'changed' });
+    assert.deepEqual((await runFold(job, WORKER)).result, { kind: 'changed' });
+    assert.deepEqual((await runFold(job, INLINE)).result, { kind: 'changed' });
   } finally {
     await folder.cleanup();
   }
@@ -128,6 +143,27 @@ test('the rows the server keeps hold no SheetJS cells, and read the same', async
     for (const url of ['/sheets/x', '/sheets/x?_raw=1', '/sheets/x/City/oslo']) {
       assert.equal(handle(kept, { method: 'GET', url }).body, handle(decoded, { method: 'GET', url }).body, url);
     }
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('the file source folds in a worker: writes reach the file, formats kept', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'book.xlsx');
+    const money = { t: 'n', v: 10, z: '$#,##0.00' } as const;
+    await writeFile(path, bookBytes(bookOf([{ name: 'S', cells: [[{ t: 's', v: 'Name' }, { t: 's', v: 'Price' }], [{ t: 's', v: 'Ann' }, money], [{ t: 's', v: 'Bob' }, money]] }]), 'xlsx'));
+    const source = await openFileSource({ path, stateDir: join(folder.dir, 'state'), compactAfterMs: Infinity, fold: WORKER, log: () => undefined });
+    for (const write of [{ method: 'PATCH', url: '/sheets/x/Name/Ann', body: '{"Name":"Annie"}' }, { method: 'POST', url: '/sheets/x', body: '{"Name":"Cy","Price":"3"}' }]) {
+      await source.write((workbook) => {
+        const result = handle(workbook, { ...write, headers: { 'Content-Type': 'application/json' } });
+        return { plan: result.plan, workbook: result.workbook, result: result.status };
+      });
+    }
+    await source.close();
+    const rows = decodeWorkbook(await readFile(path), 'xlsx', 'book').workbook.tabs[0].rows.map((row) => row.text);
+    assert.deepEqual(rows, [['Name', 'Price'], ['Annie', '$10.00'], ['Bob', '$10.00'], ['Cy', '3']]);
   } finally {
     await folder.cleanup();
   }

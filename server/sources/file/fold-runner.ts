@@ -1,30 +1,41 @@
-// Runs a fold (fold.ts) off the event loop: each fold starts a worker thread (node:worker_threads,
-// which Node, Deno and Bun all provide), hands it the job and waits for the new file's bytes, so
-// reads keep being answered while a 100k-row workbook is encoded. The worker ends with its fold,
-// giving back the memory the decoded workbook took. Where no worker starts (a runtime without
-// them, a worker that cannot load its modules), the fold runs on the main thread as before.
-import { readFile } from 'node:fs/promises';
+// Runs a fold (fold.ts) off the event loop: a fold of a big file starts a worker thread
+// (node:worker_threads, which Node, Deno and Bun all provide), hands it the job and waits for the
+// new file's bytes, so reads keep being answered while a 100k-row workbook is encoded. The worker
+// ends with its fold, and with it the memory the decoded workbook took. A small file (under
+// INLINE_BELOW_BYTES) folds on the main thread: that takes less than starting a worker. Where no
+// worker starts (a worker that cannot load its modules), the fold runs on the main thread too.
+import { readFile, stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { foldFile, type FoldJob, type FoldResult } from './fold.ts';
 
-const WORKER_MODULE = new URL('./fold-worker.ts', import.meta.url);
+const WORKER_MODULE = new URL('./fold-worker.js', import.meta.url);
 
 export interface FoldOutcome {
   readonly result: FoldResult;
-  /** Where the fold ran: inline only when asked to, or when no worker started. */
+  /** Where the fold ran: a small file's on the main thread, and any when no worker started. */
   readonly ranIn: 'worker' | 'main thread';
 }
 
+/**
+ * Files smaller than this fold on the main thread. Folding a 256 KiB .xlsx (about 3,000 rows x
+ * 10) holds the event loop about as long as a worker takes to start and load SheetJS
+ * (docs/benchmarks.md, "Folding off the event loop").
+ */
+export const INLINE_BELOW_BYTES = 256 * 1024;
+
 export interface FoldOptions {
-  /** Fold in a worker thread (default true); false folds on the main thread. */
-  readonly worker?: boolean;
+  /** Files smaller than this fold on the main thread (default INLINE_BELOW_BYTES; 0: always a worker, Infinity: never). */
+  readonly inlineBelowBytes?: number;
   /** The worker module (tests give one that cannot start). */
   readonly workerModule?: URL;
 }
 
 /** Folds, in a worker when one starts; rejects with the fold's Error when the file cannot be written. */
 export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<FoldOutcome> {
-  if (options.worker !== false) {
+  const inlineBelow = options.inlineBelowBytes ?? INLINE_BELOW_BYTES;
+  // A file that cannot be looked at is the fold's to report: let the worker try.
+  const size = inlineBelow > 0 ? await stat(job.path).then((stats) => stats.size, () => Infinity) : Infinity;
+  if (size >= inlineBelow) {
     const result = await foldInWorker(job, options.workerModule ?? WORKER_MODULE);
     if (result !== null) return { result, ranIn: 'worker' };
   }

@@ -1,4 +1,4 @@
-// The fold in a worker thread (started by fold-runner.ts): reads the file named in the job it is
+// The fold in a worker thread (fold-runner.ts starts it through fold-worker.js): reads the file named in the job it is
 // given as workerData, folds the journaled writes into it (fold.ts) and posts back the new bytes.
 // It first posts `started`, once its modules are loaded: a worker that never says so could not
 // start, and the runner folds on the main thread instead.
