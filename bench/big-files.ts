@@ -9,7 +9,8 @@
 //     folded into the file GETs go out back to back: the slowest answer is the longest the
 //     event loop was held. Peak resident set (VmHWM) before and after the fold.
 // `node --expose-gc bench/big-files.ts xlsx` (or `csv`) runs one file; BENCH_RUNTIME=deno|bun
-// serves the fold with another runtime.
+// serves the fold with another runtime; `node bench/big-files.ts threshold` times small folds
+// on the main thread against a worker (where INLINE_BELOW_BYTES comes from).
 import * as XLSX from '@e965/xlsx';
 import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -18,6 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { handle } from '../lib/mod.ts';
+import { fingerprint } from '../server/sources/file/disk.ts';
+import { runFold } from '../server/sources/file/fold-runner.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
 import { freePort, memoryMb, ROOT, startProcess, stopProcess, type Runtime } from './processes.ts';
 
@@ -216,7 +219,46 @@ async function measureFold(kind: Kind, runtime: Runtime): Promise<FoldFigures> {
   }
 }
 
-if (process.argv[2] === 'fold') {
+/**
+ * `threshold`: where a worker starts to pay. For .xlsx files of a few thousand rows, the event
+ * loop held by a fold on the main thread (the whole fold) against a fold in a worker (its wall
+ * time, and the longest the event loop went without a 5 ms timer firing meanwhile).
+ */
+async function measureThreshold(): Promise<void> {
+  console.log('| rows x 10 | file | fold on the main thread | fold in a worker (wall) | longest event-loop gap meanwhile |');
+  console.log('|---:|---:|---:|---:|---:|');
+  for (const rows of [300, 1_000, 3_000, 10_000]) {
+    const path = join(CACHE, `threshold-${rows}.xlsx`);
+    if (!existsSync(path)) await makeXlsx(path, rows);
+    const job = { path, expected: fingerprint(await readFile(path)), format: 'xlsx' as const, tabName: 'big', entries: [] };
+    const inline: number[] = [];
+    const worker: number[] = [];
+    const gaps: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      let at = performance.now();
+      await runFold(job, { inlineBelowBytes: Infinity });
+      inline.push(performance.now() - at);
+      let last = performance.now();
+      let gap = 0;
+      const timer = setInterval(() => {
+        gap = Math.max(gap, performance.now() - last);
+        last = performance.now();
+      }, 5);
+      at = performance.now();
+      await runFold(job, { inlineBelowBytes: 0 });
+      worker.push(performance.now() - at);
+      clearInterval(timer);
+      gaps.push(gap);
+    }
+    const size = (await stat(path)).size;
+    console.log(`| ${rows.toLocaleString('en')} | ${Math.round(size / 1024)} KiB | ${Math.round(median(inline))} ms | ${Math.round(median(worker))} ms | ${Math.round(median(gaps))} ms |`);
+  }
+}
+
+if (process.argv[2] === 'threshold') {
+  await mkdir(CACHE, { recursive: true });
+  await measureThreshold();
+} else if (process.argv[2] === 'fold') {
   console.log(JSON.stringify(await measureFold(process.argv[3] as Kind, (process.env.BENCH_RUNTIME ?? 'node') as Runtime)));
 } else if (process.argv[2] === 'load') {
   const figures = await measureLoad(process.argv[3] as Kind);

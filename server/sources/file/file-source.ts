@@ -99,7 +99,7 @@ export class FileSource implements Source {
   #maybeChanged = true;
   /** performance.now() of the last look at the file. */
   #lookedAt = 0;
-  /** How long the last fold held the event loop (one on the main thread, when no worker started). */
+  /** How long the last fold took (writes wait for it). */
   #lastCompactionMs = 0;
   /** After a failed compaction, when to try again (close() tries regardless) and what to log. */
   readonly #backoff: CompactionBackoff;
@@ -278,9 +278,8 @@ export class FileSource implements Source {
   #armIdleCompaction(): void {
     clearTimeout(this.#idleTimer);
     if (this.#entries.length === 0 || !Number.isFinite(this.#config.compactAfterMs) || this.#closing !== null) return;
-    // A fold on the main thread (no worker started) holds the event loop (about 1.5 s for 100k
-    // rows), so a big workbook then waits for a longer quiet spell: four times that fold, at
-    // least compactAfterMs.
+    // Writes wait for a fold (seconds for 100k rows; in a worker reads do not), so a big
+    // workbook waits for a longer quiet spell: four times its last fold, at least compactAfterMs.
     // After a failure, not before the backoff has run out.
     const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs, this.#backoff.waitMs(performance.now()));
     this.#idleTimer = setTimeout(() => {
@@ -306,8 +305,8 @@ export class FileSource implements Source {
         // The fold decodes the file as last read and replays the journal on it: #durable, as the
         // protocol's recovery would rebuild it, without the event loop waiting (fold-runner.ts).
         const job = { path, expected: this.#fingerprint, format: this.#format, tabName, entries: this.#entries };
-        const { result, ranIn } = await runFold(job, this.#config.fold);
-        this.#lastCompactionMs = ranIn === 'main thread' ? performance.now() - started : 0;
+        const { result } = await runFold(job, this.#config.fold);
+        this.#lastCompactionMs = performance.now() - started;
         // Saved over since the last look: the next attempt looks again.
         if (result.kind === 'changed') continue;
         const { bytes, fingerprint: target } = result;

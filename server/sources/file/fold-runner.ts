@@ -17,11 +17,12 @@ export interface FoldOutcome {
 }
 
 /**
- * Files smaller than this fold on the main thread. Folding a 256 KiB .xlsx (about 3,000 rows x
- * 10) holds the event loop about as long as a worker takes to start and load SheetJS
- * (docs/benchmarks.md, "Folding off the event loop").
+ * Files smaller than this fold on the main thread: a few hundred rows, whose fold takes a few
+ * milliseconds, less than a worker takes to start and load SheetJS (docs/benchmarks.md, "Big
+ * files": already at 1,000 rows x 10, 155 KiB, a fold on the main thread held it for hundreds
+ * of milliseconds on a busy machine).
  */
-export const INLINE_BELOW_BYTES = 256 * 1024;
+export const INLINE_BELOW_BYTES = 64 * 1024;
 
 export interface FoldOptions {
   /** Files smaller than this fold on the main thread (default INLINE_BELOW_BYTES; 0: always a worker, Infinity: never). */
