@@ -1,22 +1,24 @@
 // Folding the journal into the file in a worker thread gives the very bytes folding on the main
 // thread gives (POST, PATCH and DELETE on an .xlsx, .ods and .csv file); a worker that cannot
-// start folds on the main thread; a fold that fails says why; and the rows the server keeps
-// hold no SheetJS cells (server/sources/file/model.ts, fold-runner.ts).
+// start folds on the main thread; a fold that fails says why; the rows the server keeps hold no
+// SheetJS cells (server/sources/file/model.ts, fold-runner.ts); and a .csv file folded a slice
+// at a time is the file encodeWorkbook writes (fold-csv.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { handle } from '../lib/mod.ts';
 import type { Workbook } from '../lib/workbook.ts';
-import { decodeWorkbook, type FileFormat } from '../server/sources/file/codec.ts';
+import { decodeWorkbook, encodeWorkbook, type FileFormat } from '../server/sources/file/codec.ts';
 import { fingerprint } from '../server/sources/file/disk.ts';
 import type { FoldJob } from '../server/sources/file/fold.ts';
+import { formatCsvInSteps } from '../server/sources/file/fold-csv.ts';
 import { runFold } from '../server/sources/file/fold-runner.ts';
 import type { JournalEntry } from '../server/sources/file/journal.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
 import { rowsOnly } from '../server/sources/file/model.ts';
 import { sourceCells } from '../server/sources/file/read-cells.ts';
-import { expectationOf } from '../server/sources/file/rebase.ts';
+import { applyKeepingCells, expectationOf } from '../server/sources/file/rebase.ts';
 import { bookBytes, bookOf, csvOf, tempFolder } from './file-source-helpers.ts';
 
 // Files this small fold on the main thread unless told otherwise.
@@ -166,5 +168,31 @@ test('the file source folds in a worker: writes reach the file, formats kept', a
     assert.deepEqual(rows, [['Name', 'Price'], ['Annie', '$10.00'], ['Bob', '$10.00'], ['Cy', '3']]);
   } finally {
     await folder.cleanup();
+  }
+});
+
+test('csv: the fold a slice at a time writes the bytes encodeWorkbook writes', async (t) => {
+  const files = [
+    'Name,Note\r\nAnn,"a, b"\r\nBob,=SUM(A1)\r\n',
+    '\uFEFFName,Note\nAnn,\'=1+2\nBob,"say ""hi"""',
+    'Name,Note\n',
+    'Name,Note\nAnn,x\nBob,y\nCy,z\nDi,w\n',
+  ];
+  for (const file of files) {
+    await t.test(JSON.stringify(file), async () => {
+      const decoded = decodeWorkbook(new TextEncoder().encode(file), 'csv', 'book');
+      let workbook = decoded.workbook;
+      for (const write of [...WRITES, { method: 'PATCH', url: '/sheets/x/Name/Cy', body: '{"Note":"=HYPERLINK(1)"}' }]) {
+        const result = handle(workbook, { ...write, url: write.url.replace('Age', 'Note'), headers: { 'Content-Type': 'application/json' } });
+        if (result.plan === null) continue;
+        workbook = applyKeepingCells(false)(workbook, result.plan);
+      }
+      const expected = encodeWorkbook(workbook, decoded).bytes;
+      for (const step of [1, 2, 10_000]) {
+        const { bytes, fingerprint: print } = await formatCsvInSteps(workbook.tabs[0].rows, decoded.csvStyle, step);
+        assert.equal(new TextDecoder().decode(bytes), new TextDecoder().decode(expected), `${step} rows per step`);
+        assert.equal(print, fingerprint(expected));
+      }
+    });
   }
 });

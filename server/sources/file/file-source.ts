@@ -26,20 +26,22 @@
 import type { FSWatcher } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { applyPlan, isEmptyPlan } from '../../../lib/apply-plan.ts';
+import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source } from '../source.ts';
 import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
 import { decodeWorkbook, type FileFormat } from './codec.ts';
+import type { CsvStyle } from './csv.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
+import { formatCsvInSteps } from './fold-csv.ts';
 import { runFold, type FoldOptions } from './fold-runner.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
 import { refuseUnstorable, unstorableEntries } from './limits.ts';
 import { rowsOnly } from './model.ts';
-import { expectationOf, rebase } from './rebase.ts';
+import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
 
 export interface FileSourceState {
   readonly path: string;
@@ -52,6 +54,8 @@ export interface FileSourceState {
   readonly compactAfterEntries: number;
   readonly log: (message: string) => void;
   readonly format: FileFormat;
+  /** How a CSV file lays out its lines (codec.ts), kept when it is written. */
+  readonly csvStyle: CsvStyle;
   readonly identity: string;
   readonly fingerprint: string;
   /** How the journal opens its files (tests fail the disk through it). */
@@ -72,6 +76,7 @@ export class FileSource implements Source {
   readonly #config: FileSourceState;
   #writable: boolean;
   readonly #format: FileFormat;
+  #csvStyle: CsvStyle;
   #identity: string | null;
   #fingerprint: string;
   #durable: Workbook;
@@ -110,6 +115,7 @@ export class FileSource implements Source {
     this.description = `file ${config.path}`;
     this.#writable = config.notWritable === null;
     this.#format = config.format;
+    this.#csvStyle = config.csvStyle;
     this.#identity = config.identity;
     this.#fingerprint = config.fingerprint;
     this.#durable = this.#latest = workbook;
@@ -210,7 +216,7 @@ export class FileSource implements Source {
           // Writes were lost between these (mod.ts logs which lines): re-check each as on an outside change.
           await this.#adopt(this.#durable, this.#fingerprint, this.#identity, pending, false);
         } else {
-          this.#durable = this.#latest = pending.reduce((workbook, entry) => applyPlan(workbook, entry.plan), this.#durable);
+          this.#durable = this.#latest = pending.reduce((workbook, entry) => apply(workbook, entry.plan), this.#durable);
           this.#entries = pending.slice();
         }
         if (pending.length > 0) log(`sheetrest: recovered ${this.#entries.length} journaled write(s) to ${path}`);
@@ -246,7 +252,10 @@ export class FileSource implements Source {
     const unstorable = refuseUnstorable(this.#format, writePlan, planned.workbook);
     if (unstorable !== null) throw unstorable;
     const entry: JournalEntry = { plan: writePlan, expected: expectationOf(before, writePlan) };
-    // The engine already applied the plan (planned.workbook); the fold keeps the cells' formats (fold.ts).
+    // The engine already applied the plan (planned.workbook). A .csv row keeps the fields of the
+    // columns the write did not set verbatim (csv-formulas.ts); .xlsx and .ods rows hold no
+    // cells here: the fold keeps their formats (fold.ts).
+    keepCells(before, writePlan, false);
     this.#latest = planned.workbook;
     return { result: planned.result, durable: this.#commits.add({ entry, after: this.#latest }) };
   }
@@ -304,8 +313,9 @@ export class FileSource implements Source {
         const started = performance.now();
         // The fold decodes the file as last read and replays the journal on it: #durable, as the
         // protocol's recovery would rebuild it, without the event loop waiting (fold-runner.ts).
+        // A CSV file is written from the rows held here, a slice at a time (fold-csv.ts).
         const job = { path, expected: this.#fingerprint, format: this.#format, tabName, entries: this.#entries };
-        const { result } = await runFold(job, this.#config.fold);
+        const result = this.#format === 'csv' ? { kind: 'folded' as const, ...(await formatCsvInSteps(this.#durable.tabs[0]?.rows ?? [], this.#csvStyle)) } : (await runFold(job, this.#config.fold)).result;
         this.#lastCompactionMs = performance.now() - started;
         // Saved over since the last look: the next attempt looks again.
         if (result.kind === 'changed') continue;
@@ -403,7 +413,9 @@ export class FileSource implements Source {
     }
     let decoded: Workbook;
     try {
-      decoded = rowsOnly(decodeWorkbook(bytes, this.#format, tabName).workbook, this.#format);
+      const { workbook, csvStyle } = decodeWorkbook(bytes, this.#format, tabName);
+      decoded = rowsOnly(workbook, this.#format);
+      this.#csvStyle = csvStyle;
     } catch (error) {
       // Most likely caught half-way through another program's save: the next request retries.
       log(`sheetrest: ${path} changed but cannot be read yet: ${describe(error)}`);
@@ -426,7 +438,7 @@ export class FileSource implements Source {
     if (lost.length > 0) {
       log(`sheetrest: ${path} was replaced by a copy lacking ${lost.length} acknowledged write(s) already folded into it; they are applied again where their rows still match`);
     }
-    const { workbook, applied, conflicts } = rebase(decoded, [...lost, ...entries]);
+    const { workbook, applied, conflicts } = rebase(decoded, [...lost, ...entries], apply);
     this.#fingerprint = print;
     this.#identity = identity;
     this.#durable = this.#latest = workbook;
@@ -464,6 +476,9 @@ export class FileSource implements Source {
     return apiError('upstream_unavailable', 'The spreadsheet file is not available right now; try again shortly.', { 'Retry-After': '5' });
   }
 }
+
+/** Applies a plan to the rows held here; a .csv row keeps its verbatim fields (keepCells). */
+const apply: (workbook: Workbook, plan: WritePlan) => Workbook = applyKeepingCells(false);
 
 /** The longest a read goes without looking at the file when no watcher event says it changed. */
 export const LOOK_EVERY_MS = 100;

@@ -8,6 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Source } from '../source.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import { csvTabName, decodeWorkbook, formatOfPath } from './codec.ts';
+import type { CsvStyle } from './csv.ts';
 import { errorCode, fileIdentity, fingerprint, removeStaleTempFiles, whyNotWritable } from './disk.ts';
 import { FileSource } from './file-source.ts';
 import type { FoldOptions } from './fold-runner.ts';
@@ -53,8 +54,11 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   const print = fingerprint(bytes);
   // The server keeps the rows only (model.ts); what writing the file back needs, each fold decodes afresh.
   let workbook: Workbook;
+  let csvStyle: CsvStyle;
   try {
-    workbook = rowsOnly(decodeWorkbook(bytes, format, tabName).workbook, format);
+    const decoded = decodeWorkbook(bytes, format, tabName);
+    workbook = rowsOnly(decoded.workbook, format);
+    csvStyle = decoded.csvStyle;
   } catch (error) {
     throw new Error(`${options.path}: not a readable .${format} file (${error instanceof Error ? error.message : String(error)})`);
   }
@@ -86,6 +90,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     compactAfterEntries: options.compactAfterEntries ?? DEFAULT_COMPACT_AFTER_ENTRIES,
     log,
     format,
+    csvStyle,
     identity: identity ?? '',
     fingerprint: print,
     ...(options.journalFiles === undefined ? {} : { journalFiles: options.journalFiles }),
