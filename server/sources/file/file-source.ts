@@ -4,7 +4,8 @@
 //
 // Durability protocol (journal.ts holds the format):
 // 1. A write is acknowledged once its journal line is fsynced. Readers see it from then on.
-// 2. Compaction: encode the workbook to a temp file beside it and fsync it; append
+// 2. Compaction (a fold): encode the workbook to a temp file beside it and fsync it (.xlsx and
+//    .ods: decoded afresh and replayed in a worker, fold.ts; .csv: from the rows, fold-csv.ts); append
 //    `compactedTo: <new fingerprint>` to the journal and fsync; check the file is still the one
 //    we last read; rename the temp file over it and fsync the folder; start a fresh journal whose
 //    base is the new fingerprint (temp + fsync + rename + fsync).

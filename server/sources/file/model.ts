@@ -2,8 +2,9 @@
 // value, and a written formula) and nothing else. A decoded row also carries what writing the
 // file back needs (its SheetJS cells, read-cells.ts; its verbatim CSV fields, csv-formulas.ts),
 // and the decoded workbook SheetJS's whole parsed book: for a 100k x 10 .xlsx several times the
-// rows themselves. The fold decodes the file afresh for that (fold.ts), so the server drops it:
-// the rows here are new objects, which the decoder's per-row tables (weak maps) do not know.
+// rows themselves. An .xlsx or .ods fold decodes the file afresh for that (fold.ts), so the
+// server drops it: the rows here are new objects, which the decoder's per-row tables (weak
+// maps) do not know. A .csv fold writes the rows held here (fold-csv.ts).
 import type { FileFormat } from './codec.ts';
 import { createInterner, type Interner, type SheetRow, type Tab, type TypedValue, type Workbook } from '../../../lib/workbook.ts';
 
