@@ -316,7 +316,7 @@ export class FileSource implements Source {
         // protocol's recovery would rebuild it, without the event loop waiting (fold-runner.ts).
         // A CSV file is written from the rows held here, a slice at a time (fold-csv.ts).
         const job = { path, expected: this.#fingerprint, format: this.#format, tabName, entries: this.#entries };
-        const result = this.#format === 'csv' ? { kind: 'folded' as const, ...(await formatCsvInSteps(this.#durable.tabs[0]?.rows ?? [], this.#csvStyle)) } : (await runFold(job, this.#config.fold)).result;
+        const result = this.#format === 'csv' ? await this.#csvFold() : (await runFold(job, this.#config.fold)).result;
         this.#lastCompactionMs = performance.now() - started;
         // Saved over since the last look: the next attempt looks again.
         if (result.kind === 'changed') continue;
@@ -349,6 +349,12 @@ export class FileSource implements Source {
         this.#compactionFailed(describe(error));
       }
     }
+  }
+
+  /** The CSV file of the rows held here, in pieces (fold-csv.ts). */
+  async #csvFold(): Promise<{ kind: 'folded'; bytes: readonly Uint8Array[]; fingerprint: string }> {
+    const { pieces, fingerprint: print } = await formatCsvInSteps(this.#durable.tabs[0]?.rows ?? [], this.#csvStyle);
+    return { kind: 'folded', bytes: pieces, fingerprint: print };
   }
 
   /** A failed compaction: the journal keeps the writes, and the next try waits (backoff.ts). */
