@@ -4,12 +4,10 @@
 // shim strips the types of sheetrest's own .ts files itself (node:module's registerHooks and
 // stripTypeScriptTypes, Node 22.15+); from a checkout Node strips them, with its compile cache
 // on. Then it runs server/main.ts.
-import { readFileSync } from 'node:fs';
 import * as nodeModule from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { stripOwnTypes } from './strip-types.js';
 
 const { enableCompileCache, registerHooks, stripTypeScriptTypes } = nodeModule;
-const packageRoot = new URL('../', import.meta.url).href;
 const isNode = !('Bun' in globalThis) && !('Deno' in globalThis);
 
 // Node keeps compiled modules, and the text of the .ts files it strips itself, in a cache on disk
@@ -23,22 +21,6 @@ if (isNode && (typeof registerHooks !== 'function' || typeof stripTypeScriptType
 if (isNode && typeof enableCompileCache === 'function') enableCompileCache();
 
 // From a checkout (`npm start`) Node strips the types itself; inside node_modules it refuses to.
-if (isNode && packageRoot.includes('/node_modules/')) {
-  // The stripping API is marked experimental; users of the command need not hear about it.
-  const emitWarning = process.emitWarning;
-  process.emitWarning = (warning, ...rest) => {
-    if (!String(warning).includes('stripTypeScriptTypes')) emitWarning.call(process, warning, ...rest);
-  };
-
-  registerHooks({
-    load(url, context, nextLoad) {
-      if (url.startsWith(packageRoot) && url.endsWith('.ts') && !url.slice(packageRoot.length).includes('node_modules/')) {
-        const source = stripTypeScriptTypes(readFileSync(fileURLToPath(url), 'utf8'));
-        return { format: 'module', source, shortCircuit: true };
-      }
-      return nextLoad(url, context);
-    },
-  });
-}
+stripOwnTypes();
 
 await import('./main.ts');

@@ -16,31 +16,37 @@ export interface ParsedCsv {
   readonly style: CsvStyle;
 }
 
+const QUOTE = 0x22;
+const COMMA = 0x2c;
+const LF = 0x0a;
+const CR = 0x0d;
+
 export function parseCsv(input: string): ParsedCsv {
   const byteOrderMark = input.startsWith('\uFEFF');
   const text = byteOrderMark ? input.slice(1) : input;
+  const length = text.length;
   const records: string[][] = [];
   let record: string[] = [];
   let field = '';
   let position = 0;
   let firstLineEnding: CsvStyle['lineEnding'] | null = null;
   let endedWithNewline = false;
-  while (position < text.length) {
-    const char = text[position];
+  while (position < length) {
+    const char = text.charCodeAt(position);
     endedWithNewline = false;
-    if (char === '"' && field === '') {
+    if (char === QUOTE && field === '') {
       // A quoted field runs to the next lone quote; a doubled quote is one quote character.
       let end = position + 1;
       let quoted = '';
       for (;;) {
         const next = text.indexOf('"', end);
         if (next === -1) {
-          quoted += text.slice(end);
-          end = text.length;
+          quoted += cut(text, end, length);
+          end = length;
           break;
         }
-        quoted += text.slice(end, next);
-        if (text[next + 1] === '"') {
+        quoted += cut(text, end, next);
+        if (text.charCodeAt(next + 1) === QUOTE) {
           quoted += '"';
           end = next + 2;
         } else {
@@ -48,47 +54,66 @@ export function parseCsv(input: string): ParsedCsv {
           break;
         }
       }
-      field += quoted;
-      position = end;
       // Lenient about text between the closing quote and the separator: keep it rather than lose it.
-      while (position < text.length && !isSeparator(text, position)) field += text[position++];
+      const tail = separatorAt(text, end);
+      field += quoted + cut(text, end, tail);
+      position = tail;
       continue;
     }
-    if (char === ',') {
+    if (char === COMMA) {
       record.push(field);
       field = '';
       position++;
       continue;
     }
-    if (char === '\n' || char === '\r') {
-      const ending = char === '\r' && text[position + 1] === '\n' ? '\r\n' : '\n';
-      firstLineEnding ??= ending;
+    if (char === LF || char === CR) {
+      const crlf = char === CR && text.charCodeAt(position + 1) === LF;
+      firstLineEnding ??= crlf ? '\r\n' : '\n';
       record.push(field);
       records.push(record);
       record = [];
       field = '';
-      position += char === '\r' && text[position + 1] === '\n' ? 2 : 1;
+      position += crlf ? 2 : 1;
       endedWithNewline = true;
       continue;
     }
-    field += char;
-    position++;
+    // An unquoted field: everything up to the next separator, a quote inside it included. One
+    // cut, not a string grown a character at a time (which took 10 s for 1M rows).
+    const end = separatorAt(text, position);
+    field += cut(text, position, end);
+    position = end;
   }
-  if (text.length > 0 && !endedWithNewline) {
+  if (length > 0 && !endedWithNewline) {
     record.push(field);
     records.push(record);
   }
   const style: CsvStyle = {
     lineEnding: firstLineEnding ?? DEFAULT_CSV_STYLE.lineEnding,
     byteOrderMark,
-    finalNewline: text.length === 0 ? DEFAULT_CSV_STYLE.finalNewline : endedWithNewline,
+    finalNewline: length === 0 ? DEFAULT_CSV_STYLE.finalNewline : endedWithNewline,
   };
   return { records, style };
 }
 
-function isSeparator(text: string, position: number): boolean {
-  const char = text[position];
-  return char === ',' || char === '\n' || char === '\r';
+/**
+ * `text.slice(start, end)`, without keeping `text` alive. V8 makes a slice of 13 characters or
+ * more a view into the whole text, so one kept field would keep a 47 MB file's text in memory;
+ * a one-character head joined to the rest is a new string, which V8 copies into one piece (and
+ * lets the text go) the first time it is read as a whole (decoding reads every field).
+ */
+function cut(text: string, start: number, end: number): string {
+  return end - start < 13 ? text.slice(start, end) : text[start] + text.slice(start + 1, end);
+}
+
+/** The position of the first separator (comma, line feed, carriage return) from `from`, or the end. */
+function separatorAt(text: string, from: number): number {
+  let position = from;
+  while (position < text.length) {
+    const char = text.charCodeAt(position);
+    if (char === COMMA || char === LF || char === CR) return position;
+    position++;
+  }
+  return position;
 }
 
 export function formatCsv(records: readonly (readonly string[])[], style: CsvStyle): string {

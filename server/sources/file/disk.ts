@@ -128,12 +128,13 @@ function tempFileOwner(name: string): number | undefined {
 }
 
 /** Writes bytes to a fresh temp file beside `path` and fsyncs it; answers its path and identity. */
-export async function writeTempFile(path: string, bytes: Uint8Array, mode = 0o644): Promise<{ temp: string; identity: string }> {
+export async function writeTempFile(path: string, bytes: Uint8Array | readonly Uint8Array[], mode = 0o644): Promise<{ temp: string; identity: string }> {
   const temp = tempPathFor(path);
   const handle = await open(temp, 'wx', mode);
   let identity: string;
   try {
-    await handle.writeFile(bytes);
+    // A file given in pieces (a CSV fold's slices) is written piece by piece, never joined into one buffer.
+    for (const piece of bytes instanceof Uint8Array ? [bytes] : bytes) await handle.writeFile(piece);
     await handle.sync();
     // rename keeps inode, size and mtime (not ctime: commitTempFile gives the identity after it).
     identity = identityOf(await handle.stat());

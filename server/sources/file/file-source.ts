@@ -4,7 +4,8 @@
 //
 // Durability protocol (journal.ts holds the format):
 // 1. A write is acknowledged once its journal line is fsynced. Readers see it from then on.
-// 2. Compaction: encode the workbook to a temp file beside it and fsync it; append
+// 2. Compaction (a fold): encode the workbook to a temp file beside it and fsync it (.xlsx and
+//    .ods: decoded afresh and replayed in a worker, fold.ts; .csv: from the rows, fold-csv.ts); append
 //    `compactedTo: <new fingerprint>` to the journal and fsync; check the file is still the one
 //    we last read; rename the temp file over it and fsync the folder; start a fresh journal whose
 //    base is the new fingerprint (temp + fsync + rename + fsync).
@@ -31,13 +32,16 @@ import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source } from '../source.ts';
 import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
-import { decodeWorkbook, encodeWorkbook, type Decoded } from './codec.ts';
+import { decodeWorkbook, type FileFormat } from './codec.ts';
+import type { CsvStyle } from './csv.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
+import { formatCsvInSteps } from './fold-csv.ts';
+import { runFold, type FoldOptions } from './fold-runner.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
 import { Journal, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
 import { refuseUnstorable, unstorableEntries } from './limits.ts';
-import { bookUsesDate1904 } from './read-cells.ts';
+import { rowsOnly } from './model.ts';
 import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
 
 export interface FileSourceState {
@@ -50,11 +54,19 @@ export interface FileSourceState {
   readonly compactAfterMs: number;
   readonly compactAfterEntries: number;
   readonly log: (message: string) => void;
-  readonly decoded: Decoded;
+  readonly format: FileFormat;
+  /** Why sheetrest cannot write this file back (codec.ts: a package its writer cannot edit), or null. */
+  readonly cannotWrite: string | null;
+  /** Tabs that are not worksheets (a chart sheet), with what they are: writes to them are refused. */
+  readonly readOnlyTabs: ReadonlyMap<string, string>;
+  /** How a CSV file lays out its lines (codec.ts), kept when it is written. */
+  readonly csvStyle: CsvStyle;
   readonly identity: string;
   readonly fingerprint: string;
   /** How the journal opens its files (tests fail the disk through it). */
   readonly journalFiles?: JournalFiles;
+  /** Where folds run (fold-runner.ts): a worker thread by default. */
+  readonly fold?: FoldOptions;
 }
 
 /** A planned write waiting for its group commit. */
@@ -68,7 +80,8 @@ export class FileSource implements Source {
   readonly description: string;
   readonly #config: FileSourceState;
   #writable: boolean;
-  #decoded: Decoded;
+  readonly #format: FileFormat;
+  #csvStyle: CsvStyle;
   #identity: string | null;
   #fingerprint: string;
   #durable: Workbook;
@@ -98,19 +111,26 @@ export class FileSource implements Source {
   #lookedAt = 0;
   /** An outside version that could not be read: its identity and why; the last good one is served meanwhile. */
   #unreadable: { identity: string; why: string } | null = null;
-  /** How long the last encode of the whole workbook took. */
+  /** Why sheetrest cannot write this file back (codec.ts), or null; and the tabs that are not worksheets. */
+  #cannotWrite: string | null;
+  #readOnlyTabs: ReadonlyMap<string, string>;
+  /** How long the last fold took (writes wait for it). */
   #lastCompactionMs = 0;
   /** After a failed compaction, when to try again (close() tries regardless) and what to log. */
   readonly #backoff: CompactionBackoff;
 
-  constructor(config: FileSourceState) {
+  /** `workbook`: the file's rows as decoded (rows only, model.ts), before any journaled write. */
+  constructor(config: FileSourceState, workbook: Workbook) {
     this.#config = config;
     this.description = `file ${config.path}`;
     this.#writable = config.notWritable === null;
-    this.#decoded = config.decoded;
+    this.#format = config.format;
+    this.#cannotWrite = config.cannotWrite;
+    this.#readOnlyTabs = config.readOnlyTabs;
+    this.#csvStyle = config.csvStyle;
     this.#identity = config.identity;
     this.#fingerprint = config.fingerprint;
-    this.#durable = this.#latest = config.decoded.workbook;
+    this.#durable = this.#latest = workbook;
     this.#backoff = new CompactionBackoff(config.compactAfterMs);
     this.#commits = new GroupCommit<Accepted>({
       serial: this.#io,
@@ -168,7 +188,7 @@ export class FileSource implements Source {
       if (this.#entries.length === 0) return;
       // Served read-only by choice or for want of permissions, the journal waits for a run that
       // may write; but a file sheetrest cannot write back will never take those writes.
-      const unfoldable = this.#decoded.cannotWrite;
+      const unfoldable = this.#cannotWrite;
       if (journal === null && unfoldable === null) return;
       const why = unfoldable !== null ? `sheetrest cannot write this file back: ${unfoldable}` : this.#missing ? 'the file is missing' : (this.#backoff.cause ?? 'the file could not be written');
       throw new Error(`${this.#config.path}: ${this.#entries.length} acknowledged write(s) could not be folded into the file (${why}); they stay in ${journal?.path ?? this.#config.journalPath} and the next start replays them`);
@@ -202,23 +222,24 @@ export class FileSource implements Source {
       const pending = matches ? contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore) : contents.entries;
       // An earlier version acknowledged writes the format cannot store (a 40,000-character .xlsx
       // cell): no compaction could ever fold them, so they are set aside instead of retried forever.
-      const unstorable = unstorableEntries(this.#decoded.format, pending);
+      const unstorable = unstorableEntries(this.#format, pending);
       if (unstorable.length > 0) {
-        await this.#setAside(unstorable, `${unstorable.length} journaled write(s) to ${path} hold a cell an .${this.#decoded.format} file cannot store`);
+        await this.#setAside(unstorable, `${unstorable.length} journaled write(s) to ${path} hold a cell an .${this.#format} file cannot store`);
       }
+      // Nothing is written before recovery: #durable is still the file's rows as decoded.
       if (matches && unstorable.length === 0) {
         if (contents.damaged.length > 0) {
           // Writes were lost between these (mod.ts logs which lines): re-check each as on an outside change.
-          await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, pending, false);
+          await this.#adopt(this.#durable, this.#fingerprint, this.#identity, pending, false);
         } else {
-          this.#durable = this.#latest = pending.reduce((workbook, entry) => this.#apply(workbook, entry.plan), this.#durable);
+          this.#durable = this.#latest = pending.reduce((workbook, entry) => apply(workbook, entry.plan), this.#durable);
           this.#entries = pending.slice();
         }
         if (pending.length > 0) log(`sheetrest: recovered ${this.#entries.length} journaled write(s) to ${path}`);
       } else {
         // Re-planning moves the appends that followed a set-aside one up into its place.
         const storable = pending.filter((entry) => !unstorable.includes(entry));
-        await this.#adopt(this.#decoded, this.#fingerprint, this.#identity, storable, false);
+        await this.#adopt(this.#durable, this.#fingerprint, this.#identity, storable, false);
       }
     }
     // Read-only: leave the journal for a run that can write it back.
@@ -235,7 +256,7 @@ export class FileSource implements Source {
   }
 
   async #plan<T>(plan: (workbook: Workbook) => Planned<T>, arrival: number): Promise<{ result: T; durable: Promise<void> }> {
-    if (!this.#writable || this.#decoded.cannotWrite !== null) throw this.#notWritable();
+    if (!this.#writable || this.#cannotWrite !== null) throw this.#notWritable();
     // A look at the file begun after this write arrived already saw any change made before it.
     if (this.#checkedAt <= arrival) await this.#refresh();
     // Planning on the last good version would overwrite the outside one at the next fold.
@@ -246,23 +267,17 @@ export class FileSource implements Source {
     // A write with nothing to write still waits for the writes before it: its answer may show them.
     if (writePlan === null || isEmptyPlan(writePlan)) return { result: planned.result, durable: this.#commits.add({ entry: null, after: before }) };
     // Refused before the journal sees it: a write the file cannot hold would block every compaction.
-    const unstorable = refuseUnstorable(this.#decoded.format, writePlan, planned.workbook);
+    const unstorable = refuseUnstorable(this.#format, writePlan, planned.workbook);
     if (unstorable !== null) throw unstorable;
-    const notSheet = this.#decoded.readOnlyTabs.get(writePlan.tab);
+    const notSheet = this.#readOnlyTabs.get(writePlan.tab);
     if (notSheet !== undefined) throw apiError('write_error', `The tab "${writePlan.tab}" is ${notSheet}, which sheetrest cannot write; nothing was written.`);
     const entry: JournalEntry = { plan: writePlan, expected: expectationOf(before, writePlan) };
-    // The engine already applied the plan (planned.workbook); only the cells' formats are ours to keep.
-    keepCells(before, writePlan, this.#usesDate1904());
+    // The engine already applied the plan (planned.workbook). A .csv row keeps the fields of the
+    // columns the write did not set verbatim (csv-formulas.ts); .xlsx and .ods rows hold no
+    // cells here: the fold keeps their formats (fold.ts).
+    keepCells(before, writePlan, false);
     this.#latest = planned.workbook;
     return { result: planned.result, durable: this.#commits.add({ entry, after: this.#latest }) };
-  }
-
-  #apply(workbook: Workbook, plan: WritePlan, decoded = this.#decoded): Workbook {
-    return applyKeepingCells(decoded.book !== null && bookUsesDate1904(decoded.book))(workbook, plan);
-  }
-
-  #usesDate1904(): boolean {
-    return this.#decoded.book !== null && bookUsesDate1904(this.#decoded.book);
   }
 
   /** The journal append of one group commit; a write is acknowledged once this returns. */
@@ -292,8 +307,8 @@ export class FileSource implements Source {
   #armIdleCompaction(): void {
     clearTimeout(this.#idleTimer);
     if (this.#entries.length === 0 || !Number.isFinite(this.#config.compactAfterMs) || this.#closing !== null) return;
-    // Encoding the workbook holds the event loop (about 1.5 s for 100k rows), so a big workbook
-    // waits for a longer quiet spell: four times its last compaction, at least compactAfterMs.
+    // Writes wait for a fold (seconds for 100k rows; in a worker reads do not), so a big
+    // workbook waits for a longer quiet spell: four times its last fold, at least compactAfterMs.
     // After a failure, not before the backoff has run out.
     const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs, this.#backoff.waitMs(performance.now()));
     this.#idleTimer = setTimeout(() => {
@@ -309,16 +324,22 @@ export class FileSource implements Source {
    * failure only `force` (start, close) tries again before the backoff has run out.
    */
   async #compact(force: boolean): Promise<void> {
-    const { log, path } = this.#config;
+    const { log, path, tabName } = this.#config;
     if (!this.#writable || this.#journal === null || this.#entries.length === 0) return;
     if (!force && this.#backoff.waitMs(performance.now()) > 0) return;
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#adoptIfChanged()) || this.#entries.length === 0 || this.#unreadable !== null) return;
         const started = performance.now();
-        const { bytes, decoded } = encodeWorkbook(this.#durable, this.#decoded, this.#entries.map((entry) => entry.plan));
+        // The fold decodes the file as last read and replays the journal on it: #durable, as the
+        // protocol's recovery would rebuild it, without the event loop waiting (fold-runner.ts).
+        // A CSV file is written from the rows held here, a slice at a time (fold-csv.ts).
+        const job = { path, expected: this.#fingerprint, format: this.#format, tabName, entries: this.#entries };
+        const result = this.#format === 'csv' ? await this.#csvFold() : (await runFold(job, this.#config.fold)).result;
         this.#lastCompactionMs = performance.now() - started;
-        const target = fingerprint(bytes);
+        // Saved over since the last look: the next attempt looks again.
+        if (result.kind === 'changed') continue;
+        const { bytes, fingerprint: target } = result;
         const { temp, identity } = await writeTempFile(path, bytes);
         await this.#journal.markCompaction(target);
         // The last look: a save that landed while we encoded must not be overwritten.
@@ -328,7 +349,6 @@ export class FileSource implements Source {
         }
         const renamed = await commitTempFile(temp, path);
         const folded = { base: this.#fingerprint, produced: target, entries: this.#entries };
-        this.#decoded = decoded;
         this.#identity = renamed ?? identity;
         this.#fingerprint = target;
         this.#entries = [];
@@ -348,6 +368,12 @@ export class FileSource implements Source {
         this.#compactionFailed(describe(error));
       }
     }
+  }
+
+  /** The CSV file of the rows held here, in pieces (fold-csv.ts). */
+  async #csvFold(): Promise<{ kind: 'folded'; bytes: readonly Uint8Array[]; fingerprint: string }> {
+    const { pieces, fingerprint: print } = await formatCsvInSteps(this.#durable.tabs[0]?.rows ?? [], this.#csvStyle);
+    return { kind: 'folded', bytes: pieces, fingerprint: print };
   }
 
   /** A failed compaction: the journal keeps the writes, and the next try waits (backoff.ts). */
@@ -413,9 +439,13 @@ export class FileSource implements Source {
       this.#unreadable = null;
       return true;
     }
-    let decoded: Decoded;
+    let decoded: Workbook;
     try {
-      decoded = decodeWorkbook(bytes, this.#decoded.format, tabName);
+      const { workbook, csvStyle, cannotWrite, readOnlyTabs } = decodeWorkbook(bytes, this.#format, tabName);
+      decoded = rowsOnly(workbook, this.#format);
+      this.#csvStyle = csvStyle;
+      this.#cannotWrite = cannotWrite;
+      this.#readOnlyTabs = readOnlyTabs;
     } catch (error) {
       // Caught half-way through another program's save, or a file that cannot be served (too
       // big, damaged, hostile): reads keep the last good version, writes wait (503) until the
@@ -437,15 +467,14 @@ export class FileSource implements Source {
    * Takes the file's new content, re-applying the journaled writes that still fit, and before
    * them the writes of earlier compactions the new file lacks (a stale copy saved over it).
    */
-  async #adopt(decoded: Decoded, print: string, identity: string | null, entries: readonly JournalEntry[], announce: boolean): Promise<void> {
+  async #adopt(decoded: Workbook, print: string, identity: string | null, entries: readonly JournalEntry[], announce: boolean): Promise<void> {
     const { log, path } = this.#config;
-    const missing = this.#history?.missingFrom(decoded.workbook, print) ?? [];
+    const missing = this.#history?.missingFrom(decoded, print) ?? [];
     const lost = missing.flatMap((compaction) => compaction.entries);
     if (lost.length > 0) {
       log(`sheetrest: ${path} was replaced by a copy lacking ${lost.length} acknowledged write(s) already folded into it; they are applied again where their rows still match`);
     }
-    const { workbook, applied, conflicts } = rebase(decoded.workbook, [...lost, ...entries], (next, plan) => this.#apply(next, plan, decoded));
-    this.#decoded = decoded;
+    const { workbook, applied, conflicts } = rebase(decoded, [...lost, ...entries], apply);
     this.#fingerprint = print;
     this.#identity = identity;
     this.#durable = this.#latest = workbook;
@@ -478,7 +507,7 @@ export class FileSource implements Source {
   #notWritable(): ApiError {
     // Why a file cannot be written back is the file's own business and safe to say; why the disk
     // refuses (paths, the state folder) is only logged.
-    const why = this.#decoded.cannotWrite;
+    const why = this.#cannotWrite;
     if (why !== null) return apiError('write_error', `This spreadsheet is served read-only because sheetrest cannot write this file back (${why}); nothing was written.`);
     return apiError('write_error', 'This spreadsheet is read-only on this server; nothing was written.');
   }
@@ -487,6 +516,9 @@ export class FileSource implements Source {
     return apiError('upstream_unavailable', 'The spreadsheet file is not available right now; try again shortly.', { 'Retry-After': '5' });
   }
 }
+
+/** Applies a plan to the rows held here; a .csv row keeps its verbatim fields (keepCells). */
+const apply: (workbook: Workbook, plan: WritePlan) => Workbook = applyKeepingCells(false);
 
 /** The longest a read goes without looking at the file when no watcher event says it changed. */
 export const LOOK_EVERY_MS = 100;

@@ -6,9 +6,13 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Source } from '../source.ts';
-import { csvTabName, decodeWorkbook, formatOfPath, type Decoded } from './codec.ts';
+import type { Workbook } from '../../../lib/workbook.ts';
+import { csvTabName, decodeWorkbook, formatOfPath } from './codec.ts';
+import type { CsvStyle } from './csv.ts';
 import { errorCode, fileIdentity, fingerprint, removeStaleTempFiles, whyNotWritable } from './disk.ts';
 import { FileSource } from './file-source.ts';
+import type { FoldOptions } from './fold-runner.ts';
+import { rowsOnly } from './model.ts';
 import { readJournal, type JournalContents, type JournalFiles } from './journal.ts';
 
 export { FileSource } from './file-source.ts';
@@ -29,6 +33,8 @@ export interface FileSourceOptions {
   readonly log?: (message: string) => void;
   /** How the journal opens its files; for tests that fail the disk. */
   readonly journalFiles?: JournalFiles;
+  /** Where folds run; a worker thread by default (fold-runner.ts). */
+  readonly fold?: FoldOptions;
 }
 
 export const DEFAULT_COMPACT_AFTER_MS = 200;
@@ -45,17 +51,24 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     throw new Error(`${options.path}: ${readProblem(error)}`);
   });
   const tabName = csvTabName(path);
-  let decoded: Decoded;
+  const print = fingerprint(bytes);
+  // The server keeps the rows only (model.ts); what writing the file back needs, each fold decodes afresh.
+  let workbook: Workbook;
+  let csvStyle: CsvStyle;
+  let cannotWrite: string | null;
+  let readOnlyTabs: ReadonlyMap<string, string>;
   try {
-    decoded = decodeWorkbook(bytes, format, tabName);
+    const decoded = decodeWorkbook(bytes, format, tabName);
+    workbook = rowsOnly(decoded.workbook, format);
+    ({ csvStyle, cannotWrite, readOnlyTabs } = decoded);
   } catch (error) {
     throw new Error(`${options.path}: not a readable .${format} file (${error instanceof Error ? error.message : String(error)})`);
   }
   const notWritable =
     options.readOnly === true
       ? 'the connection is read-only'
-      : decoded.cannotWrite !== null
-        ? `sheetrest cannot write this file back (${decoded.cannotWrite})`
+      : cannotWrite !== null
+        ? `sheetrest cannot write this file back (${cannotWrite})`
         : await whyNotWritable(path, stateDir);
   if (notWritable !== null && options.readOnly !== true) log(`sheetrest: serving ${path} read-only: ${notWritable}`);
   // One journal per workbook: the path's hash keeps two `demo.xlsx` in different folders apart.
@@ -74,7 +87,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     );
   }
   if (notWritable === null) await removeStaleTempFiles(path);
-  const source = new FileSource({
+  const state = {
     path,
     stateDir,
     journalPath,
@@ -83,11 +96,16 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     compactAfterMs: options.compactAfterMs ?? DEFAULT_COMPACT_AFTER_MS,
     compactAfterEntries: options.compactAfterEntries ?? DEFAULT_COMPACT_AFTER_ENTRIES,
     log,
-    decoded,
+    format,
+    cannotWrite,
+    readOnlyTabs,
+    csvStyle,
     identity: identity ?? '',
-    fingerprint: fingerprint(bytes),
+    fingerprint: print,
     ...(options.journalFiles === undefined ? {} : { journalFiles: options.journalFiles }),
-  });
+    ...(options.fold === undefined ? {} : { fold: options.fold }),
+  };
+  const source = new FileSource(state, workbook);
   await source.recover(journal);
   return source;
 }

@@ -1,0 +1,75 @@
+// Runs a fold (fold.ts) off the event loop: a fold of a big file starts a worker thread
+// (node:worker_threads, which Node, Deno and Bun all provide), hands it the job and waits for the
+// new file's bytes, so reads keep being answered while a 100k-row workbook is encoded. The worker
+// ends with its fold, and with it the memory the decoded workbook took. A small file (under
+// INLINE_BELOW_BYTES) folds on the main thread: that takes less than starting a worker. Where no
+// worker starts (a worker that cannot load its modules), the fold runs on the main thread too.
+import { readFile, stat } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
+import { foldFile, type FoldJob, type FoldResult } from './fold.ts';
+
+const WORKER_MODULE = new URL('./fold-worker.js', import.meta.url);
+
+export interface FoldOutcome {
+  readonly result: FoldResult;
+  /** Where the fold ran: a small file's on the main thread, and any when no worker started. */
+  readonly ranIn: 'worker' | 'main thread';
+}
+
+/**
+ * Files smaller than this fold on the main thread: a few hundred rows, whose fold takes a few
+ * milliseconds, less than a worker takes to start and load SheetJS (docs/benchmarks.md, "Big
+ * files": already at 1,000 rows x 10, 155 KiB, a fold on the main thread held it for hundreds
+ * of milliseconds on a busy machine).
+ */
+export const INLINE_BELOW_BYTES = 64 * 1024;
+
+export interface FoldOptions {
+  /** Files smaller than this fold on the main thread (default INLINE_BELOW_BYTES; 0: always a worker, Infinity: never). */
+  readonly inlineBelowBytes?: number;
+  /** The worker module (tests give one that cannot start). */
+  readonly workerModule?: URL;
+}
+
+/** Folds, in a worker when one starts; rejects with the fold's Error when the file cannot be written. */
+export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<FoldOutcome> {
+  const inlineBelow = options.inlineBelowBytes ?? INLINE_BELOW_BYTES;
+  // A file that cannot be looked at is the fold's to report: let the worker try.
+  const size = inlineBelow > 0 ? await stat(job.path).then((stats) => stats.size, () => Infinity) : Infinity;
+  if (size >= inlineBelow) {
+    const result = await foldInWorker(job, options.workerModule ?? WORKER_MODULE);
+    if (result !== null) return { result, ranIn: 'worker' };
+  }
+  return { result: foldFile(job, await readFile(job.path)), ranIn: 'main thread' };
+}
+
+type WorkerMessage = FoldResult | { readonly kind: 'started' } | { readonly kind: 'error'; readonly message: string };
+
+/** The worker's result; null when the worker did not start (the caller folds inline). */
+function foldInWorker(job: FoldJob, module: URL): Promise<FoldResult | null> {
+  return new Promise((resolve, reject) => {
+    let worker: Worker;
+    try {
+      worker = new Worker(module, { workerData: job });
+    } catch {
+      resolve(null);
+      return;
+    }
+    let started = false;
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      outcome();
+      void worker.terminate();
+    };
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.kind === 'started') started = true;
+      else if (message.kind === 'error') settle(() => reject(new Error(message.message)));
+      else settle(() => resolve(message));
+    });
+    // A worker that fails once started (out of memory) fails the fold: folding inline would fail the server.
+    worker.on('error', (error: Error) => settle(() => (started ? reject(error) : resolve(null))));
+    worker.on('exit', (code: number) => settle(() => (started ? reject(new Error(`the fold's worker stopped (exit code ${code})`)) : resolve(null))));
+  });
+}

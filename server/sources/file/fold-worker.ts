@@ -1,0 +1,27 @@
+// The fold in a worker thread (fold-runner.ts starts it through fold-worker.js): reads the file named in the job it is
+// given as workerData, folds the journaled writes into it (fold.ts) and posts back the new bytes.
+// It first posts `started`, once its modules are loaded: a worker that never says so could not
+// start, and the runner folds on the main thread instead.
+import { readFileSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { foldFile, type FoldJob } from './fold.ts';
+
+const port = parentPort;
+if (port !== null) {
+  // Listening keeps the worker alive until the runner ends it, so its answer is never outrun by its exit.
+  port.on('message', () => undefined);
+  port.postMessage({ kind: 'started' });
+  try {
+    const job = workerData as FoldJob;
+    const result = foldFile(job, readFileSync(job.path));
+    if (result.kind === 'folded') {
+      // Handed over, not copied: a buffer of exactly these bytes can move to the main thread.
+      const bytes = result.bytes.byteOffset === 0 && result.bytes.byteLength === result.bytes.buffer.byteLength ? result.bytes : result.bytes.slice();
+      port.postMessage({ ...result, bytes }, [bytes.buffer as ArrayBuffer]);
+    } else {
+      port.postMessage(result);
+    }
+  } catch (error) {
+    port.postMessage({ kind: 'error', message: error instanceof Error ? error.message : String(error) });
+  }
+}

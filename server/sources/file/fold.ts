@@ -1,0 +1,46 @@
+// Folding the journal into the workbook file, as one job: the file's bytes as last read and the
+// journaled writes in -> the new file's bytes out. The job decodes the file afresh, applies the
+// writes and encodes (codec.ts): the server itself keeps only the rows (model.ts), not what
+// writing the file back needs (SheetJS's parsed book, each row's source cells). The same
+// function runs in a worker thread (fold-worker.ts, started by fold-runner.ts), so a 100k-row
+// workbook is encoded without holding the server's event loop, or here when no worker starts.
+import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { Workbook } from '../../../lib/workbook.ts';
+import { decodeWorkbook, encodeWorkbook, type FileFormat } from './codec.ts';
+import { fingerprint } from './disk.ts';
+import type { JournalEntry } from './journal.ts';
+import { bookUsesDate1904 } from './read-cells.ts';
+import { applyKeepingCells } from './rebase.ts';
+
+export interface FoldJob {
+  /** The workbook file, read by whoever runs the job (a worker reads it itself: nothing big is copied between threads). */
+  readonly path: string;
+  /** The fingerprint of the file the entries were planned on: other bytes mean it changed meanwhile. */
+  readonly expected: string;
+  readonly format: FileFormat;
+  /** The name a CSV file's one tab goes by. */
+  readonly tabName: string;
+  /** The acknowledged writes, in journal order, each applied as the server applied it. */
+  readonly entries: readonly JournalEntry[];
+}
+
+export type FoldResult =
+  | { readonly kind: 'folded'; readonly bytes: Uint8Array; readonly fingerprint: string }
+  /** The bytes are not the file the entries were planned on: look at the file again. */
+  | { readonly kind: 'changed' };
+
+/** The whole fold of `bytes`, the file read now; throws an Error when they cannot be decoded or written (the journal keeps the writes). */
+export function foldFile(job: FoldJob, bytes: Uint8Array): FoldResult {
+  if (fingerprint(bytes) !== job.expected) return { kind: 'changed' };
+  const decoded = decodeWorkbook(bytes, job.format, job.tabName);
+  const plans = job.entries.map((entry) => entry.plan);
+  const workbook = replay(decoded.workbook, plans, decoded.book !== null && bookUsesDate1904(decoded.book));
+  const encoded = encodeWorkbook(workbook, decoded, plans).bytes;
+  return { kind: 'folded', bytes: encoded, fingerprint: fingerprint(encoded) };
+}
+
+/** The writes applied in order, each replaced row keeping the source cells of the columns it did not set. */
+function replay(base: Workbook, plans: readonly WritePlan[], date1904: boolean): Workbook {
+  const apply = applyKeepingCells(date1904);
+  return plans.reduce((workbook, plan) => apply(workbook, plan), base);
+}
