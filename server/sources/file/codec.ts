@@ -68,7 +68,7 @@ export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: s
     return { format, workbook: { tabs }, book, csvStyle: DEFAULT_CSV_STYLE, decodedRows: new Map(tabs.map((tab) => [tab.name, tab.rows])), ...WRITABLE, ods };
   }
   refuseOversizedParts(bytes);
-  const book = readBook(bytes, format);
+  const book = readBook(bytes);
   if (book.SheetNames.length === 0) throw new Error('the workbook has no sheets');
   const tabs = tabsOfBook(book);
   const decodedRows = new Map(tabs.map((tab) => [tab.name, tab.rows]));

@@ -2,12 +2,11 @@
 // and value 1234.5; a `yyyy-mm-dd` cell holding 45352 as `2024-03-01` and `{ iso: '2024-03-01' }`.
 // Each row remembers the cells it came from (`sourceCells`) so a row written back unchanged
 // keeps its number formats, formulas and anything else SheetJS read.
-import { Buffer } from 'node:buffer';
 import * as XLSX from '@e965/xlsx';
 import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
 import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../lib/workbook.ts';
 import { daysToDuration, formatIsDuration, formatIsTimeOnly, serialToIso } from './dates.ts';
-import { ENCRYPTED, isMacroEnabled, mendXlsxPackage, odsIsEncrypted, type ZipContainer } from './xlsx-package.ts';
+import { isMacroEnabled, mendXlsxPackage, type ZipContainer } from './xlsx-package.ts';
 
 export type Cells = readonly (CellObject | undefined)[];
 
@@ -20,37 +19,15 @@ const UNIX_EPOCH_SERIAL = 25_569;
 // cellDates off: dates arrive as serials and we convert them ourselves, free of time zones.
 const READ_OPTIONS = { dense: true, cellDates: false, cellNF: true, cellFormula: true, cellText: true, cellHTML: false } as const;
 
-export function readBook(bytes: Uint8Array, format: 'xlsx' | 'ods' = 'xlsx'): WorkBook {
+/** SheetJS's reading of an .xlsx (or .xlsm) package, mended first (xlsx-package.ts); .ods is read by ods-read.ts. */
+export function readBook(bytes: Uint8Array): WorkBook {
   const zip: ZipContainer = XLSX.CFB.read(bytes, { type: 'array' });
-  if (format === 'ods') {
-    if (odsIsEncrypted(zip)) throw new Error(ENCRYPTED);
-    keepLiteralEscapes(zip);
-  } else {
-    mendXlsxPackage(zip);
-  }
+  mendXlsxPackage(zip);
   // bookVBA: an .xlsm file's macros are kept (as bytes, never run) to be written back.
   const book = (XLSX as unknown as { parse_zip(zip: ZipContainer, options: object): WorkBook }).parse_zip(zip, { type: 'array', bookVBA: true, ...READ_OPTIONS });
-  if (format === 'xlsx' && isMacroEnabled(zip)) book.bookType = 'xlsm';
+  if (isMacroEnabled(zip)) book.bookType = 'xlsm';
   return book;
 }
-
-/**
- * SheetJS decodes `_xHHHH_` in .ods text as if it were .xlsx, where that is an escape; in an
- * OpenDocument file it is just text (`_x0042_` typed in LibreOffice). Escaping its underscore
- * first makes SheetJS give it back as written. Control characters (`_x000d_`) are left alone:
- * that is how SheetJS's own writer stores them in .ods, and they must still decode.
- */
-function keepLiteralEscapes(zip: ZipContainer): void {
-  const entry: { content?: Uint8Array } | null = XLSX.CFB.find(zip, 'content.xml');
-  if (entry === null || entry.content === undefined) return;
-  // UTF-8 never uses ASCII bytes inside a multi-byte character: latin1 keeps every byte as it is.
-  const text = Buffer.from(entry.content).toString('latin1');
-  if (!LITERAL_ESCAPE.test(text)) return;
-  entry.content = Buffer.from(text.replace(LITERAL_ESCAPE, '_x005F_'), 'latin1');
-}
-
-/** The underscore of `_xHHHH_` whose code is not a control character SheetJS escapes itself. */
-const LITERAL_ESCAPE = /_(?=x(?!000[0-8b-fB-F]_|001[0-9a-fA-F]_|[fF]{3}[eEfF]_)[0-9a-fA-F]{4}_)/g;
 
 export function bookUsesDate1904(book: WorkBook): boolean {
   return Boolean(book.Workbook?.WBProps?.date1904);

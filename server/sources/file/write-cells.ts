@@ -2,11 +2,10 @@
 // (or from an earlier write) keeps the very cells it was read from; a row the engine built gets
 // cells from its values: 42 -> a number cell, true -> a boolean cell, `{ iso: '2024-03-01' }` ->
 // a date serial with a date format, `=A2*2` in `formula` -> a formula cell.
-import * as XLSX from '@e965/xlsx';
-import type { CellObject, WorkSheet } from '@e965/xlsx';
+import type { CellObject } from '@e965/xlsx';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
-import { DATE_FORMAT, DATE_TIME_FORMAT, TIME_FORMAT, formatIsTimeOnly, isoHasTime, isoIsTimeOnly, isoToSerial, serialToIso } from './dates.ts';
-import { formatValue, isDateFormat, sourceCells, type Cells } from './read-cells.ts';
+import { DATE_FORMAT, DATE_TIME_FORMAT, TIME_FORMAT, isoHasTime, isoIsTimeOnly, isoToSerial } from './dates.ts';
+import { formatValue, sourceCells, type Cells } from './read-cells.ts';
 
 /** The cells a row is written as: its source cells when it has them, else cells built from its values. */
 export function cellsOfRow(row: SheetRow, date1904: boolean): Cells {
@@ -60,52 +59,3 @@ export function sameValue(a: TypedValue, b: TypedValue): boolean {
   if (typeof a === 'object' && a !== null) return typeof b === 'object' && b !== null && a.iso === b.iso;
   return a === b;
 }
-
-/** A worksheet holding `rows`, with the sheet-level settings (column widths, merges) of `previous`. */
-export function buildSheet(rows: readonly SheetRow[], previous: WorkSheet | undefined, date1904: boolean): WorkSheet {
-  const data: CellObject[][] = [];
-  let lastColumn = 0;
-  let lastRow = 0;
-  rows.forEach((row, r) => {
-    const cells = cellsOfRow(row, date1904);
-    data.push(cells as CellObject[]);
-    for (let c = cells.length - 1; c >= 0; c--) {
-      if (cells[c] !== undefined && cells[c] !== null) {
-        lastColumn = Math.max(lastColumn, c);
-        lastRow = r;
-        break;
-      }
-    }
-  });
-  const sheet: WorkSheet = {};
-  // Row settings are left behind: after removed rows they would sit on the wrong rows.
-  for (const [key, setting] of Object.entries(previous ?? {})) {
-    if (key.startsWith('!') && key !== '!data' && key !== '!ref' && key !== '!rows') (sheet as Record<string, unknown>)[key] = setting;
-  }
-  sheet['!data'] = data;
-  sheet['!ref'] = XLSX.utils.encode_range({ s: { r: 0, c: 0 }, e: { r: Math.max(lastRow, rows.length - 1, 0), c: lastColumn } });
-  return sheet;
-}
-
-/**
- * What SheetJS's ODS writer would get wrong, as text instead: error cells (it drops them), and
- * dates before 1900-03-01 (it writes Excel's serial as a plain number, which LibreOffice counts
- * from 1899-12-30 without Excel's fictional 1900-02-29: one day off).
- */
-export function odsSafeSheet(sheet: WorkSheet): WorkSheet {
-  const data: (CellObject | undefined)[][] | undefined = sheet['!data'];
-  if (data === undefined || !data.some((cells) => cells?.some((cell) => cell !== undefined && odsSafeCell(cell) !== cell))) return sheet;
-  const copy = data.map((cells) => cells?.map((cell) => (cell === undefined ? cell : odsSafeCell(cell))));
-  return { ...sheet, '!data': copy as CellObject[][] };
-}
-
-function odsSafeCell(cell: CellObject): CellObject {
-  if (cell?.t === 'e') return { t: 's', v: cell.w ?? '#N/A', w: cell.w };
-  if (cell?.t !== 'n' || typeof cell.v !== 'number' || cell.v >= FIRST_TRUE_SERIAL || typeof cell.z !== 'string') return cell;
-  if (!isDateFormat(cell.z) || formatIsTimeOnly(cell.z)) return cell;
-  const iso = serialToIso(cell.v, false);
-  return { t: 's', v: iso, w: iso };
-}
-
-/** Excel's serial of 1900-03-01: from here on its days and LibreOffice's agree. */
-const FIRST_TRUE_SERIAL = 61;

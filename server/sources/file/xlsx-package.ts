@@ -40,12 +40,6 @@ function startsWith(bytes: Uint8Array, signature: readonly number[]): boolean {
   return signature.every((byte, i) => bytes[i] === byte);
 }
 
-/** Whether an OpenDocument package is encrypted: its manifest then describes how (`<manifest:encryption-data>`). */
-export function odsIsEncrypted(zip: ZipContainer): boolean {
-  const manifest: { content?: Uint8Array } | null = XLSX.CFB.find(zip, '/META-INF/manifest.xml');
-  return manifest?.content !== undefined && Buffer.from(manifest.content).includes('encryption-data');
-}
-
 /** Whether an .xlsx package's workbook is macro-enabled (an .xlsm file), to be written back as one. */
 export function isMacroEnabled(zip: ZipContainer): boolean {
   const types: { content?: Uint8Array } | null = XLSX.CFB.find(zip, '/[Content_Types].xml');
