@@ -196,17 +196,15 @@ export function createApp(options: AppOptions): App {
   };
 }
 
-/** A request line's fields; the path is masked (no query string, no filter value). */
-function requestFields(method: string, url: string, status: number, ms: number): Record<string, unknown> {
+/** A request line's fields, as JSON text; the path is masked (no query string, no filter value). */
+function requestFields(method: string, url: string, status: number, ms: number): string {
   const segments = pathOf(url).split('/');
   const onSheet = segments[1] === 'sheets' && segments.length > 2;
-  return {
-    method,
-    path: onSheet ? withoutFilterValue(segments) : segments.join('/'),
-    status,
-    ms,
-    connection: onSheet ? safeDecode(segments[2]) : undefined,
-  };
+  // The JSON of {method, path, status, ms, connection}, written out: JSON.stringify of an object
+  // cost Bun about a tenth of a small answer's throughput at the default level.
+  const path = JSON.stringify(onSheet ? withoutFilterValue(segments) : segments.join('/'));
+  const connection = onSheet ? `,"connection":${JSON.stringify(safeDecode(segments[2]))}` : '';
+  return `{"method":${JSON.stringify(method)},"path":${path},"status":${status},"ms":${ms}${connection}}`;
 }
 
 /** The path of a URL, without its query string (which may hold search values: never logged). */

@@ -13,8 +13,11 @@ import { setImmediate } from 'node:timers';
 export const LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type Level = (typeof LEVELS)[number];
 
-/** A line's fields, or a function that gives them, called only when the line is written. */
-export type Fields = Record<string, unknown> | (() => Record<string, unknown>);
+/**
+ * A line's fields, or a function called only when the line is written that gives them, or gives
+ * their JSON text (`{"a":1}`) for a line on every request's path, built without an object.
+ */
+export type Fields = Record<string, unknown> | (() => Record<string, unknown> | string);
 
 export interface Logger {
   /** Whether lines at this level are written, so a caller can skip building them. */
@@ -85,7 +88,7 @@ export function createLogger(level: Level, write: ((line: string) => void) | Log
  */
 function formatLine(time: number, level: string, message: string, fields: Fields | undefined): string {
   const values = typeof fields === 'function' ? fields() : fields;
-  const rest = values === undefined ? '{}' : JSON.stringify(values);
+  const rest = values === undefined ? '{}' : typeof values === 'string' ? values : JSON.stringify(values);
   return `{"time":"${isoAt(time)}","level":"${level}","message":${JSON.stringify(message)}${rest.length === 2 ? '}' : `,${rest.slice(1)}`}`;
 }
 

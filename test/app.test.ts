@@ -287,6 +287,24 @@ test('the logged path keeps a filter\'s column, not its value', async (t) => {
   }
 });
 
+test('a request line is the JSON of its fields, whatever the path holds', async (t) => {
+  const { call, lines } = await appWith(t);
+  const cases: [string, Record<string, unknown>][] = [
+    ['/sheets/de%22mo%5C/Name/x', { path: '/sheets/de%22mo%5C/Name/…', status: 404, connection: 'de"mo\\' }],
+    ['/sheets/d%C3%A9mo', { path: '/sheets/d%C3%A9mo', status: 404, connection: 'démo' }],
+    ['/sheets/%E0%A4%A', { path: '/sheets/%E0%A4%A', status: 404, connection: '%E0%A4%A' }],
+    ['/nowhere', { path: '/nowhere', status: 404 }],
+  ];
+  for (const [path, expected] of cases) {
+    await t.test(path, async () => {
+      await (await call(path)).body?.cancel();
+      const line = JSON.parse(lines.at(-1)!) as Record<string, unknown>;
+      const { time, ms } = line;
+      assert.equal(lines.at(-1), JSON.stringify({ time, level: 'info', message: 'request', method: 'GET', path: expected.path, status: expected.status, ms, connection: expected.connection }));
+    });
+  }
+});
+
 /** What a listener hands the app, with any Host and Origin (a Web Request would drop or fix them). */
 function incoming(path: string, headers: Record<string, string> = {}, method = 'GET', body: ReadableStream<Uint8Array> | null = null) {
   const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
