@@ -18,7 +18,7 @@ import { runFold } from '../server/sources/file/fold-runner.ts';
 import type { JournalEntry } from '../server/sources/file/journal.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
 import { rowsOnly } from '../server/sources/file/model.ts';
-import { sourceCells } from '../server/sources/file/read-cells.ts';
+import { sourceCells } from '../server/sources/file/write-cells.ts';
 import { applyKeepingCells, expectationOf } from '../server/sources/file/rebase.ts';
 import { bookBytes, bookOf, csvOf, tempFolder } from './file-source-helpers.ts';
 
@@ -135,16 +135,21 @@ test('a file that is not the one the journal was planned on is not folded', asyn
   }
 });
 
-test('the rows the server keeps hold no SheetJS cells, and read the same', async () => {
+test('the rows the server keeps hold no source cells, and read the same', async (t) => {
   const folder = await tempFolder();
   try {
-    const bytes = await readFile(await fileOf(folder.dir, 'xlsx'));
-    const decoded = decodeWorkbook(bytes, 'xlsx', 'book').workbook;
-    const kept = rowsOnly(decoded, 'xlsx');
-    assert.ok(decoded.tabs[0].rows.every((row) => sourceCells.has(row)), 'the decoder gives each row its cells');
-    assert.ok(kept.tabs[0].rows.every((row) => !sourceCells.has(row)));
-    for (const url of ['/sheets/x', '/sheets/x?_raw=1', '/sheets/x/City/oslo']) {
-      assert.equal(handle(kept, { method: 'GET', url }).body, handle(decoded, { method: 'GET', url }).body, url);
+    for (const format of ['xlsx', 'ods'] as const) {
+      await t.test(format, async () => {
+        const decoded = decodeWorkbook(await readFile(await fileOf(folder.dir, format)), format, 'book').workbook;
+        const kept = rowsOnly(decoded, format);
+        // An .ods row carries its cells' XML for the in-place writer; an .xlsx row carries nothing
+        // (its writer reads the sheet's XML itself).
+        assert.ok(decoded.tabs[0].rows.every((row) => sourceCells.has(row) === (format === 'ods')), 'the decoder gives each .ods row its cells');
+        assert.ok(kept.tabs[0].rows.every((row) => !sourceCells.has(row)));
+        for (const url of ['/sheets/x', '/sheets/x?_raw=1', '/sheets/x/City/oslo']) {
+          assert.equal(handle(kept, { method: 'GET', url }).body, handle(decoded, { method: 'GET', url }).body, url);
+        }
+      });
     }
   } finally {
     await folder.cleanup();
@@ -189,7 +194,7 @@ test('csv: the fold a slice at a time writes the bytes encodeWorkbook writes', a
         const result = handle(workbook, { ...write, url: write.url.replace('Age', 'Note'), headers: { 'Content-Type': 'application/json' } });
         if (result.plan === null) continue;
         plans.push(result.plan);
-        workbook = applyKeepingCells(false)(workbook, result.plan);
+        workbook = applyKeepingCells(workbook, result.plan);
       }
       const expected = encodeWorkbook(workbook, decoded, plans).bytes;
       for (const step of [1, 2, 10_000]) {

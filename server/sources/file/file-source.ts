@@ -232,7 +232,7 @@ export class FileSource implements Source {
           // Writes were lost between these (mod.ts logs which lines): re-check each as on an outside change.
           await this.#adopt(this.#durable, this.#fingerprint, this.#identity, pending, false);
         } else {
-          this.#durable = this.#latest = pending.reduce((workbook, entry) => apply(workbook, entry.plan), this.#durable);
+          this.#durable = this.#latest = pending.reduce((workbook, entry) => applyKeepingCells(workbook, entry.plan), this.#durable);
           this.#entries = pending.slice();
         }
         if (pending.length > 0) log(`sheetrest: recovered ${this.#entries.length} journaled write(s) to ${path}`);
@@ -275,7 +275,7 @@ export class FileSource implements Source {
     // The engine already applied the plan (planned.workbook). A .csv row keeps the fields of the
     // columns the write did not set verbatim (csv-formulas.ts); .xlsx and .ods rows hold no
     // cells here: the fold keeps their formats (fold.ts).
-    keepCells(before, writePlan, false);
+    keepCells(before, writePlan);
     this.#latest = planned.workbook;
     return { result: planned.result, durable: this.#commits.add({ entry, after: this.#latest }) };
   }
@@ -474,7 +474,7 @@ export class FileSource implements Source {
     if (lost.length > 0) {
       log(`sheetrest: ${path} was replaced by a copy lacking ${lost.length} acknowledged write(s) already folded into it; they are applied again where their rows still match`);
     }
-    const { workbook, applied, conflicts } = rebase(decoded, [...lost, ...entries], apply);
+    const { workbook, applied, conflicts } = rebase(decoded, [...lost, ...entries], applyKeepingCells);
     this.#fingerprint = print;
     this.#identity = identity;
     this.#durable = this.#latest = workbook;
@@ -518,7 +518,6 @@ export class FileSource implements Source {
 }
 
 /** Applies a plan to the rows held here; a .csv row keeps its verbatim fields (keepCells). */
-const apply: (workbook: Workbook, plan: WritePlan) => Workbook = applyKeepingCells(false);
 
 /** The longest a read goes without looking at the file when no watcher event says it changed. */
 export const LOOK_EVERY_MS = 100;

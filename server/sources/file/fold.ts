@@ -4,12 +4,9 @@
 // writing the file back needs (SheetJS's parsed book, each row's source cells). The same
 // function runs in a worker thread (fold-worker.ts, started by fold-runner.ts), so a 100k-row
 // workbook is encoded without holding the server's event loop, or here when no worker starts.
-import type { WritePlan } from '../../../lib/apply-plan.ts';
-import type { Workbook } from '../../../lib/workbook.ts';
 import { decodeWorkbook, encodeWorkbook, type FileFormat } from './codec.ts';
 import { fingerprint } from './disk.ts';
 import type { JournalEntry } from './journal.ts';
-import { bookUsesDate1904 } from './read-cells.ts';
 import { applyKeepingCells } from './rebase.ts';
 
 export interface FoldJob {
@@ -34,13 +31,8 @@ export function foldFile(job: FoldJob, bytes: Uint8Array): FoldResult {
   if (fingerprint(bytes) !== job.expected) return { kind: 'changed' };
   const decoded = decodeWorkbook(bytes, job.format, job.tabName);
   const plans = job.entries.map((entry) => entry.plan);
-  const workbook = replay(decoded.workbook, plans, decoded.book !== null && bookUsesDate1904(decoded.book));
+  // Each replaced row keeps the source cells of the columns it did not set (write-cells.ts).
+  const workbook = plans.reduce(applyKeepingCells, decoded.workbook);
   const encoded = encodeWorkbook(workbook, decoded, plans).bytes;
   return { kind: 'folded', bytes: encoded, fingerprint: fingerprint(encoded) };
-}
-
-/** The writes applied in order, each replaced row keeping the source cells of the columns it did not set. */
-function replay(base: Workbook, plans: readonly WritePlan[], date1904: boolean): Workbook {
-  const apply = applyKeepingCells(date1904);
-  return plans.reduce((workbook, plan) => apply(workbook, plan), base);
 }

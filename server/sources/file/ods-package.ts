@@ -7,7 +7,7 @@ import { LOAD_LIMITS } from './limits.ts';
 import { cellAttributes, cellRunOf, markRow, readOdsContent, readRowXml, resizedRun, rowRuns, type CellRun, type OdsContent, type OdsTable, type RowRun } from './ods-read.ts';
 import { buildCell, emptyCell, lendable, type CellInfo } from './ods-cell-write.ts';
 import { escapeXml, type StyleKinds } from './ods-xml.ts';
-import { sourceCells } from './read-cells.ts';
+import { sourceCells } from './write-cells.ts';
 import { readZip, replacedEntry, unpackEntry, writeZip, type ZipEntry } from './zip.ts';
 
 export interface OdsPackage {

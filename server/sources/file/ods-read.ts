@@ -9,7 +9,7 @@ import type { CellObject } from '@e965/xlsx';
 import type { SheetRow, Tab, TypedValue } from '../../../lib/workbook.ts';
 import { createInterner, type Interner } from '../../../lib/workbook.ts';
 import { LOAD_LIMITS } from './limits.ts';
-import { sourceCells } from './read-cells.ts';
+import { sourceCells } from './write-cells.ts';
 import { cellValue, decodeControls, readCellText, shownValue } from './ods-cell-read.ts';
 import { attributesOf, repeatOf, styleKinds, TAG, type StyleKinds } from './ods-xml.ts';
 

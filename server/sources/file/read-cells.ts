@@ -1,7 +1,5 @@
 // SheetJS cells -> sheetrest rows: a `$#,##0.00` cell holding 1234.5 reads as text `$1,234.50`
 // and value 1234.5; a `yyyy-mm-dd` cell holding 45352 as `2024-03-01` and `{ iso: '2024-03-01' }`.
-// Each row remembers the cells it came from (`sourceCells`) so a row written back unchanged
-// keeps its number formats, formulas and anything else SheetJS read.
 import * as XLSX from '@e965/xlsx';
 import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
 import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../lib/workbook.ts';
@@ -10,8 +8,6 @@ import { isMacroEnabled, mendXlsxPackage, type ZipContainer } from './xlsx-packa
 
 export type Cells = readonly (CellObject | undefined)[];
 
-/** The cells each decoded (or written) row stands for; rows built by the engine have none. */
-export const sourceCells = new WeakMap<SheetRow, Cells>();
 
 const MS_PER_DAY = 86_400_000;
 const UNIX_EPOCH_SERIAL = 25_569;
@@ -74,9 +70,7 @@ export function rowOfCells(cells: Cells, date1904: boolean, interner: Interner =
   while (end > 0 && text[end - 1] === '' && value[end - 1] === null) end--;
   text.length = end;
   value.length = end;
-  const row: SheetRow = { text, value };
-  sourceCells.set(row, cells);
-  return row;
+  return { text, value };
 }
 
 /** The displayed text and the typed value of one cell. */

@@ -73,21 +73,19 @@ export function rebase(base: Workbook, entries: readonly JournalEntry[], apply: 
 }
 
 /** `applyPlan`, remembering which cells of a replaced row kept their source cell (format, formula). */
-export function applyKeepingCells(date1904: boolean): (workbook: Workbook, plan: WritePlan) => Workbook {
-  return (workbook, plan) => {
-    keepCells(workbook, plan, date1904);
-    return applyPlan(workbook, plan);
-  };
+export function applyKeepingCells(workbook: Workbook, plan: WritePlan): Workbook {
+  keepCells(workbook, plan);
+  return applyPlan(workbook, plan);
 }
 
 /** Remembers, for each row a plan replaces, which cells kept their source cell (format, formula) or CSV field. */
-export function keepCells(workbook: Workbook, plan: WritePlan, date1904: boolean): void {
+export function keepCells(workbook: Workbook, plan: WritePlan): void {
   const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
   if (tab === undefined) return;
   for (const replaced of plan.replaced) {
     const before = tab.rows[gridRowOf(tab, replaced.index)];
     if (before === undefined) continue;
-    rememberReplacedCells(before, replaced.row, replaced.columns, date1904);
+    rememberReplacedCells(before, replaced.row, replaced.columns);
     keepVerbatim(before, replaced.row, replaced.columns);
   }
 }
