@@ -26,8 +26,12 @@ export const ERRORS = {
   method_not_allowed: 405,
   /** The body did not arrive within the request timeout. */
   request_timeout: 408,
+  /** An `If-Match` that no longer matches the tab (or the row) a write addresses: nothing written. */
+  precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** An `Idempotency-Key` seen before with another request (method, path or body). */
+  idempotency_key_reused: 422,
   rate_limited: 429,
   /** The request line and headers are longer than the server reads (16 KiB by default). */
   headers_too_large: 431,
