@@ -2,6 +2,7 @@
 // rows as they are when the write is applied. `applyPlan` turns it into the next workbook;
 // a source that writes ranges (Google) turns the same plan into range writes instead.
 import { deriveTable } from './table.ts';
+import { deriveVersion } from './version.ts';
 import { headerRowIndex, type SheetRow, type Tab, type Workbook } from './workbook.ts';
 
 export interface ReplacedRow {
@@ -66,6 +67,7 @@ export function applyPlanToTab(tab: Tab, plan: WritePlan): Tab {
   const next: Tab = tab.visibility === undefined ? { name: tab.name, rows } : { name: tab.name, rows, visibility: tab.visibility };
   // The next tab's table starts from this one's column indexes rather than from nothing.
   deriveTable(tab, next, plan);
+  deriveVersion(tab, next, plan);
   return next;
 }
 

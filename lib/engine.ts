@@ -7,6 +7,7 @@ import { formatRows } from './format.ts';
 import { sheetHeaders, JSON_CONTENT_TYPE } from './headers.ts';
 import { allowedMethods, parseRequest, type EngineOptions, type EngineRequest, type ParsedRequest } from './parse-request.ts';
 import { planWrite, rowNotFound } from './plan-write.ts';
+import { ifMatchRefusal, matchesAny, notModified, readTag, tabsTag, writeTag } from './preconditions.ts';
 import { isWholeTable, selectRows } from './select.ts';
 import { DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { builtTable, tableOf, type Table } from './table.ts';
@@ -40,20 +41,25 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
   // A connection that hides hidden tabs answers as if the workbook had only the others.
   const served: Workbook = options.hiddenTabs === 'hide' ? { tabs: workbook.tabs.filter((tab) => tab.visibility === undefined) } : workbook;
   if (request.target.kind === 'tabs') {
+    const tag = tabsTag(served, request, options);
+    if (notModified(request, tag) || matchesAny(request)) return notModifiedResult({ ETag: tag }, workbook);
     const tabs = served.tabs.map(tabListing);
-    return answer(request, 200, { 'Content-Type': JSON_CONTENT_TYPE }, JSON.stringify(tabs), null, workbook);
+    return answer(request, 200, { 'Content-Type': JSON_CONTENT_TYPE, ETag: tag }, JSON.stringify(tabs), null, workbook);
   }
   const tab = findTab(served, request.tab);
   if (isApiError(tab)) return errorResult(tab, workbook, {});
   const table = tableOf(tab);
   table.textIndexRoom = () => textIndexRoom(workbook, options);
-  if (request.action === 'read') return read(workbook, table, request);
+  if (request.action === 'read') return read(workbook, tab, table, request, options);
 
+  const refused = ifMatchRefusal(tab, table, request);
+  if (refused !== null) return errorResult(refused, workbook, sheetHeaders(table));
   const planned = planWrite(table, request, { formulas: options.formulas ?? false });
   if (isApiError(planned)) return errorResult(planned, workbook, sheetHeaders(table));
   const next = planned.plan === null ? workbook : applyPlan(workbook, planned.plan);
-  const after = planned.plan === null ? table : tableOf(findTab(next, tab.name) as Tab);
-  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(after) };
+  const nextTab = planned.plan === null ? tab : (findTab(next, tab.name) as Tab);
+  const after = tableOf(nextTab);
+  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(after), ETag: writeTag(nextTab, after, request, options) };
   return answer(request, planned.status, headers, planned.body, planned.plan, next);
 }
 
@@ -69,17 +75,21 @@ function tabListing(tab: Tab): { name: string; rows: number; columns: number; vi
   return { name: tab.name, rows: table.rowCount, columns: table.columns.length, visibility: tab.visibility ?? 'visible', headerRow };
 }
 
-function read(workbook: Workbook, table: Table, request: ParsedRequest): EngineResult {
+function read(workbook: Workbook, tab: Tab, table: Table, request: ParsedRequest, options: EngineOptions): EngineResult {
   const { target, read: parameters } = request;
   if (target.kind === 'index' && target.index >= table.rowCount) {
     return errorResult(rowNotFound(table, target.index), workbook, sheetHeaders(table));
   }
-  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(table), 'X-Total-Count': '' };
+  // A matching If-None-Match skips the rows altogether: the tag names this request on this content.
+  const tag = readTag(tab, table, request, options);
+  if (notModified(request, tag)) return notModifiedResult({ ETag: tag, ...sheetHeaders(table) }, workbook);
+  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(table), 'X-Total-Count': '', ETag: tag };
   const { format, raw } = parameters;
   const whole = isWholeTable(target) && parameters.sort.length === 0 && parameters.offset === 0 && (parameters.limit ?? Infinity) >= table.rowCount;
   if (whole) {
     // The whole tab is the most common read: its answer, encoded, is kept with the table until a write.
     headers['X-Total-Count'] = String(table.rowCount);
+    if (matchesAny(request)) return notModifiedResult({ ETag: tag, ...sheetHeaders(table) }, workbook);
     if (request.head) return answer(request, 200, headers, '', null, workbook);
     const kept = table.remember(`${format}:${raw}`, () => formatRows(table, allRows(table), format, raw));
     return answer(request, 200, headers, kept, null, workbook);
@@ -87,6 +97,7 @@ function read(workbook: Workbook, table: Table, request: ParsedRequest): EngineR
   const selection = selectRows(table, target, parameters);
   if (isApiError(selection)) return errorResult(selection, workbook, sheetHeaders(table));
   headers['X-Total-Count'] = String(selection.total);
+  if (matchesAny(request)) return notModifiedResult({ ETag: tag, ...sheetHeaders(table) }, workbook);
   // HEAD answers GET's headers; the rows need not be formatted at all.
   if (request.head) return answer(request, 200, headers, '', null, workbook);
   return answer(request, 200, headers, formatRows(table, selection.indexes, format, raw), null, workbook);
@@ -131,6 +142,11 @@ export function findTab(workbook: Workbook, name: string | null): Tab | ApiError
   const names = workbook.tabs.map((candidate) => JSON.stringify(candidate.name)).join(', ');
   const existing = names === '' ? 'the spreadsheet has no tabs' : `its tabs are ${names} (names are case-sensitive)`;
   return apiError('tab_not_found', name === null ? `There is no tab to read: ${existing}.` : `There is no tab "${name}": ${existing}.`);
+}
+
+/** 304: no body; the validator and the tab's headers, as the 200 would have had them. */
+function notModifiedResult(headers: Record<string, string>, workbook: Workbook): EngineResult {
+  return { status: 304, headers, body: '', plan: null, workbook };
 }
 
 export function errorResult(error: ApiError, workbook: Workbook, headers: Record<string, string>): EngineResult {

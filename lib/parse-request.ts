@@ -84,6 +84,10 @@ export interface ParsedRequest {
   readonly head: boolean;
   readonly read: ReadParameters;
   readonly body: WriteBody | null;
+  /** `If-None-Match` (reads: 304 when it names the answer's ETag), as sent; absent when not sent. */
+  readonly ifNoneMatch?: string;
+  /** `If-Match` (writes: 412 unless it names the tab's or the row's current ETag), as sent. */
+  readonly ifMatch?: string;
 }
 
 export const DEFAULT_MAX_ROWS = 5000;
@@ -142,7 +146,11 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
     if (isApiError(parsed)) return parsed;
     body = parsed;
   }
-  return { connection: path.connection, tab: path.tab, target, action, operation: OPERATION_OF[action], head: method === 'HEAD', read, body };
+  const parsed: ParsedRequest = { connection: path.connection, tab: path.tab, target, action, operation: OPERATION_OF[action], head: method === 'HEAD', read, body };
+  // Preconditions are read only when sent: most requests carry neither.
+  const precondition = action === 'read' ? headers.get('if-none-match') : action === 'options' ? null : headers.get('if-match');
+  if (precondition === null) return parsed;
+  return action === 'read' ? { ...parsed, ifNoneMatch: precondition } : { ...parsed, ifMatch: precondition };
 }
 
 function isHeaderReader(headers: EngineRequest['headers']): headers is HeaderReader {
@@ -216,6 +224,12 @@ function withConditions(target: Target, parameters: URLSearchParams): Target {
 }
 
 const DEFAULT_READ: ReadParameters = { limit: null, offset: 0, raw: false, format: 'records', sort: [] };
+
+/** The read parameters of a plain GET (no query string) of a target: what a write's ETag is for. */
+export function plainReadOf(target: Target): ReadParameters {
+  const read = readOfPath(target, null, null, DEFAULT_READ);
+  return isApiError(read) ? DEFAULT_READ : read;
+}
 const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort'] as const;
 
 function parseReadParameters(parameters: URLSearchParams, target: Target): ReadParameters | ApiError {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyPlan, ApiError, ERRORS, handle, parseRequest } from '../lib/mod.ts';
+import { applyPlan, ApiError, ERRORS, handle, parseRequest, tabVersion } from '../lib/mod.ts';
 import type { EngineOptions, EngineRequest, EngineResult, SheetRow, TypedValue, Workbook } from '../lib/mod.ts';
 
 // Enough runs to find the usual edge cases while the file stays within a few seconds.
@@ -498,6 +498,30 @@ test('properties of the engine', async (t) => {
         } else {
           assert.deepEqual(answered, plan.replaced.map(({ index }) => appliedRow(index)));
         }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+test('a tab version is a function of its content, however the tab was reached', async (t) => {
+  await t.test("a write derives the next tab's version; it equals a fresh hash of the same rows", () => {
+    fc.assert(
+      fc.property(anyWriteArb, ({ generated, kind, target, bodies }) => {
+        const { workbook, base } = addressOf(generated);
+        const before = workbook.tabs.map((tab) => tabVersion(tab));
+        const result =
+          kind === 'POST' ? send(workbook, 'POST', base, bodies[0])
+          : kind === 'POST[]' ? send(workbook, 'POST', base, bodies)
+          : send(workbook, kind, base + target.path, kind === 'DELETE' ? undefined : bodies[0]);
+        result.workbook.tabs.forEach((tab, index) => {
+          // The same rows as new objects: hashed from scratch, as a reload from the file would.
+          const copy = { name: tab.name, rows: tab.rows.map((row) => ({ text: [...row.text], value: [...row.value] })) };
+          assert.equal(tabVersion(tab), tabVersion(copy), `tab ${index} after ${kind}`);
+          const changed = result.plan !== null && result.plan.tab === tab.name;
+          if (!changed) assert.equal(tabVersion(tab), before[index]);
+          else if (JSON.stringify(tab.rows) !== JSON.stringify(workbook.tabs[index].rows)) assert.notEqual(tabVersion(tab), before[index]);
+        });
       }),
       { numRuns: RUNS },
     );
