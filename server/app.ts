@@ -5,10 +5,12 @@
 // Before any of it, the Host header is checked (a browser on a rebound DNS name is refused), and
 // a browser write from an origin outside a CORS list is refused before it is read.
 import { Router } from 'itty-router';
-import { execute } from '../lib/engine.ts';
+import { execute, findTab } from '../lib/engine.ts';
 import { apiError, isApiError, type ApiError } from '../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from '../lib/headers.ts';
 import { allowedMethods, parseRequest, type EngineOptions, type Operation, type ParsedRequest } from '../lib/parse-request.ts';
+import { noneMatchHits } from '../lib/version.ts';
+import { AnswerCache } from './answer-cache.ts';
 import { authenticate, checkWrite, type ApiKey } from './auth.ts';
 import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors.ts';
 import type { PlanConfig } from './config.ts';
@@ -17,6 +19,7 @@ import type { Logger } from './log.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
 import type { Source } from './sources/source.ts';
+import type { Tab, Workbook } from '../lib/workbook.ts';
 
 export type Plan = PlanConfig;
 
@@ -28,6 +31,14 @@ export interface Connection {
   readonly plan?: Plan;
   readonly readOnly: boolean;
   readonly engine: EngineOptions;
+  /** How long clients and shared caches may reuse a read (`Cache-Control`); left out: revalidate every time. */
+  readonly cacheControl?: CacheControl;
+}
+
+/** Seconds; see docs/http-caching.md. */
+export interface CacheControl {
+  readonly maxAge?: number;
+  readonly staleWhileRevalidate?: number;
 }
 
 export interface QuotaDecision {
@@ -53,7 +64,11 @@ export interface AppOptions {
    */
   readonly allowedHosts?: AllowedHosts;
   readonly log: Logger;
+  /** Bytes the kept read answers may take across connections (default 32 MiB; 0 keeps none). */
+  readonly answerCacheBytes?: number;
 }
+
+export const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * What the handler reads of a request: a Web Request is one, and so is the lighter object the
@@ -80,10 +95,15 @@ const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'u
 /** The methods a page on any site may send without a preflight and that change nothing. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Errors and write answers: never stored by a cache (a 404 would otherwise be, by heuristics). */
+const NO_STORE = 'no-store';
+
 export function createApp(options: AppOptions): App {
   const connections = new Map(options.connections.map((connection) => [connection.id, connection]));
   const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
+  const answerCacheBytes = options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
+  const answers = answerCacheBytes > 0 ? new AnswerCache(answerCacheBytes) : null;
   const router = Router();
   router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
   router.all('/sheets/:id/*', (request: IncomingRequest & { params: { id: string } }) => serveSheet(request, request.params.id));
@@ -119,7 +139,18 @@ export function createApp(options: AppOptions): App {
       if (apiErr.code === 'internal_error') options.log.error('request failed', { connection: connection.id, error: String(error) });
       return errorAnswer(apiErr);
     });
-    return { status: answered.status, headers: { ...answered.headers, ...shellHeaders }, body: answered.body };
+    const read = operation === 'read' && (answered.status === 200 || answered.status === 304) && request.method !== 'OPTIONS';
+    const headers = { ...answered.headers, ...(read ? readCaching(connection) : { 'Cache-Control': NO_STORE }), ...shellHeaders };
+    // A keyed connection answers each key on its own: a shared cache must not hand one key's answer to another.
+    if (connection.keys.length > 0) headers.Vary = shellHeaders.Vary === undefined ? 'X-Api-Key' : `${shellHeaders.Vary}, X-Api-Key`;
+    return { status: answered.status, headers, body: answered.body };
+  }
+
+  /** Cache-Control and Last-Modified of a read (200 or 304): the connection's settings, the source's time. */
+  function readCaching(connection: Connection): Record<string, string> {
+    const modified = connection.source.lastModified?.();
+    const cacheControl = cacheControlOf(connection);
+    return modified === undefined ? { 'Cache-Control': cacheControl } : { 'Cache-Control': cacheControl, 'Last-Modified': httpDate(modified) };
   }
 
   async function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, scope: 'read' | 'write'): Promise<Answer> {
@@ -136,14 +167,11 @@ export function createApp(options: AppOptions): App {
       if (isApiError(read)) return errorAnswer(read);
       body = read;
     }
-    // HEAD is answered as GET, so its Content-Length is the GET body's; the listener sends no body.
-    const method = request.method === 'HEAD' ? 'GET' : request.method;
-    const parsed = parseRequest({ method, url: request.url, headers: request.headers, body }, connection.engine);
+    if (request.method === 'GET' || request.method === 'HEAD') return answerRead(connection, request);
+    const parsed = parseRequest({ method: request.method, url: request.url, headers: request.headers, body }, connection.engine);
     if (isApiError(parsed)) return errorAnswer(parsed);
     if (parsed.action === 'read' || parsed.action === 'options') {
-      const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
-      const workbook = await connection.source.read({ fresh });
-      const result = execute(workbook, parsed, connection.engine);
+      const result = execute(await connection.source.read(), parsed, connection.engine);
       return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
     }
     const result = await connection.source.write((workbook) => {
@@ -151,6 +179,25 @@ export function createApp(options: AppOptions): App {
       return { plan: result.plan, workbook: result.workbook, result };
     });
     return { status: result.status, headers: result.headers, body: result.body };
+  }
+
+  /**
+   * GET and HEAD: the answer kept for this path and query when the tab it was built from is still
+   * served (a 304 when If-None-Match names it), else parsed and built by the engine, and kept.
+   */
+  async function answerRead(connection: Connection, request: IncomingRequest): Promise<Answer> {
+    const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
+    const workbook = await connection.source.read({ fresh });
+    const key = answers === null ? '' : `${connection.id}\n${pathAndQuery(request.url)}`;
+    const kept = answers?.get(key, workbook);
+    if (kept !== undefined) return revalidated(kept, request.headers.get('if-none-match'));
+    // HEAD is answered as GET, so its Content-Length is the GET body's; the listener sends no body.
+    const parsed = parseRequest({ method: 'GET', url: request.url, headers: request.headers, body: null }, connection.engine);
+    if (isApiError(parsed)) return errorAnswer(parsed);
+    const result = execute(workbook, parsed, connection.engine);
+    const answered: Answer = { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
+    if (answers !== null && result.status === 200) answers.set(key, workbook, builtFrom(workbook, parsed, connection.engine), answered, parsed.tab === null);
+    return answered;
   }
 
   async function answer(request: IncomingRequest): Promise<Answer> {
@@ -194,6 +241,61 @@ export function createApp(options: AppOptions): App {
       for (const giveUp of bodyLimits.inFlight) giveUp();
     },
   };
+}
+
+/** A kept 200, or the 304 its ETag earns. */
+function revalidated(kept: Answer, ifNoneMatch: string | null): Answer {
+  const tag = kept.headers.ETag;
+  if (ifNoneMatch === null || tag === undefined || !noneMatchHits(ifNoneMatch, tag)) return kept;
+  // The headers the engine's own 304 has: the validator, and the tab's size where the answer has one.
+  const headers: Record<string, string> = { ETag: tag };
+  for (const name of ['X-Sheet-Rows', 'X-Sheet-Columns']) if (kept.headers[name] !== undefined) headers[name] = kept.headers[name];
+  return { status: 304, headers, body: '' };
+}
+
+/**
+ * The tab an answer depends on, for the answer cache; null when it depends on the whole
+ * workbook: `/tabs`, and the "first tab" of a connection hiding hidden tabs (which tab is first
+ * then depends on the others).
+ */
+function builtFrom(workbook: Workbook, parsed: ParsedRequest, engine: EngineOptions): Tab | null {
+  if (parsed.target.kind === 'tabs' || (parsed.tab === null && engine.hiddenTabs === 'hide')) return null;
+  const tab = findTab(workbook, parsed.tab);
+  return isApiError(tab) ? null : tab;
+}
+
+const cacheControls = new WeakMap<Connection, string>();
+
+/**
+ * `no-cache` by default (store, but ask every time: a 304 is cheap); `max-age` and
+ * `stale-while-revalidate` when configured; `private` whenever the connection has keys, so a
+ * shared cache never serves one key's answer to another client.
+ */
+function cacheControlOf(connection: Connection): string {
+  let value = cacheControls.get(connection);
+  if (value === undefined) {
+    const { maxAge, staleWhileRevalidate } = connection.cacheControl ?? {};
+    const scope = connection.keys.length > 0 ? 'private' : maxAge === undefined ? null : 'public';
+    const freshness = maxAge === undefined ? 'no-cache' : `max-age=${maxAge}${staleWhileRevalidate === undefined ? '' : `, stale-while-revalidate=${staleWhileRevalidate}`}`;
+    value = scope === null ? freshness : `${scope}, ${freshness}`;
+    cacheControls.set(connection, value);
+  }
+  return value;
+}
+
+let lastDate = { ms: NaN, text: '' };
+
+/** An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), made once per distinct time. */
+function httpDate(ms: number): string {
+  if (lastDate.ms !== ms) lastDate = { ms, text: new Date(ms).toUTCString() };
+  return lastDate.text;
+}
+
+/** `http://h:1/sheets/a?b` -> `/sheets/a?b`; a target already relative is kept. */
+function pathAndQuery(url: string): string {
+  if (url.charCodeAt(0) === 47) return url;
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  return start === -1 ? '/' : url.slice(start);
 }
 
 /** A request line's fields, as JSON text; the path is masked (no query string, no filter value). */

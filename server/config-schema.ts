@@ -8,7 +8,8 @@
 //     "$schema": "...",                  ignored, for editors
 //     "host": "127.0.0.1", "port": 8080, port 0 takes any free port
 //     "stateDir": ".sheetrest",          quota counts and journals; relative to this file's folder
-//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000, "textIndexBytes": 67108864 },
+//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000, "textIndexBytes": 67108864,
+//                 "answerCacheBytes": 33554432 },   read answers kept for repeated reads; 0: none
 //     "cors": { "origins": "*" },        or a list: ["https://app.example.com"]; [] allows none
 //     "allowedHosts": ["sheets.example.com"],   Host names served besides localhost and IP
 //                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
@@ -29,7 +30,9 @@
 //                                        left out: no limit; no monthlyRequests: no monthly limit;
 //                                        operations default to all four
 //       "readOnly": false, "formulas": false,
-//       "hiddenTabs": "serve"            or "hide": tabs hidden in the spreadsheet are not served
+//       "hiddenTabs": "serve",           or "hide": tabs hidden in the spreadsheet are not served
+//       "cacheControl": { "maxAge": 60, "staleWhileRevalidate": 30 }   seconds; left out:
+//                                        "no-cache" (clients revalidate every read, docs/http-caching.md)
 //     }]
 //   }
 // Google secrets ("accessToken", "apiKey", "clientSecret", "refreshToken") may also be written
@@ -53,6 +56,8 @@ export const DEFAULTS = {
   rowsPerWrite: 5000,
   /** The engine's `*text*` indexes, across every tab of one connection (lib/column-text.ts). */
   textIndexBytes: 64 * 1024 * 1024,
+  /** Read answers kept for repeated identical reads, across connections (server/answer-cache.ts). */
+  answerCacheBytes: 32 * 1024 * 1024,
   corsOrigins: '*',
   logLevel: 'info',
   headersMs: 10_000,
@@ -63,7 +68,7 @@ export const DEFAULTS = {
 /** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
 export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
-  'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
+  'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs',
@@ -266,6 +271,17 @@ export const ConnectionSchema = strict('an object', {
   readOnly: v.optional(flag(), false),
   formulas: v.optional(flag(), false),
   hiddenTabs: v.optional(v.picklist(HIDDEN_TABS, expected('"serve" or "hide"')), 'serve'),
+  cacheControl: v.optional(
+    v.pipe(
+      strict('an object', {
+        // A year, as RFC 9111 suggests for "never expires"; longer is a typo.
+        maxAge: v.optional(wholeNumber(0, 31_536_000)),
+        staleWhileRevalidate: v.optional(wholeNumber(0, 31_536_000)),
+      }),
+      // Without max-age every read is revalidated, so there is no staleness to serve meanwhile.
+      v.check((cache) => cache.staleWhileRevalidate === undefined || cache.maxAge !== undefined, 'expected "maxAge" with "staleWhileRevalidate" (stale-while-revalidate extends max-age)'),
+    ),
+  ),
 });
 
 const corsOrigin = v.pipe(
@@ -294,6 +310,7 @@ export const ServerSettingsEntries = {
       bodyBytes: v.optional(wholeNumber(1), DEFAULTS.bodyBytes),
       rowsPerWrite: v.optional(wholeNumber(1), DEFAULTS.rowsPerWrite),
       textIndexBytes: v.optional(wholeNumber(0), DEFAULTS.textIndexBytes),
+      answerCacheBytes: v.optional(wholeNumber(0), DEFAULTS.answerCacheBytes),
     }),
     {},
   ),

@@ -81,7 +81,8 @@ async function serve(app: App, incoming: IncomingMessage, outgoing: ServerRespon
   // otherwise sit paused on the connection until the keep-alive timeout.
   const last = closing() || (hasBody && !incoming.complete);
   // A HEAD answer carries GET's body, measured here and not sent.
-  outgoing.writeHead(status, { ...answerHeaders, 'Content-Length': String(length), ...(last ? { Connection: 'close' } : {}) });
+  // 204 and 304 carry no Content-Length: a 304's would describe the 200 it stands for.
+  outgoing.writeHead(status, { ...answerHeaders, ...(empty ? {} : { 'Content-Length': String(length) }), ...(last ? { Connection: 'close' } : {}) });
   // Bytes go out as a Buffer view of the same memory, with no copy.
   const payload = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   outgoing.end(empty || method === 'HEAD' ? undefined : payload);

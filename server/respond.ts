@@ -11,7 +11,8 @@ export interface Answer {
 }
 
 export function errorAnswer(error: ApiError, headers: Record<string, string> = {}): Answer {
-  return { status: error.status, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...headers, ...error.headers }, body: JSON.stringify(error) };
+  // No cache may keep an error: a 404 is otherwise cacheable by heuristics, and would outlive the fix.
+  return { status: error.status, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store', ...headers, ...error.headers }, body: JSON.stringify(error) };
 }
 
 /** Anything thrown that is not an ApiError is our fault: the client sees a bare 500, the log the detail. */

@@ -64,6 +64,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       bodyTimeoutMs: timeouts.bodyMs,
       cors: config.cors?.origins ?? '*',
       allowedHosts: config.allowedHosts ?? defaultAllowedHosts(host),
+      answerCacheBytes: config.limits?.answerCacheBytes ?? DEFAULTS.answerCacheBytes,
       log,
     });
     gate.open(app);
@@ -167,6 +168,7 @@ async function openConnection(connection: ConnectionConfig, config: Config, log:
     keys: connection.keys,
     plan: connection.plan,
     readOnly: connection.readOnly ?? false,
+    cacheControl: connection.cacheControl,
     engine: {
       formulas: connection.formulas ?? false,
       hiddenTabs: connection.hiddenTabs ?? 'serve',

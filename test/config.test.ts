@@ -58,7 +58,7 @@ test('a valid config loads with defaults and resolved paths', async () => {
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.port, 8080);
     assert.equal(config.stateDir, join(dir, '.sheetrest'));
-    assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 5000, textIndexBytes: 67108864 });
+    assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 5000, textIndexBytes: 67108864, answerCacheBytes: 33554432 });
     assert.deepEqual(config.cors, { origins: '*' });
     assert.equal(config.allowedHosts, undefined, 'decided from the bind address at start-up');
     assert.deepEqual(config.timeouts, { headersMs: 10000, bodyMs: 10000, shutdownMs: 10000 });
@@ -87,7 +87,7 @@ test('server settings and a google source are read', async () => {
     host: '0.0.0.0',
     port: 0,
     stateDir: 'var/state',
-    limits: { bodyBytes: 2048, rowsPerWrite: 10, textIndexBytes: 0 },
+    limits: { bodyBytes: 2048, rowsPerWrite: 10, textIndexBytes: 0, answerCacheBytes: 0 },
     cors: { origins: ['https://app.example.com', 'http://localhost:5173'] },
     allowedHosts: ['sheets.example.com', 'intranet', '10.0.0.7', '[::1]'],
     timeouts: { headersMs: 5000, shutdownMs: 0 },
@@ -102,7 +102,7 @@ test('server settings and a google source are read', async () => {
     assert.equal(config.host, '0.0.0.0');
     assert.equal(config.port, 0);
     assert.equal(config.stateDir, join(dir, 'var', 'state'));
-    assert.deepEqual(config.limits, { bodyBytes: 2048, rowsPerWrite: 10, textIndexBytes: 0 });
+    assert.deepEqual(config.limits, { bodyBytes: 2048, rowsPerWrite: 10, textIndexBytes: 0, answerCacheBytes: 0 });
     assert.deepEqual(config.cors.origins, ['https://app.example.com', 'http://localhost:5173']);
     assert.deepEqual(config.allowedHosts, ['sheets.example.com', 'intranet', '10.0.0.7', '[::1]']);
     assert.deepEqual(config.timeouts, { headersMs: 5000, bodyMs: 10000, shutdownMs: 0 });
@@ -159,8 +159,12 @@ const mistakes: [string, string][] = [
   ['[]', '(top level): expected an object with "connections", got an array'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "port": 70000}', 'port: expected a whole number from 0 to 65535, got 70000'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"bodyBytes": 0}}', 'limits.bodyBytes: expected a whole number >= 1, got 0'],
-  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"rows": 10}}', 'limits.rows: unknown field; expected one of "bodyBytes", "rowsPerWrite", "textIndexBytes"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"rows": 10}}', 'limits.rows: unknown field; expected one of "bodyBytes", "rowsPerWrite", "textIndexBytes", "answerCacheBytes"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"textIndexBytes": -1}}', 'limits.textIndexBytes: expected a whole number >= 0, got -1'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": {"answerCacheBytes": "32MB"}}', 'limits.answerCacheBytes: expected a whole number >= 0, got "32MB"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}, "cacheControl": {"maxAge": -5}}]}', 'connections[0].cacheControl.maxAge: expected a whole number from 0 to 31536000, got -5'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}, "cacheControl": {"maxage": 5}}]}', 'connections[0].cacheControl.maxage: unknown field (did you mean "maxAge"?); expected one of "maxAge", "staleWhileRevalidate"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}, "cacheControl": {"staleWhileRevalidate": 30}}]}', 'connections[0].cacheControl: expected "maxAge" with "staleWhileRevalidate" (stale-while-revalidate extends max-age)'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"origins": ["https://a.example/"]}}', 'cors.origins[0]: expected an origin such as "https://example.com" (no path or trailing slash), got "https://a.example/"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"origins": "https://a.example"}}', 'cors.origins: expected "*" or a list of origins, got "https://a.example"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "log": {"level": "verbose"}}', 'log.level: expected "debug", "info", "warn", "error" or "silent", got "verbose"'],
@@ -283,7 +287,7 @@ test('single-file mode takes overrides and names a bad one by its option', () =>
   }, { env: { KEY: 'k' } });
   assert.equal(config.port, 9000);
   assert.equal(config.stateDir, '/var/lib/sheetrest');
-  assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 50, textIndexBytes: 67108864 });
+  assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 50, textIndexBytes: 67108864, answerCacheBytes: 33554432 });
   assert.equal(config.connections[0].readOnly, true);
   assert.equal(hex(config.connections[0].keys[0].digest), sha256('k'));
   assert.deepEqual(config.connections[0].plan?.operations, ['read', 'create', 'update', 'delete']);

@@ -36,6 +36,11 @@ export interface Source {
    * result. Throws ApiError(write_error) when the store refuses the write; nothing is written then.
    */
   write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T>;
+  /**
+   * When the rows `read` answers last changed (ms since the epoch), where the source knows it:
+   * the answers' `Last-Modified`. Left out where it does not (Google: the Sheets API does not say).
+   */
+  lastModified?(): number | undefined;
   /** Finishes the writes in flight, flushes, and releases the store. */
   close(): Promise<void>;
 }

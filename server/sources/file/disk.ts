@@ -55,6 +55,12 @@ export function identityNeedsHash(identity: string, now = Date.now()): boolean {
   return Number(ctime) % 1000 === 0 && Number(size) <= HASH_BELOW_BYTES && now - Number(ctime) < COARSE_CLOCK_MS;
 }
 
+/** The modification time an identity holds (ms since the epoch), or undefined for none. */
+export function mtimeOf(identity: string | null): number | undefined {
+  const mtime = Number(identity?.split(':')[3]);
+  return Number.isFinite(mtime) ? Math.floor(mtime) : undefined;
+}
+
 function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
   return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
 }

@@ -35,7 +35,7 @@ import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
 import { decodeWorkbook, type FileFormat } from './codec.ts';
 import type { CsvStyle } from './csv.ts';
 import { CompactionHistory, type Compaction } from './compacted.ts';
-import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, watchFile, writeTempFile } from './disk.ts';
+import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, mtimeOf, watchFile, writeTempFile } from './disk.ts';
 import { formatCsvInSteps } from './fold-csv.ts';
 import { runFold, type FoldOptions } from './fold-runner.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
@@ -86,6 +86,8 @@ export class FileSource implements Source {
   #fingerprint: string;
   #durable: Workbook;
   #latest: Workbook;
+  /** When #durable's rows last changed: the file's mtime, or the time of the last acknowledged write. */
+  #modifiedAt: number;
   /** Acknowledged writes in the journal, not yet in the file. */
   #entries: JournalEntry[] = [];
   #journal: Journal | null = null;
@@ -131,6 +133,7 @@ export class FileSource implements Source {
     this.#identity = config.identity;
     this.#fingerprint = config.fingerprint;
     this.#durable = this.#latest = workbook;
+    this.#modifiedAt = mtimeOf(config.identity) ?? Date.now();
     this.#backoff = new CompactionBackoff(config.compactAfterMs);
     this.#commits = new GroupCommit<Accepted>({
       serial: this.#io,
@@ -147,6 +150,10 @@ export class FileSource implements Source {
 
   get writable(): boolean {
     return this.#writable;
+  }
+
+  lastModified(): number {
+    return this.#modifiedAt;
   }
 
   /** Compactions failed in a row since the last one that worked (for health checks and tests). */
@@ -234,6 +241,8 @@ export class FileSource implements Source {
         } else {
           this.#durable = this.#latest = pending.reduce((workbook, entry) => applyKeepingCells(workbook, entry.plan), this.#durable);
           this.#entries = pending.slice();
+          // When the journaled writes were made is not kept: the recovery is a later bound.
+          if (pending.length > 0) this.#modifiedAt = Date.now();
         }
         if (pending.length > 0) log(`sheetrest: recovered ${this.#entries.length} journaled write(s) to ${path}`);
       } else {
@@ -301,6 +310,7 @@ export class FileSource implements Source {
       this.#entries.push(...entries);
     }
     this.#durable = batch[batch.length - 1].after;
+    this.#modifiedAt = Date.now();
     this.#armIdleCompaction();
   }
 
@@ -479,6 +489,7 @@ export class FileSource implements Source {
     this.#identity = identity;
     this.#durable = this.#latest = workbook;
     this.#entries = applied.slice();
+    this.#modifiedAt = applied.length > 0 || lost.length > 0 ? Date.now() : (mtimeOf(identity) ?? Date.now());
     if (announce) log(`sheetrest: picked up a change to ${path} made outside the server`);
     if (conflicts.length > 0) await this.#reportConflicts(conflicts);
     // Forgotten once their writes are back in a journal (or in the conflict file): a later
