@@ -5,8 +5,9 @@
 // an entry is valid exactly while the source still serves that tab object. Entries hold the
 // workbook and tab weakly, so a cached answer never keeps old rows alive.
 //
-// Memory is bounded: the bodies and keys of all entries together stay under `maxBytes` (least
-// recently used first out); an answer larger than an eighth of it is not kept at all (the whole
+// Memory is bounded: the bodies and keys of all entries together stay under `maxBytes`; what goes
+// first is chosen as CLOCK does (an answer used since the last sweep gets a second chance), which
+// is close to least-recently-used while a hit only sets a flag; an answer larger than an eighth of it is not kept at all (the whole
 // tab, the usual large answer, is kept with its table by the engine anyway).
 import type { Tab, Workbook } from '../lib/workbook.ts';
 import type { Answer } from './respond.ts';
@@ -22,6 +23,8 @@ interface Entry {
   readonly tabName: string | null;
   readonly answer: Answer;
   readonly bytes: number;
+  /** Used since the eviction sweep last passed it. */
+  used: boolean;
 }
 
 export class AnswerCache {
@@ -56,9 +59,7 @@ export class AnswerCache {
       }
       entry.workbook = new WeakRef(workbook);
     }
-    // Most recently used last: eviction takes from the front.
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
+    entry.used = true;
     return entry.answer;
   }
 
@@ -71,11 +72,19 @@ export class AnswerCache {
     if (bytes > this.maxBytes / 8) return;
     const old = this.#entries.get(key);
     if (old !== undefined) this.#delete(key, old);
-    this.#entries.set(key, { workbook: new WeakRef(workbook), tab: tab === null ? null : new WeakRef(tab), tabName: firstTab ? null : (tab?.name ?? null), answer, bytes });
+    this.#entries.set(key, { workbook: new WeakRef(workbook), tab: tab === null ? null : new WeakRef(tab), tabName: firstTab ? null : (tab?.name ?? null), answer, bytes, used: false });
     this.#bytes += bytes;
+    // The sweep starts at the oldest entry: one used since is moved to the back, unmarked (a
+    // Map iterator visits entries added meanwhile, so each is seen again at most once).
     for (const [oldest, entry] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break;
-      this.#delete(oldest, entry);
+      this.#entries.delete(oldest);
+      if (entry.used) {
+        entry.used = false;
+        this.#entries.set(oldest, entry);
+      } else {
+        this.#bytes -= entry.bytes;
+      }
     }
   }
 

@@ -104,6 +104,7 @@ export function createApp(options: AppOptions): App {
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const answerCacheBytes = options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
   const answers = answerCacheBytes > 0 ? new AnswerCache(answerCacheBytes) : null;
+  const readCachings = new WeakMap<Connection, { modified: number | undefined; headers: Record<string, string> }>();
   const router = Router();
   router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
   router.all('/sheets/:id/*', (request: IncomingRequest & { params: { id: string } }) => serveSheet(request, request.params.id));
@@ -146,11 +147,18 @@ export function createApp(options: AppOptions): App {
     return { status: answered.status, headers, body: answered.body };
   }
 
-  /** Cache-Control and Last-Modified of a read (200 or 304): the connection's settings, the source's time. */
+  /** Cache-Control and Last-Modified of a read (200 or 304): the connection's settings, the source's time; made once per time. */
   function readCaching(connection: Connection): Record<string, string> {
     const modified = connection.source.lastModified?.();
-    const cacheControl = cacheControlOf(connection);
-    return modified === undefined ? { 'Cache-Control': cacheControl } : { 'Cache-Control': cacheControl, 'Last-Modified': httpDate(modified) };
+    let made = readCachings.get(connection);
+    if (made === undefined || made.modified !== modified) {
+      const cacheControl = cacheControlOf(connection);
+      const headers: Record<string, string> = { 'Cache-Control': cacheControl };
+      if (modified !== undefined) headers['Last-Modified'] = new Date(modified).toUTCString();
+      readCachings.set(connection, { modified, headers });
+      return headers;
+    }
+    return made.headers;
   }
 
   async function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, scope: 'read' | 'write'): Promise<Answer> {
@@ -246,12 +254,21 @@ export function createApp(options: AppOptions): App {
 /** A kept 200, or the 304 its ETag earns. */
 function revalidated(kept: Answer, ifNoneMatch: string | null): Answer {
   const tag = kept.headers.ETag;
-  if (ifNoneMatch === null || tag === undefined || !noneMatchHits(ifNoneMatch, tag)) return kept;
-  // The headers the engine's own 304 has: the validator, and the tab's size where the answer has one.
-  const headers: Record<string, string> = { ETag: tag };
-  for (const name of ['X-Sheet-Rows', 'X-Sheet-Columns']) if (kept.headers[name] !== undefined) headers[name] = kept.headers[name];
-  return { status: 304, headers, body: '' };
+  // One tag, the one given out, is what a client sends back; a list or `*` is parsed.
+  if (ifNoneMatch === null || tag === undefined || (ifNoneMatch !== tag && !noneMatchHits(ifNoneMatch, tag))) return kept;
+  let answer = notModifiedAnswers.get(kept);
+  if (answer === undefined) {
+    // The headers the engine's own 304 has: the validator, and the tab's size where the answer has one.
+    const headers: Record<string, string> = { ETag: tag };
+    for (const name of ['X-Sheet-Rows', 'X-Sheet-Columns']) if (kept.headers[name] !== undefined) headers[name] = kept.headers[name];
+    answer = { status: 304, headers, body: '' };
+    notModifiedAnswers.set(kept, answer);
+  }
+  return answer;
 }
+
+/** The 304 of each kept answer, made once. */
+const notModifiedAnswers = new WeakMap<Answer, Answer>();
 
 /**
  * The tab an answer depends on, for the answer cache; null when it depends on the whole
@@ -281,14 +298,6 @@ function cacheControlOf(connection: Connection): string {
     cacheControls.set(connection, value);
   }
   return value;
-}
-
-let lastDate = { ms: NaN, text: '' };
-
-/** An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), made once per distinct time. */
-function httpDate(ms: number): string {
-  if (lastDate.ms !== ms) lastDate = { ms, text: new Date(ms).toUTCString() };
-  return lastDate.text;
 }
 
 /** `http://h:1/sheets/a?b` -> `/sheets/a?b`; a target already relative is kept. */

@@ -4,15 +4,18 @@
 
 export const EXPOSED_HEADERS = [
   'X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'X-RateLimit-Limit', 'X-RateLimit-Remaining',
-  'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'Allow',
+  'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'Allow', 'ETag', 'Idempotent-Replayed',
 ].join(', ');
 
-const ALLOWED_REQUEST_HEADERS = 'X-Api-Key, Content-Type, X-HTTP-Method-Override';
+const ALLOWED_REQUEST_HEADERS = 'X-Api-Key, Content-Type, X-HTTP-Method-Override, If-Match, If-None-Match, Idempotency-Key';
 
 export type Origins = '*' | readonly string[];
 
-export function corsHeaders(origins: Origins, origin: string | null): Record<string, string> {
-  if (origins === '*') return { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
+/** Shared by every answer of a server open to all origins; callers copy it, never change it. */
+const ANY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED_HEADERS });
+
+export function corsHeaders(origins: Origins, origin: string | null): Readonly<Record<string, string>> {
+  if (origins === '*') return ANY_ORIGIN;
   // A list answers with the caller's origin when it is listed, so caches must key on Origin.
   if (origin !== null && origins.includes(origin)) {
     return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSED_HEADERS, Vary: 'Origin' };
