@@ -1,0 +1,36 @@
+// GET /sheets/demo/openapi.json -> the connection's OpenAPI 3.1 document (lib/openapi.ts), built
+// from the workbook the source holds now. app.ts sends such a request here after the key, the
+// quota and the write checks, so the document is keyed and counted like any read of the connection.
+import { apiError } from '../lib/errors.ts';
+import { JSON_CONTENT_TYPE } from '../lib/headers.ts';
+import { buildOpenApi, isOpenApiPath } from '../lib/openapi.ts';
+import type { Connection, IncomingRequest } from './app.ts';
+import { errorAnswer, type Answer } from './respond.ts';
+
+const METHODS = 'GET, HEAD';
+
+/** Whether the request is for `/sheets/{id}/openapi.json`; a cheap test first, as every request asks. */
+export function isOpenApiRequest(url: string): boolean {
+  return url.includes('openapi') && isOpenApiPath(new URL(url, 'http://sheetrest.invalid').pathname);
+}
+
+export async function answerOpenApi(connection: Connection, request: IncomingRequest): Promise<Answer> {
+  if (request.method === 'OPTIONS') return { status: 204, headers: { Allow: METHODS }, body: '' };
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return errorAnswer(apiError('method_not_allowed', `${request.method} is not accepted here; this path takes ${METHODS}.`, { Allow: METHODS }));
+  }
+  const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
+  const workbook = await connection.source.read({ fresh });
+  const keyed = connection.keys.length > 0;
+  const document = buildOpenApi(workbook, {
+    id: connection.id,
+    keyed,
+    writable: !connection.readOnly && connection.source.writable,
+    hiddenTabs: connection.engine.hiddenTabs,
+  });
+  // As other reads: revalidate every time (the layout changes whenever a header does), and a
+  // keyed connection's answer is for its key holders only, never a shared cache.
+  const headers = { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': keyed ? 'private, no-cache' : 'no-cache' };
+  // HEAD is answered as GET (toResponse and the Node listener measure the body and drop it).
+  return { status: 200, headers, body: JSON.stringify(document) };
+}
