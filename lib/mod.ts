@@ -11,3 +11,4 @@ export { coerceText, coerceWritten, displayText, parseIsoDate, parseCanonicalNum
 export { tableOf, Table, type Column } from './table.ts';
 export { compileMatcher, fold } from './match.ts';
 export { sheetDate, isSheetDate, createInterner, headerRowIndex, EMPTY_ROW, type Interner, type Workbook, type Tab, type TabVisibility, type SheetRow, type SheetDate, type TypedValue } from './workbook.ts';
+export { buildOpenApi, isOpenApiPath, OPENAPI_VERSION, type OpenApiConnection } from './openapi.ts';

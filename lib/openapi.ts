@@ -67,6 +67,11 @@ export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection):
       description: description(connection),
     },
     servers: [{ url: connection.serverUrl ?? '/' }],
+    // For a client that builds requests (the dashboard's playground): the tabs without parsing paths.
+    'x-sheetrest': {
+      connection: connection.id,
+      tabs: layout.map((tab, index) => ({ name: tab.name, key: keys[index], path: `${connectionPath}/tabs/${pathSegment(tab.name)}`, columns: tab.columns })),
+    },
     tags,
     paths,
     components,

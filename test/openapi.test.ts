@@ -93,6 +93,8 @@ async function checkDocument(t: { test: (name: string, fn: () => void | Promise<
   });
   await t.test('a schema per served tab, its columns as properties, in order', () => {
     assert.deepEqual([...keys.keys()], served.map((tab) => tab.name));
+    const listed = (document['x-sheetrest'] as { tabs: { name: string; key: string; columns: string[] }[] }).tabs;
+    assert.deepEqual(listed.map((tab) => [tab.name, tab.key, tab.columns]), served.map((tab) => [tab.name, keys.get(tab.name), tableOf(tab).columns.map((column) => column.name)]));
     for (const tab of served) {
       const columns = tableOf(tab).columns.map((column) => column.name);
       const schema = schemas(document)[`${keys.get(tab.name)}.Row`];

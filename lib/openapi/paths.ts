@@ -18,6 +18,9 @@ const pathParameter = (name: string, description: string, schema: JsonObject): J
 const ROW_INDEX = { type: 'integer', minimum: 0 };
 const SLICE_PARAMETERS = ['raw', 'format', 'sort', 'ifNoneMatch', 'noCache'];
 
+const SEARCH = 'Each parameter not starting with `_` is a condition on the column it names: the displayed text matches the pattern, case-insensitively, `*` matching any run of characters. Rows matching every condition are answered; a column given twice must match both. A column whose name starts with `_` cannot be searched.';
+const QUERY = 'Each parameter not starting with `_` is a condition on the column it names: `Column=__op(value)` or `Column__op=value`, with `__eq`, `__ne` (match like a filter) or `__lt`, `__lte`, `__gt`, `__gte` (numbers, dates, else text case-insensitively; an empty cell never satisfies them); `Column=value` alone means `__eq`. Conditions combine with AND; a column given twice makes a range (`Age=__gte(18)&Age=__lt(65)`). An unknown operator is 400 `invalid_operator`.';
+
 /** `/search` and `/query` take a condition per column; a column starting with `_` cannot be one (those are parameters). */
 function conditionParameters(columns: readonly string[], description: string): JsonObject[] {
   // A column given twice makes two conditions (a range on /query): an array, sent exploded (the default).
@@ -33,10 +36,15 @@ export function tabPaths(tab: TabPaths): Record<string, JsonObject> {
     head: read(id, summary, tab, parameters, true),
   });
   /** A path of GET and HEAD only: its parameters are the path item's, written once. */
-  const readOnlyPath = (id: string, summary: string, parameters: readonly (string | JsonObject)[]) => ({
-    parameters: parameters.map((parameter) => (typeof parameter === 'string' ? ref('parameters', parameter) : parameter)),
-    ...both(id, summary, []),
-  });
+  const readOnlyPath = (id: string, summary: string, parameters: readonly (string | JsonObject)[], description?: string) => {
+    const { get, head } = both(id, summary, []);
+    const described = description === undefined ? {} : { description };
+    return {
+      parameters: parameters.map((parameter) => (typeof parameter === 'string' ? ref('parameters', parameter) : parameter)),
+      get: { ...get, ...described },
+      head: { ...head, ...described },
+    };
+  };
   const filterColumns = tab.unprefixed ? columns.filter((column) => column !== 'tabs') : columns;
   const paths: Record<string, JsonObject> = {};
 
@@ -58,10 +66,10 @@ export function tabPaths(tab: TabPaths): Record<string, JsonObject> {
     ...SLICE_PARAMETERS,
   ]);
   paths[`${base}/{start}:`] = readOnlyPath('getSliceToEnd', `Rows from start to the end of ${quoted}`, [pathParameter('start', 'First row, zero-based.', ROW_INDEX), ...SLICE_PARAMETERS]);
-  const search = conditionParameters(columns, 'Rows whose column matches this pattern (case-insensitive; `*` matches any run of characters).');
-  paths[`${base}/search`] = readOnlyPath('search', `Search ${quoted}: every condition must match`, [...READ_PARAMETERS, ...search]);
-  const query = conditionParameters(columns, '`__eq(v)`, `__ne(v)`, `__lt(v)`, `__lte(v)`, `__gt(v)`, `__gte(v)`, or a bare value (`__eq`); `Column__gte=v` is the same condition.');
-  paths[`${base}/query`] = readOnlyPath('query', `Query ${quoted} with comparisons (AND; a column given twice makes a range)`, [...READ_PARAMETERS, ...query]);
+  const search = conditionParameters(columns, 'A pattern: `*` matches any run of characters.');
+  paths[`${base}/search`] = readOnlyPath('search', `Search ${quoted}`, [...READ_PARAMETERS, ...search], SEARCH);
+  const query = conditionParameters(columns, 'A comparison, `__gte(18)`; a bare value means `__eq`.');
+  paths[`${base}/query`] = readOnlyPath('query', `Query ${quoted} with comparisons`, [...READ_PARAMETERS, ...query], QUERY);
 
   const columnSchema: JsonObject = filterColumns.length > 0 ? { type: 'string', enum: [...filterColumns] } : { type: 'string' };
   const columnNote = tab.unprefixed && filterColumns.length < columns.length ? ' A column named `tabs` is filtered only under `/tabs/{Tab}/` or through `/search`.' : '';

@@ -1,6 +1,6 @@
 // The schemas of one tab, from its visible columns as the engine names them (lib/table.ts):
 // `Staff.Row` (what a read answers: every column, as displayed text), `Staff.RawRow` (`_raw=1`),
-// `Staff.Rows` (a read's answer in any `_format`) and `Staff.Write` (a body to POST, PATCH or
+// `Staff.Rows` (a read's answer in any `_format`), `Staff.Column` (one of its column names) and `Staff.Write` (a body to POST, PATCH or
 // PUT). `Staff` is the tab's component key (names.ts); `title` keeps the tab's real name.
 import { headers, READ_HEADERS, ref, WRITE_HEADERS, type JsonObject } from './components.ts';
 import { exactPattern, isKeywordLike, record } from './names.ts';
@@ -33,8 +33,15 @@ export function tabSchemas(tab: TabSchemaInput): Record<string, JsonObject> {
   const row = ref('schemas', `${key}.Row`);
   const rawRow = ref('schemas', `${key}.RawRow`);
   const eitherRow = { anyOf: [row, rawRow] };
-  const byColumn = (values: JsonObject) => objectOf(columns, () => values, { required: true, closed: true });
+  // dict and list key their values by column: a column is one of the tab's names.
+  const column = ref('schemas', `${key}.Column`);
+  const byColumn = (values: JsonObject) => ({ type: 'object', propertyNames: column, additionalProperties: values });
   return {
+    [`${key}.Column`]: {
+      title: `Columns of ${name}`,
+      description: 'A visible column of the tab, as its header names it (exact, case-sensitive).',
+      ...(columns.length > 0 ? { type: 'string', enum: [...columns] } : { not: {} }),
+    },
     [`${key}.Row`]: {
       title: name,
       description: `A row of the tab ${JSON.stringify(name)}: each visible column's displayed text ("" when empty).`,
@@ -59,7 +66,7 @@ export function tabSchemas(tab: TabSchemaInput): Record<string, JsonObject> {
           additionalProperties: false,
           properties: {
             index: { type: 'array', items: { type: 'string', pattern: '^\\d+$' } },
-            columns: { type: 'array', items: columns.length > 0 ? { type: 'string', enum: [...columns] } : TEXT },
+            columns: { type: 'array', items: column },
             data: { type: 'array', items: { type: 'array', items: CELL } },
           },
         },
