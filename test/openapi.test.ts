@@ -298,6 +298,19 @@ test('GET /sheets/{id}/openapi.json through the app', async (t) => {
     assert.equal(response.status, 200);
     assert.deepEqual(await response.json(), [{ Name: 'Ann', 'openapi.json': 'yes' }]);
   });
+  await t.test('the document follows the live workbook: a new header, a new column', async () => {
+    // A source whose spreadsheet someone edits behind the server.
+    let current = people();
+    const source = { ...memorySource(current), read: async () => current };
+    const live = createApp({ connections: [connection('live', { source })], quota, bodyBytes: 1024, cors: '*', log: createLogger('error', () => {}) });
+    const columnsOf = async () => {
+      const document = await (await live.fetch(new Request('http://localhost/sheets/live/openapi.json'))).json();
+      return document.components.schemas['People.Row'].required;
+    };
+    assert.deepEqual(await columnsOf(), ['Name', 'openapi.json']);
+    current = { tabs: [{ name: 'People', rows: [row('Name', 'openapi.json', 'Email'), row('Ann', 'yes', 'a@x')] }] };
+    assert.deepEqual(await columnsOf(), ['Name', 'openapi.json', 'Email']);
+  });
   await t.test('an unknown connection is still 404', async () => {
     assert.equal((await call('/sheets/nope/openapi.json')).status, 404);
   });
