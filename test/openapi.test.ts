@@ -217,6 +217,12 @@ test('a workbook with awkward names', async (t) => {
   });
 });
 
+test('a workbook with no tabs: the connection\'s own paths only', async () => {
+  const document = buildOpenApi({ tabs: [] }, { id: 'none', keyed: false, writable: true });
+  await assertValid(document);
+  assert.deepEqual(Object.keys(paths(document)), ['/sheets/none/tabs', '/sheets/none/openapi.json', '/healthz']);
+});
+
 test('names', async (t) => {
   const cases: [string[], string[]][] = [
     [['People', 'Sales 2024'], ['People', 'Sales_2024']],
@@ -236,6 +242,7 @@ test('names', async (t) => {
     ['/sheets/demo/openapi.json/x', false],
     ['/sheets//openapi.json', false],
     ['/openapi.json', false],
+    ['/sheets/demo/openapi%E0%A4%A.json', false],
   ];
   for (const [path, expected] of paths) await t.test(path, () => assert.equal(isOpenApiPath(path), expected));
 });
