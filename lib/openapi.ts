@@ -38,14 +38,14 @@ export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection):
   const connectionPath = `/sheets/${encodeURIComponent(connection.id)}`;
   const context = (key: string, idSuffix: string, tags: string[]): OperationContext => ({ key, idSuffix, tags, keyed: connection.keyed });
 
-  let paths: Record<string, JsonObject> = {};
+  const paths: Record<string, JsonObject> = connectionPaths(connectionPath, connection.keyed);
   const schemas: Record<string, JsonObject> = sharedSchemas();
   const responses: Record<string, JsonObject> = sharedResponses();
   const tags: JsonObject[] = [{ name: 'connection', description: 'The connection as a whole.' }];
   if (layout.length > 0) {
     const first = layout[0];
     tags.push({ name: 'first tab', description: `Paths without /tabs/{Tab} address the first tab, ${JSON.stringify(first.name)}.` });
-    paths = { ...paths, ...tabPaths({ ...context(keys[0], '', ['first tab']), base: connectionPath, tabName: first.name, columns: first.columns, writable: connection.writable, unprefixed: true }) };
+    Object.assign(paths, tabPaths({ ...context(keys[0], '', ['first tab']), base: connectionPath, tabName: first.name, columns: first.columns, writable: connection.writable, unprefixed: true }));
   }
   layout.forEach((tab, index) => {
     // Tab names are unique in a workbook, so the tags are too.
@@ -54,9 +54,8 @@ export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection):
     Object.assign(schemas, tabSchemas({ name: tab.name, key: keys[index], columns: tab.columns }));
     Object.assign(responses, tabResponses(keys[index]));
     const base = `${connectionPath}/tabs/${pathSegment(tab.name)}`;
-    paths = { ...paths, ...tabPaths({ ...context(keys[index], `_${keys[index]}`, [tag]), base, tabName: tab.name, columns: tab.columns, writable: connection.writable, unprefixed: false }) };
+    Object.assign(paths, tabPaths({ ...context(keys[index], `_${keys[index]}`, [tag]), base, tabName: tab.name, columns: tab.columns, writable: connection.writable, unprefixed: false }));
   });
-  paths = { ...connectionPaths(connectionPath, connection.keyed), ...paths };
 
   const components: JsonObject = { schemas, responses, parameters: PARAMETERS, headers: HEADERS };
   const document: JsonObject = {

@@ -52,7 +52,7 @@ export function tabPaths(tab: TabPaths): Record<string, JsonObject> {
   if (writable) paths[base].post = write('append', 'Rows', `Append rows to ${quoted}`, tab);
 
   paths[`${base}/{index}`] = {
-    parameters: [pathParameter('index', 'Data row, zero-based (sheet row index + 2). Past the last row: 404 `row_not_found`.', ROW_INDEX)],
+    parameters: [pathParameter('index', 'Data row, zero-based: 0 is the row below the header row. Past the last row: 404 `row_not_found`.', ROW_INDEX)],
     ...both('getRow', `One row of ${quoted}, as a one-row answer`, SLICE_PARAMETERS),
     ...(writable && {
       patch: write('patch', 'Row', `Set columns of one row of ${quoted}`, tab),
