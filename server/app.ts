@@ -16,6 +16,7 @@ import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors
 import type { PlanConfig } from './config.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
 import type { Logger } from './log.ts';
+import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
 import type { Source } from './sources/source.ts';
@@ -169,6 +170,8 @@ export function createApp(options: AppOptions): App {
         return errorAnswer(apiError('write_error', `The connection "${connection.id}" is read-only: it has no edit access to its spreadsheet.`));
       }
     }
+    // Before the contract's grammar, which has no one-segment path of that name (docs/openapi.md).
+    if (isOpenApiRequest(request.url)) return answerOpenApi(connection, request);
     let body: Uint8Array | null = null;
     if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') {
       const read = await readBody(request, bodyLimits);

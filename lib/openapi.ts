@@ -1,0 +1,136 @@
+// GET /sheets/demo/openapi.json -> an OpenAPI 3.1 document of the connection `demo`: every path of
+// the contract for the first tab and for each tab under /tabs/{Tab}, a schema per tab from its
+// live columns, the parameters, the error catalogue, the headers and (for a keyed connection)
+// the X-Api-Key scheme. Pure: the server reads the workbook and passes what it knows of the
+// connection. Only names and columns go in, never a cell, so the document changes only when
+// a tab or a header does (and `info.version` says which layout it describes).
+import { API_KEY_SCHEME, HEADERS, PARAMETERS, ref, sharedResponses, sharedSchemas, type JsonObject } from './openapi/components.ts';
+import { componentKeys, pathSegment } from './openapi/names.ts';
+import { documentResponses, type OperationContext } from './openapi/operations.ts';
+import { tabPaths } from './openapi/paths.ts';
+import { tabResponses, tabSchemas } from './openapi/tab-schemas.ts';
+import type { HiddenTabs } from './parse-request.ts';
+import { tableOf } from './table.ts';
+import type { Workbook } from './workbook.ts';
+
+export type { JsonObject } from './openapi/components.ts';
+
+export const OPENAPI_VERSION = '3.1.0';
+/** The document's place after `/sheets/{id}`: a one-segment path the contract's grammar never serves (it was 404). */
+export const OPENAPI_SEGMENT = 'openapi.json';
+
+export interface OpenApiConnection {
+  readonly id: string;
+  /** Whether the connection has keys: the document then requires X-Api-Key (and lists 401). */
+  readonly keyed: boolean;
+  /** False for a read-only connection: its document leaves out POST, PATCH, PUT and DELETE. */
+  readonly writable: boolean;
+  /** `hide`: hidden tabs are left out, as `/tabs` leaves them out. */
+  readonly hiddenTabs?: HiddenTabs;
+  /** The server's base URL (default `/`: the origin the document was fetched from). */
+  readonly serverUrl?: string;
+}
+
+export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection): JsonObject {
+  const tabs = connection.hiddenTabs === 'hide' ? workbook.tabs.filter((tab) => tab.visibility === undefined) : workbook.tabs;
+  const layout = tabs.map((tab) => ({ name: tab.name, columns: tableOf(tab).columns.map((column) => column.name) }));
+  const keys = componentKeys(layout.map((tab) => tab.name));
+  const connectionPath = `/sheets/${encodeURIComponent(connection.id)}`;
+  const context = (key: string, idSuffix: string, tags: string[]): OperationContext => ({ key, idSuffix, tags, keyed: connection.keyed });
+
+  const paths: Record<string, JsonObject> = connectionPaths(connectionPath, connection.keyed);
+  const schemas: Record<string, JsonObject> = sharedSchemas();
+  const responses: Record<string, JsonObject> = sharedResponses();
+  const tags: JsonObject[] = [{ name: 'connection', description: 'The connection as a whole.' }];
+  if (layout.length > 0) {
+    const first = layout[0];
+    tags.push({ name: 'first tab', description: `Paths without /tabs/{Tab} address the first tab, ${JSON.stringify(first.name)}.` });
+    Object.assign(paths, tabPaths({ ...context(keys[0], '', ['first tab']), base: connectionPath, tabName: first.name, columns: first.columns, writable: connection.writable, unprefixed: true }));
+  }
+  layout.forEach((tab, index) => {
+    // Tab names are unique in a workbook, so the tags are too.
+    const tag = `tab ${tab.name}`;
+    tags.push({ name: tag, description: `The tab ${JSON.stringify(tab.name)}: ${tab.columns.length} columns.` });
+    Object.assign(schemas, tabSchemas({ name: tab.name, key: keys[index], columns: tab.columns }));
+    Object.assign(responses, tabResponses(keys[index]));
+    const base = `${connectionPath}/tabs/${pathSegment(tab.name)}`;
+    Object.assign(paths, tabPaths({ ...context(keys[index], `_${keys[index]}`, [tag]), base, tabName: tab.name, columns: tab.columns, writable: connection.writable, unprefixed: false }));
+  });
+
+  const components: JsonObject = { schemas, responses, parameters: PARAMETERS, headers: HEADERS };
+  const document: JsonObject = {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: `sheetrest connection ${JSON.stringify(connection.id)}`,
+      version: `layout-${fingerprint(JSON.stringify(layout))}`,
+      description: description(connection),
+    },
+    servers: [{ url: connection.serverUrl ?? '/' }],
+    // For a client that builds requests (the dashboard's playground): the tabs without parsing paths.
+    'x-sheetrest': {
+      connection: connection.id,
+      tabs: layout.map((tab, index) => ({ name: tab.name, key: keys[index], path: `${connectionPath}/tabs/${pathSegment(tab.name)}`, columns: tab.columns })),
+    },
+    tags,
+    paths,
+    components,
+  };
+  if (connection.keyed) {
+    components.securitySchemes = { apiKey: API_KEY_SCHEME };
+    document.security = [{ apiKey: [] }];
+  }
+  return document;
+}
+
+/** `/sheets/demo/tabs`, the document itself and `/healthz` (which needs no key). */
+function connectionPaths(connectionPath: string, keyed: boolean): Record<string, JsonObject> {
+  const tags = ['connection'];
+  const tabList = { description: 'The tabs in workbook order.', content: { 'application/json': { schema: ref('schemas', 'TabListing') } } };
+  const openApi = { description: 'This document.', content: { 'application/json': { schema: { type: 'object' } } } };
+  const headOf = (get: JsonObject, operationId: string): JsonObject => ({ ...get, operationId, summary: `${String(get.summary)} (headers only)` });
+  const listTabs = { operationId: 'listTabs', summary: 'The tabs, with their row and column counts', tags, responses: documentResponses(keyed, tabList) };
+  const getOpenApi = { operationId: 'getOpenApi', summary: 'This OpenAPI document', tags, responses: documentResponses(keyed, openApi) };
+  return {
+    [`${connectionPath}/tabs`]: { get: listTabs, head: headOf(listTabs, 'headTabs') },
+    [`${connectionPath}/${OPENAPI_SEGMENT}`]: { get: getOpenApi, head: headOf(getOpenApi, 'headOpenApi') },
+    '/healthz': {
+      get: {
+        operationId: 'health',
+        summary: 'Whether the server is up (no key, not counted)',
+        tags,
+        security: [],
+        responses: { 200: { description: 'Up.', content: { 'application/json': { schema: ref('schemas', 'Health') } } } },
+      },
+    },
+  };
+}
+
+function description(connection: OpenApiConnection): string {
+  return [
+    `The REST API of the spreadsheet behind the connection ${JSON.stringify(connection.id)}, built from its live workbook: a schema per tab, from its header row.`,
+    'Paths without `/tabs/{Tab}` address the first tab. Every error answers `{"error": code, "message": sentence}` (`#/components/schemas/Error`).',
+    connection.keyed ? 'Every request needs the `X-Api-Key` header (a CORS preflight excepted).' : 'The connection has no keys: no credentials are needed.',
+    connection.writable ? '' : 'The connection is read-only, so its writes are left out (they would answer 403 `write_error`).',
+  ].filter((line) => line !== '').join('\n\n');
+}
+
+/** FNV-1a (32 bits) as 8 hex digits: enough to tell two layouts apart in `info.version`. */
+function fingerprint(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0');
+}
+
+/** Whether a request path is `/sheets/{id}/openapi.json` (a trailing `/` allowed, as everywhere). */
+export function isOpenApiPath(pathname: string): boolean {
+  const segments = (pathname.endsWith('/') ? pathname.slice(0, -1) : pathname).split('/');
+  if (segments.length !== 4 || segments[1] !== 'sheets' || segments[2] === '') return false;
+  try {
+    return decodeURIComponent(segments[3]) === OPENAPI_SEGMENT;
+  } catch {
+    return false;
+  }
+}

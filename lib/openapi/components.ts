@@ -1,0 +1,143 @@
+// The parts of a connection's OpenAPI document that no tab changes: the error catalogue of
+// lib/errors.ts as one `Error` schema and a response per status (`#/components/responses/Error404`
+// says `not_found`, `tab_not_found` or `row_not_found`), the response headers of the contract and
+// of issue 9, the read and write parameters, and the X-Api-Key scheme.
+import { ERRORS, type ErrorCode } from '../errors.ts';
+import { FORMATS } from '../format.ts';
+
+export type JsonObject = { [key: string]: unknown };
+
+export const ref = (kind: string, name: string): JsonObject => ({ $ref: `#/components/${kind}/${name}` });
+
+/** The statuses of the catalogue, ascending, each with its codes in catalogue order. */
+export function errorStatuses(): Map<number, ErrorCode[]> {
+  const statuses = new Map<number, ErrorCode[]>();
+  for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+    const codes = statuses.get(ERRORS[code]) ?? [];
+    codes.push(code);
+    statuses.set(ERRORS[code], codes);
+  }
+  return new Map([...statuses].sort(([a], [b]) => a - b));
+}
+
+/** `#/components/responses/Error429`: the response a status answers with. */
+export const errorResponse = (status: number): JsonObject => ref('responses', `Error${status}`);
+
+const header = (description: string, schema: JsonObject = { type: 'string' }): JsonObject => ({ description, schema });
+
+export const HEADERS: Record<string, JsonObject> = {
+  'X-Sheet-Rows': header('Data rows in the addressed tab (after the write, for a write).', { type: 'integer', minimum: 0 }),
+  'X-Sheet-Columns': header('Visible columns of the addressed tab.', { type: 'integer', minimum: 0 }),
+  'X-Total-Count': header('Rows matching the request before `_offset` and `_limit`.', { type: 'integer', minimum: 0 }),
+  'X-RateLimit-Limit': header('Requests per billing month; left out when the plan has no monthly limit.', { type: 'integer', minimum: 0 }),
+  'X-RateLimit-Remaining': header('Requests left this month; left out when the plan has no monthly limit.', { type: 'integer', minimum: 0 }),
+  'X-RateLimit-Plan': header('The plan\'s name, or `unlimited`.'),
+  'X-RateLimit-Reset': header('Unix seconds (UTC) when the month turns; left out when the plan has no monthly limit.', { type: 'integer' }),
+  'Retry-After': header('Seconds to wait before trying again.', { type: 'integer', minimum: 0 }),
+  Allow: header('The methods this path accepts, comma-separated.'),
+  ETag: header('A strong validator of this answer (issue 9): send it back in `If-None-Match` on a read, `If-Match` on a write.'),
+  'Last-Modified': header('When the tab last changed, where the source knows it.'),
+  'Cache-Control': header('How long the answer may be reused without revalidating; `private` on a connection with keys.'),
+  Vary: header('Request headers the answer depends on (`Origin`, `X-Api-Key`).'),
+  'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`; nothing was written again.', { type: 'string', enum: ['true'] }),
+};
+
+const QUOTA_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Plan', 'X-RateLimit-Reset'];
+
+/** A response's `headers` object: each named header by reference. */
+export function headers(...names: string[]): JsonObject {
+  return Object.fromEntries([...names, ...QUOTA_HEADERS].map((name) => [name, ref('headers', name)]));
+}
+
+const query = (name: string, description: string, schema: JsonObject): JsonObject => ({ name, in: 'query', required: false, description, schema });
+const requestHeader = (name: string, description: string): JsonObject => ({ name, in: 'header', required: false, description, schema: { type: 'string' } });
+
+export const PARAMETERS: Record<string, JsonObject> = {
+  limit: query('_limit', 'At most this many rows.', { type: 'integer', minimum: 0 }),
+  offset: query('_offset', 'Skip this many rows (after matching and sorting).', { type: 'integer', minimum: 0, default: 0 }),
+  raw: query('_raw', '`1` or `true`: native types (numbers, booleans, ISO 8601 dates, null for empty cells) instead of the displayed text.', { type: 'string', enum: ['1', 'true', '0', 'false'] }),
+  format: query('_format', 'The answer\'s shape (pandas orient names); index labels are the rows\' zero-based indexes in the tab.', { type: 'string', enum: [...FORMATS], default: 'records' }),
+  sort: query('_sort', 'Comma-separated columns, `-Column` for descending: numbers and dates by value, text case-insensitively, empty cells last; unknown columns are 400 `unknown_column`.', { type: 'string' }),
+  ifNoneMatch: requestHeader('If-None-Match', 'ETags of answers already held (or `*`): an unchanged answer is 304 with no body.'),
+  ifMatch: requestHeader('If-Match', 'The ETag the write expects the tab (or the row, by index) to still have; otherwise 412 `precondition_failed` and nothing is written.'),
+  idempotencyKey: requestHeader('Idempotency-Key', 'A client-chosen key: a retry with the same key and body within 24 h gets the stored answer (`Idempotent-Replayed: true`) and writes nothing; the same key with another request is 422 `idempotency_key_reused`.'),
+  methodOverride: { ...requestHeader('X-HTTP-Method-Override', '`PATCH` (any case) processes this PUT as a PATCH; ignored otherwise.'), schema: { type: 'string', enum: ['PATCH'] } },
+  noCache: requestHeader('Cache-Control', '`no-cache` makes the source look at the spreadsheet itself before answering.'),
+};
+
+export const READ_PARAMETERS = ['limit', 'offset', 'raw', 'format', 'sort', 'ifNoneMatch', 'noCache'];
+
+const CELL_VALUE: JsonObject = {
+  description: 'A cell: its displayed text, or with `_raw=1` its typed value (number, boolean, ISO 8601 date or date-time, null when empty).',
+  type: ['string', 'number', 'boolean', 'null'],
+};
+
+export function sharedSchemas(): Record<string, JsonObject> {
+  return {
+    Error: {
+      type: 'object',
+      description: 'Every error answer: a code of the catalogue and one sentence a person can act on.',
+      required: ['error', 'message'],
+      additionalProperties: false,
+      properties: { error: { type: 'string', enum: Object.keys(ERRORS) }, message: { type: 'string' } },
+      'x-status': ERRORS,
+    },
+    CellValue: CELL_VALUE,
+    TabListing: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'rows', 'columns', 'visibility', 'headerRow'],
+        properties: {
+          name: { type: 'string' },
+          rows: { type: 'integer', minimum: 0 },
+          columns: { type: 'integer', minimum: 0 },
+          visibility: { type: 'string', enum: ['visible', 'hidden', 'veryHidden'] },
+          headerRow: { type: ['integer', 'null'], minimum: 1, description: 'The sheet row (1-based) that names the columns; null when no row does.' },
+        },
+      },
+    },
+    Health: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
+  };
+}
+
+export const READ_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
+export const WRITE_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'ETag', 'Idempotent-Replayed'];
+
+/**
+ * The responses no tab changes: one per status of the catalogue (its codes named in the
+ * description and the schema), `Error` for any of them, and the bodiless ones.
+ */
+export function sharedResponses(): Record<string, JsonObject> {
+  const responses: Record<string, JsonObject> = {
+    Head: { description: 'The headers a GET would answer (`X-Total-Count` counts the rows), without a body.', headers: headers(...READ_HEADERS) },
+    NotModified: { description: 'Not modified: an `If-None-Match` ETag is still current. No body.', headers: headers('ETag', 'X-Sheet-Rows', 'X-Sheet-Columns', 'Cache-Control') },
+    Options: { description: 'No body; `Allow` lists the methods.', headers: headers('Allow') },
+    Error: {
+      // Operations name the statuses a client should plan for; this covers the rest (405, 408, 5xx...).
+      description: `An error of the catalogue (statuses ${[...errorStatuses().keys()].join(', ')}) that the operation does not name. 405 carries \`Allow\`, 429 and 503 \`Retry-After\`.`,
+      headers: headers('Allow', 'Retry-After'),
+      content: { 'application/json': { schema: ref('schemas', 'Error') } },
+    },
+  };
+  for (const [status, codes] of errorStatuses()) {
+    const extra = status === 405 ? ['Allow'] : status === 429 || status === 503 ? ['Retry-After'] : [];
+    responses[`Error${status}`] = {
+      description: `${codes.map((code) => `\`${code}\``).join(', ')}.`,
+      headers: headers(...extra),
+      content: {
+        'application/json': {
+          schema: { allOf: [ref('schemas', 'Error'), { type: 'object', properties: { error: { enum: codes } } }] },
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+export const API_KEY_SCHEME: JsonObject = {
+  type: 'apiKey',
+  in: 'header',
+  name: 'X-Api-Key',
+  description: 'The connection\'s API key. A key may be limited to reading: a write with it is 403 `permission_denied`.',
+};
