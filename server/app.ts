@@ -12,10 +12,12 @@ import { allowedMethods, parseRequest, type EngineOptions, type Operation, type 
 import { authenticate, checkWrite, type ApiKey } from './auth.ts';
 import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors.ts';
 import type { PlanConfig } from './config.ts';
+import { ConnectionRegistry, type ConnectionLookup } from './connections.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
 import type { Logger } from './log.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
+import { rootIndex } from './root-index.ts';
 import type { Source } from './sources/source.ts';
 
 export type Plan = PlanConfig;
@@ -40,8 +42,14 @@ export interface Quota {
   take(connection: string, plan: Plan | undefined, operation: Operation): QuotaDecision;
 }
 
+/** The admin API (server/admin/): answers `/_admin/...`, reading a body only through `readBody` (capped like any body). */
+export type AdminHandler = (request: IncomingRequest, readBody: () => Promise<Uint8Array | ApiError>) => Promise<Answer>;
+
 export interface AppOptions {
-  readonly connections: readonly Connection[];
+  /** A fixed list, or a registry the admin API changes while the server runs (looked up per request). */
+  readonly connections: readonly Connection[] | ConnectionLookup;
+  /** Absent: the admin API is off, and `/_admin/...` answers 404 like any unknown path. */
+  readonly admin?: AdminHandler;
   readonly quota: Quota;
   readonly bodyBytes: number;
   /** How long a body may take to arrive before 408 (default 10 s). */
@@ -81,12 +89,19 @@ const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'u
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function createApp(options: AppOptions): App {
-  const connections = new Map(options.connections.map((connection) => [connection.id, connection]));
+  const connections: ConnectionLookup = 'get' in options.connections ? options.connections : new ConnectionRegistry(options.connections);
   const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const router = Router();
   router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
   router.all('/sheets/:id/*', (request: IncomingRequest & { params: { id: string } }) => serveSheet(request, request.params.id));
+  const admin = options.admin;
+  if (admin !== undefined) {
+    const serveAdmin = (request: IncomingRequest) => admin(request, () => readBody(request, bodyLimits));
+    router.all('/_admin', serveAdmin);
+    router.all('/_admin/*', serveAdmin);
+  }
+  router.all('/', (request: IncomingRequest) => rootIndex(request.method, connections.list()));
   router.all('*', (request: IncomingRequest) => errorAnswer(apiError('not_found', `No resource at ${new URL(request.url).pathname}: paths start with /sheets/{id}.`)));
 
   async function serveSheet(request: IncomingRequest, rawId: string): Promise<Answer> {
