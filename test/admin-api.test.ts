@@ -4,9 +4,9 @@
 // the key gets 401); plans and usage; bad input answers 4xx in the contract's body shape; every
 // change survives a restart, and kill -9 right after the answer. Also `GET /` (the index).
 import assert from 'node:assert/strict';
-import { readFile, rm, stat } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { configForFile, ConfigError, type Config } from '../server/config.ts';
+import { configForFile, ConfigError, loadConfig, type Config } from '../server/config.ts';
 import { nextMonthStart } from '../server/quota.ts';
 import { startEmulator } from '../server/google-emulator/mod.ts';
 import { getRows, postJson, readBook, RUNTIME, spawnServer, startServer, tempDir, within, writeXlsx, type TempDir, type TestContext } from './http-helpers.ts';
@@ -116,6 +116,28 @@ test(`the admin token's settings (${RUNTIME})`, async (t) => {
     });
   }
   await t.test('a token from the variable', () => assert.equal(configFor(dir).admin?.token.reveal(), TOKEN));
+
+  const files: [string, unknown, Record<string, string>, string | RegExp][] = [
+    ['"admin.token" from a named variable', { env: 'MY_ADMIN_TOKEN' }, { MY_ADMIN_TOKEN: TOKEN }, TOKEN],
+    ['"admin.token" in the file', TOKEN, {}, TOKEN],
+    ['the file wins over SHEETREST_ADMIN_TOKEN', TOKEN, { SHEETREST_ADMIN_TOKEN: 'another-token-0123456789' }, TOKEN],
+    ['a named variable that is not set', { env: 'MY_ADMIN_TOKEN' }, {}, /admin\.token\.env: environment variable MY_ADMIN_TOKEN is not set/],
+    ['a short token in the file', 'short-token', {}, /admin\.token: the admin token has 11 characters; use at least 16/],
+    ['a number', 42, {}, /admin\.token: expected a non-empty string or \{ "env": "VARIABLE_NAME" \}, got a number/],
+  ];
+  for (const [name, token, env, expected] of files) {
+    await t.test(name, async () => {
+      const path = dir.path('sheetrest.json');
+      await writeFile(path, JSON.stringify({ admin: { token }, connections: [{ id: 'book', source: { type: 'file', path: 'book.xlsx' } }] }));
+      if (typeof expected === 'string') return assert.equal((await loadConfig(path, { env })).admin?.token.reveal(), expected);
+      await assert.rejects(loadConfig(path, { env }), (error: unknown) => error instanceof ConfigError && expected.test(error.message) && !error.message.includes('short-token'));
+    });
+  }
+  await t.test('an unknown field in "admin"', async () => {
+    const path = dir.path('sheetrest.json');
+    await writeFile(path, JSON.stringify({ admin: { tokens: TOKEN }, connections: [{ id: 'book', source: { type: 'file', path: 'book.xlsx' } }] }));
+    await assert.rejects(loadConfig(path, { env: {} }), /admin\.tokens: unknown field; expected one of "token"/);
+  });
 });
 
 test(`connections: create, read, change, delete at run time (${RUNTIME})`, async (t) => {
