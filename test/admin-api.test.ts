@@ -9,7 +9,10 @@ import { test } from 'node:test';
 import { configForFile, ConfigError, loadConfig, type Config } from '../server/config.ts';
 import { nextMonthStart } from '../server/quota.ts';
 import { startEmulator } from '../server/google-emulator/mod.ts';
-import { getRows, postJson, readBook, RUNTIME, spawnServer, startServer, tempDir, within, writeXlsx, type TempDir, type TestContext } from './http-helpers.ts';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import process from 'node:process';
+import { cliCommand, defer, getRows, postJson, readBook, REPO_ROOT, RUNTIME, spawnServer, startServer, tempDir, within, writeXlsx, type TempDir, type TestContext } from './http-helpers.ts';
 
 const TOKEN = 'admin-token-0123456789abcdef';
 const AUTH = { Authorization: `Bearer ${TOKEN}` };
@@ -458,4 +461,42 @@ test(`a Google connection through the admin API (emulator) (${RUNTIME})`, async 
   assert.equal(written.status, 201);
   await written.body?.cancel();
   assert.equal(emulator.sheet(spreadsheetId, 'People').rows.length, 4);
+});
+
+/** `npm start` with no arguments, in `cwd` (the demo copies its workbook there): its stdout up to the admin line. */
+async function demoStdout(t: TestContext, cwd: string, env: Record<string, string | undefined>): Promise<string> {
+  const [command, argv] = cliCommand(['--host', '127.0.0.1', '--port', '0', '--log-level', 'warn']);
+  const main = argv.indexOf('server/main.ts');
+  argv[main] = join(REPO_ROOT, 'server', 'main.ts');
+  const childEnv: Record<string, string> = { NO_COLOR: '1' };
+  for (const [name, value] of Object.entries({ ...process.env, ...env })) if (value !== undefined) childEnv[name] = value;
+  const child = spawn(command, argv, { cwd, stdio: ['ignore', 'pipe', 'ignore'], env: childEnv });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  defer(t, async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  let stdout = '';
+  const seen = new Promise<string>((resolve) => {
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text;
+      if (/^Admin API.*\n/m.test(stdout)) resolve(stdout);
+    });
+    void exited.then(() => resolve(stdout));
+  });
+  return within(15_000, 'the admin line', seen);
+}
+
+test(`npm start in demo mode says how to turn the admin API on (${RUNTIME})`, async (t) => {
+  await t.test('off', async (t) => {
+    const dir = await tempDir(t);
+    const stdout = await demoStdout(t, dir.dir, { SHEETREST_ADMIN_TOKEN: undefined });
+    assert.match(stdout, /^Admin API off: start with SHEETREST_ADMIN_TOKEN=<a secret of 16\+ characters> to manage connections and keys at \/_admin/m);
+  });
+  await t.test('on', async (t) => {
+    const dir = await tempDir(t);
+    const stdout = await demoStdout(t, dir.dir, { SHEETREST_ADMIN_TOKEN: TOKEN });
+    assert.match(stdout, /^Admin API: http:\/\/127\.0\.0\.1:\d+\/_admin \(send Authorization: Bearer <admin token>/m);
+    assert.ok(!stdout.includes(TOKEN), 'the token is never printed');
+  });
 });
