@@ -19,17 +19,21 @@ import { dirname } from 'node:path';
 import { resolve } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import type { Connection } from '../app.ts';
-import { ConfigError, resolveConnection, type ConnectionConfig, type PlanConfig } from '../config.ts';
+import { ConfigError, resolveConnection, type ConnectionConfig } from '../config.ts';
 import type { ParsedSource } from '../config-schema.ts';
 import { ConnectionRegistry, engineOptions, openConnection, type OpenSettings } from '../connections.ts';
 import type { Logger } from '../log.ts';
-import { monthKey, nextMonthStart, type QuotaStore } from '../quota.ts';
+import type { QuotaStore } from '../quota.ts';
 import type { Source } from '../sources/source.ts';
 import { isDiskFull } from '../sources/file/disk.ts';
 import type { AtomicWriter } from '../state.ts';
-import { apiKeysOf, configKeyView, isExpired, keyView, makeKey, type KeyView } from './keys.ts';
+import { apiKeysOf, isExpired, keyView, makeKey, type KeyView } from './keys.ts';
 import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, RotateKeyInput } from './requests.ts';
+import { brokenSource, pausedSource } from './standin-sources.ts';
 import { writeAdminFile, type StoredConnection, type StoredKey } from './store.ts';
+import { usageOf, viewOf, type ConnectionView, type UsageView } from './views.ts';
+
+export type { ConnectionView, UsageView } from './views.ts';
 
 export interface AdminServiceOptions {
   readonly registry: ConnectionRegistry;
@@ -43,37 +47,6 @@ export interface AdminServiceOptions {
   readonly now?: () => Date;
   readonly writer?: AtomicWriter;
   readonly env?: Readonly<Record<string, string | undefined>>;
-}
-
-export interface UsageView {
-  readonly month: string;
-  readonly requests: number;
-  readonly plan: string;
-  readonly limit: number | null;
-  readonly remaining: number | null;
-  /** Unix seconds when the month turns (UTC), as `X-RateLimit-Reset`. */
-  readonly reset: number;
-  readonly resetAt: string;
-}
-
-export interface ConnectionView {
-  readonly id: string;
-  readonly origin: 'config' | 'admin';
-  readonly editable: boolean;
-  readonly status: 'ok' | 'unavailable';
-  readonly problem: string | null;
-  readonly description: string;
-  readonly source: unknown;
-  readonly writable: boolean;
-  readonly readOnly: boolean;
-  readonly formulas: boolean;
-  readonly hiddenTabs: string;
-  readonly plan: PlanConfig | null;
-  readonly keys: readonly KeyView[];
-  readonly usage: UsageView;
-  readonly created: string | null;
-  readonly updated: string | null;
-  readonly links: Record<string, string>;
 }
 
 export interface NewKeyView extends KeyView {
@@ -377,47 +350,18 @@ export class AdminService {
   }
 
   #usage(connection: Connection): UsageView {
-    const now = this.#now();
-    const requests = this.#options.quota.used(connection.id);
-    const limit = connection.plan?.monthlyRequests ?? null;
-    const reset = nextMonthStart(now);
-    return {
-      month: monthKey(now),
-      requests,
-      plan: connection.plan?.name ?? 'unlimited',
-      limit,
-      remaining: limit === null ? null : Math.max(0, limit - requests),
-      reset,
-      resetAt: new Date(reset * 1000).toISOString().replace('.000Z', 'Z'),
-    };
+    return usageOf(connection, this.#options.quota.used(connection.id), this.#now());
   }
 
   #view(connection: Connection): ConnectionView {
-    const config = this.#configs.get(connection.id);
-    const stored = this.#stored.find((each) => each.id === connection.id);
-    const now = this.#now();
-    const base = `/sheets/${encodeURIComponent(connection.id)}`;
-    const problem = this.#problems.get(connection.id) ?? null;
-    return {
-      id: connection.id,
-      origin: config === undefined ? 'admin' : 'config',
-      editable: config === undefined,
-      status: problem === null ? 'ok' : 'unavailable',
-      problem,
-      description: connection.source.description,
-      // Secrets never leave: a config source's are Secret objects (JSON "[secret]"), a stored one's are masked.
-      source: config === undefined ? maskSecrets(stored?.source) : JSON.parse(JSON.stringify(config.source)),
-      writable: !connection.readOnly && connection.source.writable,
-      readOnly: connection.readOnly,
-      formulas: connection.engine.formulas ?? false,
-      hiddenTabs: connection.engine.hiddenTabs ?? 'serve',
-      plan: connection.plan ?? null,
-      keys: config === undefined ? (stored?.keys ?? []).filter((key) => !isExpired(key, now)).map(keyView) : config.keys.map(configKeyView),
-      usage: this.#usage(connection),
-      created: stored?.created ?? null,
-      updated: stored?.updated ?? null,
-      links: { rows: base, tabs: `${base}/tabs`, openapi: `${base}/openapi.json`, admin: `/_admin/connections/${encodeURIComponent(connection.id)}` },
-    };
+    return viewOf({
+      connection,
+      config: this.#configs.get(connection.id),
+      stored: this.#stored.find((each) => each.id === connection.id),
+      problem: this.#problems.get(connection.id) ?? null,
+      requests: this.#options.quota.used(connection.id),
+      now: this.#now(),
+    });
   }
 }
 
@@ -425,35 +369,3 @@ function unknownConnection(id: string): ApiError {
   return apiError('not_found', `There is no connection "${id}".`);
 }
 
-const SECRET_FIELDS = ['accessToken', 'apiKey', 'clientSecret', 'refreshToken'];
-
-/** A stored source as shown: a secret written as text becomes "[secret]"; `{ "env": NAME }` stays (it names, it does not hold). */
-function maskSecrets(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([field, inner]) => [field, SECRET_FIELDS.includes(field) && typeof inner === 'string' ? '[secret]' : maskSecrets(inner)]),
-  );
-}
-
-/** A source that is being replaced: 503 with Retry-After: 1, as while the server starts. */
-function pausedSource(id: string): Source {
-  return failingSource(`connection ${id} (being changed)`, () => apiError('upstream_unavailable', `The connection "${id}" is being changed; try again in a moment.`, { 'Retry-After': '1' }));
-}
-
-/** A stored connection that could not be opened: 503 to its clients (the reason is for the admin API only: it may name paths). */
-function brokenSource(id: string, problem: string): Source {
-  return failingSource(`connection ${id} (unavailable: ${problem})`, () =>
-    apiError('upstream_unavailable', `The connection "${id}" cannot be served right now; its administrator has been told why.`, { 'Retry-After': '60' }),
-  );
-}
-
-function failingSource(description: string, error: () => ApiError): Source {
-  return {
-    description,
-    // Writes reach `write` and get the 503 too, rather than a misleading 403 write_error.
-    writable: true,
-    read: () => Promise.reject(error()),
-    write: () => Promise.reject(error()),
-    close: () => Promise.resolve(),
-  };
-}
