@@ -259,6 +259,8 @@ function resolveAdmin(
   if (length > 0 && length < ADMIN_TOKEN_MIN_LENGTH) {
     problem(field, `the admin token has ${length} characters; use at least ${ADMIN_TOKEN_MIN_LENGTH} (e.g. openssl rand -hex 32)`);
   }
+  // It travels as `Authorization: Bearer <token>`, which ends at the first space.
+  if (/\s/.test(token.reveal())) problem(field, 'the admin token contains white space, which an Authorization header cannot carry; use e.g. openssl rand -hex 32');
   return { token };
 }
 

@@ -126,6 +126,7 @@ test(`the admin token's settings (${RUNTIME})`, async (t) => {
     ['the file wins over SHEETREST_ADMIN_TOKEN', TOKEN, { SHEETREST_ADMIN_TOKEN: 'another-token-0123456789' }, TOKEN],
     ['a named variable that is not set', { env: 'MY_ADMIN_TOKEN' }, {}, /admin\.token\.env: environment variable MY_ADMIN_TOKEN is not set/],
     ['a short token in the file', 'short-token', {}, /admin\.token: the admin token has 11 characters; use at least 16/],
+    ['a token with a space', 'short-token and more', {}, /admin\.token: the admin token contains white space/],
     ['a number', 42, {}, /admin\.token: expected a non-empty string or \{ "env": "VARIABLE_NAME" \}, got a number/],
   ];
   for (const [name, token, env, expected] of files) {
