@@ -24,6 +24,8 @@ export const ERRORS = {
   tab_not_found: 404,
   row_not_found: 404,
   method_not_allowed: 405,
+  /** An admin API change that clashes with what exists: a connection id or a file already served, a key already rotated. */
+  conflict: 409,
   /** The body did not arrive within the request timeout. */
   request_timeout: 408,
   /** An `If-Match` that no longer matches the tab (or the row) a write addresses: nothing written. */

@@ -14,11 +14,13 @@ import { AnswerCache } from './answer-cache.ts';
 import { authenticate, checkWrite, type ApiKey } from './auth.ts';
 import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors.ts';
 import type { PlanConfig } from './config.ts';
+import { ConnectionRegistry, type ConnectionLookup } from './connections.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
 import type { Logger } from './log.ts';
 import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
+import { rootIndex } from './root-index.ts';
 import type { Source } from './sources/source.ts';
 import type { Tab, Workbook } from '../lib/workbook.ts';
 
@@ -52,8 +54,14 @@ export interface Quota {
   take(connection: string, plan: Plan | undefined, operation: Operation): QuotaDecision;
 }
 
+/** The admin API (server/admin/): answers `/_admin/...`, reading a body only through `readBody` (capped like any body). */
+export type AdminHandler = (request: IncomingRequest, readBody: () => Promise<Uint8Array | ApiError>) => Promise<Answer>;
+
 export interface AppOptions {
-  readonly connections: readonly Connection[];
+  /** A fixed list, or a registry the admin API changes while the server runs (looked up per request). */
+  readonly connections: readonly Connection[] | ConnectionLookup;
+  /** Absent: the admin API is off, and `/_admin/...` answers 404 like any unknown path. */
+  readonly admin?: AdminHandler;
   readonly quota: Quota;
   readonly bodyBytes: number;
   /** How long a body may take to arrive before 408 (default 10 s). */
@@ -100,7 +108,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const NO_STORE = 'no-store';
 
 export function createApp(options: AppOptions): App {
-  const connections = new Map(options.connections.map((connection) => [connection.id, connection]));
+  const connections: ConnectionLookup = 'get' in options.connections ? options.connections : new ConnectionRegistry(options.connections);
   const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const answerCacheBytes = options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
@@ -109,6 +117,13 @@ export function createApp(options: AppOptions): App {
   const router = Router();
   router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
   router.all('/sheets/:id/*', (request: IncomingRequest & { params: { id: string } }) => serveSheet(request, request.params.id));
+  const admin = options.admin;
+  if (admin !== undefined) {
+    const serveAdmin = (request: IncomingRequest) => admin(request, () => readBody(request, bodyLimits));
+    router.all('/_admin', serveAdmin);
+    router.all('/_admin/*', serveAdmin);
+  }
+  router.all('/', (request: IncomingRequest) => rootIndex(request.method, connections.list()));
   router.all('*', (request: IncomingRequest) => errorAnswer(apiError('not_found', `No resource at ${new URL(request.url).pathname}: paths start with /sheets/{id}.`)));
 
   async function serveSheet(request: IncomingRequest, rawId: string): Promise<Answer> {
@@ -199,7 +214,7 @@ export function createApp(options: AppOptions): App {
   async function answerRead(connection: Connection, request: IncomingRequest): Promise<Answer> {
     const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
     const workbook = await connection.source.read({ fresh });
-    const key = answers === null ? '' : `${connection.id}\n${pathAndQuery(request.url)}`;
+    const key = answers === null ? '' : `${generationOf(connection)}\n${pathAndQuery(request.url)}`;
     const kept = answers?.get(key, workbook);
     if (kept !== undefined) return revalidated(kept, request.headers.get('if-none-match'));
     // HEAD is answered as GET, so its Content-Length is the GET body's; the listener sends no body.
@@ -283,6 +298,22 @@ function builtFrom(workbook: Workbook, parsed: ParsedRequest, engine: EngineOpti
   const tab = findTab(workbook, parsed.tab);
   return isApiError(tab) ? null : tab;
 }
+
+/**
+ * A number per connection object, for the answer cache's keys: a connection the admin API changes
+ * (hidden tabs, a new source) is a new object, so the old one's answers are never served for it.
+ */
+function generationOf(connection: Connection): number {
+  let generation = generations.get(connection);
+  if (generation === undefined) {
+    generation = ++lastGeneration;
+    generations.set(connection, generation);
+  }
+  return generation;
+}
+
+const generations = new WeakMap<Connection, number>();
+let lastGeneration = 0;
 
 const cacheControls = new WeakMap<Connection, string>();
 

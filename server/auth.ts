@@ -17,6 +17,11 @@ export interface ApiKey {
   readonly scope: Scope;
   /** A label from the config for logs (`"ci"`), so a log can say which key was used. */
   readonly name?: string;
+  /**
+   * When the key stops working (ms since the epoch): a key rotated through the admin API keeps
+   * working until its overlap ends. Absent: it never expires.
+   */
+  readonly expiresAt?: number;
 }
 
 export interface Authenticated {
@@ -37,7 +42,7 @@ export function digestKey(key: string): Uint8Array {
  * Checks the `X-Api-Key` header value (`headers.get('x-api-key')`) against a connection's keys.
  * No keys: the connection is open and every caller may write.
  */
-export function authenticate(keys: readonly ApiKey[], headerValue: string | null): Authenticated | ApiError {
+export function authenticate(keys: readonly ApiKey[], headerValue: string | null, now: number = Date.now()): Authenticated | ApiError {
   if (keys.length === 0) return { scope: 'write' };
   // An empty header is no key at all: the client forgot to fill it in, it did not guess wrong.
   if (headerValue === null || headerValue === '') {
@@ -50,6 +55,8 @@ export function authenticate(keys: readonly ApiKey[], headerValue: string | null
   for (const key of keys) {
     if (timingSafeEqual(key.digest, presented) && match === undefined) match = key;
   }
+  // Checked after the loop, so an expired key costs the same time as any other.
+  if (match?.expiresAt !== undefined && match.expiresAt <= now) match = undefined;
   if (match === undefined) {
     return apiError('authentication_failed', `The API key in the ${API_KEY_HEADER} header is not valid for this connection.`);
   }

@@ -15,6 +15,8 @@
 //                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
 //     "timeouts": { "headersMs": 10000, "bodyMs": 10000, "shutdownMs": 10000 },
 //     "log": { "level": "info" },        debug | info | warn | error | silent
+//     "admin": { "token": { "env": "SHEETREST_ADMIN_TOKEN" } },   turns on /_admin (docs/admin-api.md);
+//                                        left out: on when $SHEETREST_ADMIN_TOKEN is set, off otherwise
 //     "connections": [{
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
 //       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
@@ -71,7 +73,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
-  'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs',
+  'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
 ];
 
 // ---- messages ----------------------------------------------------------------------------
@@ -147,7 +149,7 @@ function strictBare<const TEntries extends v.ObjectEntries>(what: string, entrie
 
 // valibot's object schemas take an array as an object whose fields are all missing, so
 // `"limits": []` would quietly mean the defaults; refuse anything but a plain object first.
-function strict<const TEntries extends v.ObjectEntries>(what: string, entries: TEntries) {
+export function strict<const TEntries extends v.ObjectEntries>(what: string, entries: TEntries) {
   const isObject = (input: unknown): boolean => typeof input === 'object' && input !== null && !Array.isArray(input);
   return v.pipe(v.custom<Record<string, unknown>>(isObject, expected(what)), strictBare(what, entries));
 }
@@ -259,7 +261,8 @@ export const PlanSchema = strict('an object', {
 
 // ---- connections and the server ------------------------------------------------------------
 
-export const ConnectionSchema = strict('an object', {
+/** A connection's fields: the config file's, and (without `keys`) the admin API's (server/admin/). */
+export const ConnectionEntries = {
   id: v.pipe(
     text('a connection id'),
     v.maxLength(100, expected('an id of at most 100 characters')),
@@ -282,7 +285,9 @@ export const ConnectionSchema = strict('an object', {
       v.check((cache) => cache.staleWhileRevalidate === undefined || cache.maxAge !== undefined, 'expected "maxAge" with "staleWhileRevalidate" (stale-while-revalidate extends max-age)'),
     ),
   ),
-});
+};
+
+export const ConnectionSchema = strict('an object', ConnectionEntries);
 
 const corsOrigin = v.pipe(
   v.string(expected('an origin')),
@@ -341,6 +346,8 @@ export const ServerSettingsEntries = {
     }),
     {},
   ),
+  /** The admin API (`/_admin/...`, docs/admin-api.md): its bearer token, at least 16 characters. */
+  admin: v.optional(strict('an object with "token"', { token: secret })),
 };
 
 export const ConfigSchema = strict('an object', {
@@ -360,4 +367,5 @@ export type LimitsConfig = ParsedConfig['limits'];
 export type CorsConfig = ParsedConfig['cors'];
 export type TimeoutsConfig = ParsedConfig['timeouts'];
 export type LogConfig = ParsedConfig['log'];
+export type ParsedSource = v.InferOutput<typeof SourceSchema>;
 export type ConnectionInputFields = v.InferInput<typeof ConnectionSchema>;

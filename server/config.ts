@@ -75,12 +75,23 @@ export type ConnectionConfig = Omit<ParsedConnection, 'keys' | 'source'> & {
   readonly keys: readonly ApiKey[];
 };
 
-export type Config = Omit<ParsedConfig, '$schema' | 'stateDir' | 'connections'> & {
+/** The environment variable that turns the admin API on when the config has no `admin` section. */
+export const ADMIN_TOKEN_ENV = 'SHEETREST_ADMIN_TOKEN';
+/** Shorter admin tokens are refused: the token guards every connection and key at once. */
+export const ADMIN_TOKEN_MIN_LENGTH = 16;
+
+export interface AdminConfig {
+  readonly token: Secret;
+}
+
+export type Config = Omit<ParsedConfig, '$schema' | 'stateDir' | 'connections' | 'admin'> & {
   /** Absolute path of the config file; absent in single-file mode. */
   readonly configPath?: string;
   /** Absolute path of the state folder (quota counts, journals). */
   readonly stateDir: string;
   readonly connections: readonly ConnectionConfig[];
+  /** Set when the admin API is on (`admin.token`, or $SHEETREST_ADMIN_TOKEN). */
+  readonly admin?: AdminConfig;
 };
 
 /** A configuration the server cannot start with. Its message names each field and what was expected. */
@@ -172,7 +183,7 @@ function validate(input: unknown, where: string, display: (field: string) => str
 }
 
 /** `connections[0].plan.monthlyRequests`, or `(top level)` for the whole file. */
-function fieldPath(issue: BaseIssue<unknown>): string {
+export function fieldPath(issue: BaseIssue<unknown>): string {
   let path = '';
   for (const item of issue.path ?? []) {
     const key = item.key;
@@ -218,10 +229,60 @@ function resolveConfig(
       keys: resolveKeys(connection.keys, `${at}.keys`, env, problem),
     };
   });
+  const admin = resolveAdmin(parsed.admin, env, readSecret, problem);
   if (problems.length > 0) throw new ConfigError(where, problems);
 
-  const { $schema: _ignored, stateDir: _written, connections: _parsed, ...server } = parsed;
-  return { ...server, stateDir, connections };
+  const { $schema: _ignored, stateDir: _written, connections: _parsed, admin: _admin, ...server } = parsed;
+  return { ...server, stateDir, connections, ...(admin === undefined ? {} : { admin }) };
+}
+
+/** The admin token from the config, else from $SHEETREST_ADMIN_TOKEN (empty there: off); undefined: the admin API is off. */
+function resolveAdmin(
+  admin: ParsedConfig['admin'],
+  env: Readonly<Record<string, string | undefined>>,
+  readSecret: (value: ParsedSecret, field: string) => Secret,
+  problem: (field: string, message: string) => void,
+): AdminConfig | undefined {
+  let token: Secret;
+  let field: string;
+  if (admin !== undefined) {
+    token = readSecret(admin.token, 'admin.token');
+    field = typeof admin.token === 'string' ? 'admin.token' : 'admin.token.env';
+  } else {
+    const fromEnv = env[ADMIN_TOKEN_ENV];
+    if (fromEnv === undefined || fromEnv === '') return undefined;
+    token = new Secret(fromEnv);
+    field = `$${ADMIN_TOKEN_ENV}`;
+  }
+  const length = token.reveal().length;
+  // An empty variable named in the config is reported by readSecret already.
+  if (length > 0 && length < ADMIN_TOKEN_MIN_LENGTH) {
+    problem(field, `the admin token has ${length} characters; use at least ${ADMIN_TOKEN_MIN_LENGTH} (e.g. openssl rand -hex 32)`);
+  }
+  // It travels as `Authorization: Bearer <token>`, which ends at the first space.
+  if (/\s/.test(token.reveal())) problem(field, 'the admin token contains white space, which an Authorization header cannot carry; use e.g. openssl rand -hex 32');
+  return { token };
+}
+
+/**
+ * One connection of the admin API, resolved as the config's are (paths against `baseDir`,
+ * `{ "env" }` secrets read now); it has no config keys. Throws ConfigError naming each field.
+ */
+export function resolveConnection(
+  connection: Omit<ParsedConnection, 'keys'>,
+  baseDir: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ConnectionConfig {
+  const problems: string[] = [];
+  const readSecret = (value: ParsedSecret, field: string): Secret => {
+    if (typeof value === 'string') return new Secret(value);
+    const found = env[value.env];
+    if (found === undefined || found === '') problems.push(`${field}.env: environment variable ${value.env} is ${found === undefined ? 'not set' : 'empty'}`);
+    return new Secret(found ?? '');
+  };
+  const source = resolveSource(connection.source, baseDir, 'source', readSecret);
+  if (problems.length > 0) throw new ConfigError(connection.id, problems);
+  return { ...connection, source, keys: [] };
 }
 
 function resolveSource(

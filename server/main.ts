@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { configForFile, ConfigError, loadConfig, type Config } from './config.ts';
+import { ADMIN_TOKEN_ENV, ADMIN_TOKEN_MIN_LENGTH, configForFile, ConfigError, loadConfig, type Config } from './config.ts';
 import type { Listen } from './listener.ts';
 import { start } from './start.ts';
 
@@ -30,7 +30,10 @@ Options:
   --read-only         single-file mode: refuse writes
   --hide-hidden-tabs  single-file mode: do not serve tabs the workbook hides
   --log-level L       debug, info, warn, error or silent (default info)
-  --help              show this text`;
+  --help              show this text
+
+Environment:
+  SHEETREST_ADMIN_TOKEN  turns on the admin API at /_admin (docs/admin-api.md)`;
 
 /** A second stop signal within this window is the echo of the first (see `stop` below). */
 const REPEAT_WINDOW_MS = 3000;
@@ -76,6 +79,7 @@ async function main(argv: readonly string[]): Promise<number> {
   };
 
   let config: Config;
+  const demo = values.config === undefined && positionals.length === 0;
   try {
     if (values.config !== undefined) {
       if (values['read-only']) throw new ConfigError('options', ['--read-only applies to single-file mode; set "readOnly" in the config file']);
@@ -84,7 +88,6 @@ async function main(argv: readonly string[]): Promise<number> {
       config = withOverrides(loaded, overrides, values['state-dir']);
     } else {
       const workbook = positionals[0] ?? (await demoCopy());
-      const demo = positionals[0] === undefined;
       config = configForFile(workbook, {
         ...overrides,
         ...(demo ? { id: 'demo' } : {}),
@@ -114,6 +117,8 @@ async function main(argv: readonly string[]): Promise<number> {
     const key = first.keys.length > 0 ? ` -H 'X-Api-Key: YOUR_KEY'` : '';
     console.log(`Try:\n  curl${key} '${running.url}/sheets/${first.id}?_limit=3'`);
   }
+  if (running.admin) console.log(`Admin API: ${running.url}/_admin (send Authorization: Bearer <admin token>; docs/admin-api.md)`);
+  else if (demo) console.log(`Admin API off: start with ${ADMIN_TOKEN_ENV}=<a secret of ${ADMIN_TOKEN_MIN_LENGTH}+ characters> to manage connections and keys at /_admin (docs/admin-api.md)`);
 
   // Every way out flushes what it can: an orderly stop through close(), anything else (a forced
   // stop, an uncaught error) through this hook, which writes the quota counts synchronously and

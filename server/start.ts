@@ -4,25 +4,32 @@
 // 2. remove temp files a crash left in the state folder (safe now: none can be a live process's);
 // 3. bind the port, answering 503 `upstream_unavailable` with Retry-After while the sources open
 //    (a port already in use stops the start before any journal is recovered or compacted);
-// 4. open every connection's source (recovering journals) and the quota store, then serve.
+// 4. open every connection's source (recovering journals) and the quota store, then the
+//    connections the admin API made (admin.json in the state folder), then serve. The set of
+//    connections is a registry the admin API changes while the server runs (server/admin/).
 // Used by the CLI and by the integration tests (which listen on port 0).
 import { apiError } from '../lib/errors.ts';
+import { adminHandler } from './admin/routes.ts';
+import { AdminService } from './admin/service.ts';
+import { readAdminFile } from './admin/store.ts';
 import { createApp, type App, type Connection } from './app.ts';
-import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
+import { DEFAULTS, type Config } from './config.ts';
+import { ConnectionRegistry, openConnection } from './connections.ts';
 import { defaultAllowedHosts } from './hosts.ts';
 import { createLogger, type Logger } from './log.ts';
 import type { Listen, Listener } from './listener.ts';
 import { lockStateDir, type StateLock } from './lock.ts';
 import { openQuotaStore, type QuotaStore } from './quota.ts';
 import { errorAnswer, toResponse } from './respond.ts';
-import { openFileSource } from './sources/file/mod.ts';
-import type { Source } from './sources/source.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './state.ts';
 
 export interface Running {
   readonly app: App;
   readonly url: string;
+  /** The connections served at start (the config file's, then the admin API's). */
   readonly connections: readonly Connection[];
+  /** Whether `/_admin/...` is served (an admin token is set). */
+  readonly admin: boolean;
   /**
    * Stops accepting, lets the requests in flight finish until the shutdown deadline
    * (`timeouts.shutdownMs`), then closes every connection still open; every source and the quota
@@ -46,6 +53,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
   await ensureStateDir(config.stateDir);
   const lock = takeLock(config.stateDir, log);
   const opened: Connection[] = [];
+  const registry = new ConnectionRegistry();
   let quota: QuotaStore | undefined;
   let listener: Listener | undefined;
   try {
@@ -55,10 +63,18 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const host = config.host ?? '127.0.0.1';
     const timeouts = config.timeouts ?? { headersMs: DEFAULTS.headersMs, bodyMs: DEFAULTS.bodyMs, shutdownMs: DEFAULTS.shutdownMs };
     listener = await options.listen(gate, { host, port: config.port ?? 8080, headersTimeoutMs: timeouts.headersMs, bodyTimeoutMs: timeouts.bodyMs });
-    for (const connection of config.connections) opened.push(await openConnection(connection, config, log));
+    for (const connection of config.connections) {
+      const served = await openConnection(connection, config, log);
+      opened.push(served);
+      registry.set(served);
+    }
     quota = await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) });
+    // The admin API's connections are served whether or not the admin API is on now.
+    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings: config, quota, log });
+    await service.open(await readAdminFile(config.stateDir));
     const app = createApp({
-      connections: opened,
+      connections: registry,
+      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token) }),
       quota,
       bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
       bodyTimeoutMs: timeouts.bodyMs,
@@ -74,11 +90,12 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     return {
       app,
       url: `http://${shownHost}:${served.port}`,
-      connections: opened,
+      connections: registry.list(),
+      admin: config.admin !== undefined,
       async close() {
         try {
           await closeListener(served, timeouts.shutdownMs, log);
-          await Promise.all([store.close(), ...opened.map((connection) => connection.source.close())]);
+          await Promise.all([store.close(), ...registry.list().map((connection) => connection.source.close())]);
           // Last, so the sources' and the quota's own lines about closing are written too.
           await flushLog(log);
         } finally {
@@ -95,7 +112,8 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     };
   } catch (error) {
     await listener?.close().catch(() => undefined);
-    await Promise.allSettled([quota?.close(), ...opened.map((connection) => connection.source.close())]);
+    const every = new Set([...opened, ...registry.list()]);
+    await Promise.allSettled([quota?.close(), ...[...every].map((connection) => connection.source.close())]);
     lock.release();
     await flushLog(log);
     throw error;
@@ -159,32 +177,4 @@ async function flushLog(log: Logger): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([log.flush(), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
   clearTimeout(timer);
-}
-
-async function openConnection(connection: ConnectionConfig, config: Config, log: Logger): Promise<Connection> {
-  return {
-    id: connection.id,
-    source: await openSource(connection, config, log),
-    keys: connection.keys,
-    plan: connection.plan,
-    readOnly: connection.readOnly ?? false,
-    cacheControl: connection.cacheControl,
-    engine: {
-      formulas: connection.formulas ?? false,
-      hiddenTabs: connection.hiddenTabs ?? 'serve',
-      maxRows: config.limits?.rowsPerWrite ?? DEFAULTS.rowsPerWrite,
-      textIndexBytes: config.limits?.textIndexBytes ?? DEFAULTS.textIndexBytes,
-    },
-  };
-}
-
-async function openSource(connection: ConnectionConfig, config: Config, log: Logger): Promise<Source> {
-  const { source } = connection;
-  if (source.type === 'file') {
-    return openFileSource({ path: source.path, stateDir: config.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
-  }
-  // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
-  // (about 5 MB resident, and their load time) are of no use to a server of local files.
-  const { openGoogleSourceFromConfig } = await import('./sources/google/mod.ts');
-  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
 }

@@ -80,3 +80,23 @@ test('a read key may not write: 403 permission_denied', () => {
   assert.equal(refused.code, 'permission_denied');
   assert.equal(refused.status, 403);
 });
+
+test('a rotated key works until its end, then is 401 like a wrong key', async (t) => {
+  const ends = Date.UTC(2026, 0, 1);
+  const rotated: ApiKey = { digest: digestKey('old-key'), scope: 'write', expiresAt: ends };
+  const cases: [string, number, boolean][] = [
+    ['a minute before its end', ends - 60_000, true],
+    ['a millisecond before', ends - 1, true],
+    ['at its end', ends, false],
+    ['a day after', ends + 86_400_000, false],
+  ];
+  for (const [name, now, works] of cases) {
+    await t.test(name, () => {
+      const result = authenticate([writer, rotated], 'old-key', now);
+      if (works) assert.deepEqual(result, { scope: 'write' });
+      else expectError(result, 'authentication_failed', 401);
+      // The other key is not affected.
+      assert.deepEqual(authenticate([writer, rotated], 'write-key', now), { scope: 'write' });
+    });
+  }
+});

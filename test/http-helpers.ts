@@ -169,12 +169,12 @@ export function runCli(args: readonly string[], timeoutMs = 15_000): Promise<Cli
 }
 
 /**
- * Spawns the CLI on 127.0.0.1:0 and waits for its `sheetrest listening on URL` line. The child
- * is SIGKILLed after the test if it is still running.
+ * Spawns the CLI on 127.0.0.1:0 (with `env` added to this process's environment) and waits for
+ * its `sheetrest listening on URL` line. The child is SIGKILLed after the test if it is still running.
  */
-export async function spawnServer(t: TestContext, args: readonly string[], timeoutMs = 15_000): Promise<Child> {
+export async function spawnServer(t: TestContext, args: readonly string[], timeoutMs = 15_000, env: Record<string, string> = {}): Promise<Child> {
   const [command, argv] = cliCommand([...args, '--host', '127.0.0.1', '--port', '0']);
-  const child = spawn(command, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(command, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
   let stderr = '';
   let stdout = '';
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));

@@ -1,0 +1,89 @@
+// The admin API's request bodies, checked with the config file's own valibot schemas
+// (server/config-schema.ts), so a connection is valid here exactly when it would be valid in
+// sheetrest.json: `POST /_admin/connections` with `{"id": "crm", "source": {"type": "fil"}}` ->
+// 400 invalid_body `source.type: expected "file" or "google", got "fil"`. Unknown fields are
+// errors, as in the file. Bodies are JSON (`Content-Type: application/json`).
+import * as v from 'valibot';
+import { apiError, type ApiError } from '../../lib/errors.ts';
+import { jsonProblem } from '../../lib/json-error.ts';
+import { SCOPES } from '../auth.ts';
+import { fieldPath } from '../config.ts';
+import { ConnectionEntries, expected, PlanSchema, strict } from '../config-schema.ts';
+import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from './keys.ts';
+
+const { keys: _keys, id, source, readOnly, formulas, hiddenTabs, cacheControl } = ConnectionEntries;
+
+const keysElsewhere = v.optional(v.never('keys are made with POST /_admin/connections/{id}/keys, which shows each new key once'));
+
+/** `POST /_admin/connections`: a connection as in the config file, without `keys`. */
+export const CreateConnectionSchema = strict('an object', { id, source, plan: v.optional(PlanSchema), readOnly, formulas, hiddenTabs, cacheControl, keys: keysElsewhere });
+
+/** `PATCH /_admin/connections/{id}`: any of the fields to change; `"plan": null` removes the plan, `"cacheControl": null` the cache settings. */
+export const ChangeConnectionSchema = strict('an object', {
+  source: v.optional(source),
+  plan: v.optional(v.nullable(PlanSchema)),
+  readOnly: v.optional(v.unwrap(readOnly)),
+  formulas: v.optional(v.unwrap(formulas)),
+  hiddenTabs: v.optional(v.unwrap(hiddenTabs)),
+  cacheControl: v.optional(v.nullable(v.unwrap(cacheControl))),
+  id: v.optional(v.never('a connection keeps its id: create a new connection and delete this one')),
+  keys: keysElsewhere,
+});
+
+const label = v.pipe(
+  v.string(expected('a non-empty label')),
+  v.nonEmpty(expected('a non-empty label')),
+  v.maxLength(100, expected('a label of at most 100 characters')),
+);
+
+/** `POST /_admin/connections/{id}/keys`. */
+export const CreateKeySchema = strict('an object', {
+  scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"')), 'write'),
+  name: v.optional(label),
+});
+
+const overlapWhat = `a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS}`;
+
+/** `POST /_admin/connections/{id}/keys/{key}/rotate`. */
+export const RotateKeySchema = strict('an object', {
+  overlapSeconds: v.optional(
+    v.pipe(v.number(expected(overlapWhat)), v.integer(expected(overlapWhat)), v.minValue(0, expected(overlapWhat)), v.maxValue(MAX_OVERLAP_SECONDS, expected(overlapWhat))),
+    DEFAULT_OVERLAP_SECONDS,
+  ),
+});
+
+export type CreateConnectionInput = v.InferOutput<typeof CreateConnectionSchema>;
+export type ChangeConnectionInput = v.InferOutput<typeof ChangeConnectionSchema>;
+export type CreateKeyInput = v.InferOutput<typeof CreateKeySchema>;
+export type RotateKeyInput = v.InferOutput<typeof RotateKeySchema>;
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A body checked against `schema`: 415 for a body that is not JSON by its type, 400
+ * `invalid_json` (where and why, never quoting the body: it may hold a secret) or
+ * `invalid_body` naming each field. An empty body is `{}` (a key with the defaults).
+ */
+export function parseAdminBody<TSchema extends v.GenericSchema>(schema: TSchema, contentType: string | null, body: Uint8Array): v.InferOutput<TSchema> | ApiError {
+  let text: string;
+  try {
+    text = decoder.decode(body);
+  } catch {
+    return apiError('invalid_json', 'The body is not valid UTF-8.');
+  }
+  if (text.trim() === '') text = '{}';
+  else if (!/^application\/json\s*(?:;|$)/i.test(contentType ?? '')) {
+    return apiError('unsupported_media_type', 'The admin API reads JSON bodies: send Content-Type: application/json.');
+  }
+  let input: unknown;
+  try {
+    input = JSON.parse(text);
+  } catch {
+    const problem = jsonProblem(text);
+    return apiError('invalid_json', problem === null ? 'The body is not valid JSON.' : `The body is not valid JSON: ${problem.problem} at line ${problem.line}, column ${problem.column}.`);
+  }
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const problems = result.issues.map((issue) => `${fieldPath(issue)}: ${issue.message}`);
+  return apiError('invalid_body', `The body is not valid: ${problems.join('; ')}.`);
+}

@@ -1,0 +1,152 @@
+// The admin API over HTTP, on the server's own port under /_admin (docs/admin-api.md):
+//   POST /_admin/connections  Authorization: Bearer <admin token>  {"id":"crm","source":{...}}
+//   -> 201 the connection as the admin API shows it.
+// Every request needs the admin token (never a connection key): none, or not as `Bearer`, is
+// 401 not_authenticated; a wrong one 401 authentication_failed. The token is compared as a
+// SHA-256 digest in constant time and never logged. Answers are JSON and never cached.
+import { timingSafeEqual } from 'node:crypto';
+import type * as v from 'valibot';
+import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
+import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
+import type { AdminHandler, IncomingRequest } from '../app.ts';
+import { digestKey } from '../auth.ts';
+import type { Secret } from '../config.ts';
+import { errorAnswer, type Answer } from '../respond.ts';
+import { ChangeConnectionSchema, CreateConnectionSchema, CreateKeySchema, parseAdminBody, RotateKeySchema } from './requests.ts';
+import type { AdminService } from './service.ts';
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
+
+type Params = readonly string[];
+/** Reads the request's body and checks it against `schema`. */
+type ReadBody = <TSchema extends v.GenericSchema>(schema: TSchema) => Promise<v.InferOutput<TSchema> | ApiError>;
+type Handler = (params: Params, read: ReadBody) => Promise<Answer> | Answer;
+
+interface Route {
+  /** Path segments after `_admin`; `:` marks a parameter. */
+  readonly pattern: readonly string[];
+  readonly methods: Readonly<Record<string, Handler>>;
+}
+
+export function adminHandler(service: AdminService, token: Secret): AdminHandler {
+  const expected = digestKey(token.reveal());
+
+  const routes: Route[] = [
+    { pattern: [], methods: { GET: () => json(200, { name: 'sheetrest admin', links: { connections: '/_admin/connections' } }) } },
+    {
+      pattern: ['connections'],
+      methods: {
+        GET: () => json(200, service.list()),
+        POST: async (_, read) => {
+          const input = await read(CreateConnectionSchema);
+          if (isApiError(input)) return failure(input);
+          const created = await service.create(input);
+          return isApiError(created) ? failure(created) : json(201, created, { Location: created.links.admin });
+        },
+      },
+    },
+    {
+      pattern: ['connections', ':'],
+      methods: {
+        GET: ([id]) => answer(200, service.get(id)),
+        PATCH: async ([id], read) => {
+          const input = await read(ChangeConnectionSchema);
+          return isApiError(input) ? failure(input) : answer(200, await service.change(id, input));
+        },
+        DELETE: async ([id]) => empty(await service.remove(id)),
+      },
+    },
+    { pattern: ['connections', ':', 'usage'], methods: { GET: ([id]) => answer(200, service.usage(id)) } },
+    {
+      pattern: ['connections', ':', 'keys'],
+      methods: {
+        GET: ([id]) => answer(200, service.keys(id)),
+        POST: async ([id], read) => {
+          const input = await read(CreateKeySchema);
+          return isApiError(input) ? failure(input) : answer(201, await service.createKey(id, input));
+        },
+      },
+    },
+    {
+      pattern: ['connections', ':', 'keys', ':'],
+      methods: {
+        GET: ([id, key]) => answer(200, service.key(id, key)),
+        DELETE: async ([id, key]) => empty(await service.revokeKey(id, key)),
+      },
+    },
+    {
+      pattern: ['connections', ':', 'keys', ':', 'rotate'],
+      methods: {
+        POST: async ([id, key], read) => {
+          const input = await read(RotateKeySchema);
+          return isApiError(input) ? failure(input) : answer(201, await service.rotateKey(id, key, input));
+        },
+      },
+    },
+  ];
+
+  return async (request, readBody) => {
+    const refused = checkToken(request.headers.get('authorization'), expected);
+    if (refused !== null) return failure(refused, CHALLENGE);
+    const segments = segmentsOf(request.url);
+    if (segments === null) return failure(apiError('not_found', 'No admin resource at this path.'));
+    const route = routes.find((each) => matches(each.pattern, segments));
+    if (route === undefined) return failure(apiError('not_found', `No admin resource at /_admin/${segments.join('/')}; see docs/admin-api.md.`));
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const handler = route.methods[method];
+    if (handler === undefined) {
+      const allowed = Object.keys(route.methods).flatMap((name) => (name === 'GET' ? ['GET', 'HEAD'] : [name]));
+      return failure(apiError('method_not_allowed', `${request.method} is not allowed here; use ${allowed.join(', ')}.`, { Allow: allowed.join(', ') }));
+    }
+    const params = segments.filter((_, index) => route.pattern[index] === ':');
+    const read: ReadBody = async (schema) => {
+      const bytes = await readBody();
+      return isApiError(bytes) ? bytes : parseAdminBody(schema, request.headers.get('content-type'), bytes);
+    };
+    return handler(params, read);
+  };
+}
+
+function checkToken(header: string | null, expected: Uint8Array): ApiError | null {
+  const presented = /^Bearer +(\S+) *$/i.exec(header ?? '');
+  if (presented === null) {
+    return apiError('not_authenticated', 'The admin API needs the admin token: send Authorization: Bearer <token>.');
+  }
+  // Digests have one length, as timingSafeEqual requires, whatever length was sent.
+  if (!timingSafeEqual(digestKey(presented[1]), expected)) {
+    return apiError('authentication_failed', 'The admin token in the Authorization header is not valid.');
+  }
+  return null;
+}
+
+/** `/_admin/connections/crm` -> ['connections', 'crm'], decoded; null for a path that cannot be decoded. */
+function segmentsOf(url: string): string[] | null {
+  const path = new URL(url, 'http://localhost').pathname;
+  const rest = path.replace(/^\/_admin\/?/, '').replace(/\/$/, '');
+  try {
+    return rest === '' ? [] : rest.split('/').map((segment) => decodeURIComponent(segment));
+  } catch {
+    return null;
+  }
+}
+
+function matches(pattern: readonly string[], segments: readonly string[]): boolean {
+  return pattern.length === segments.length && pattern.every((part, index) => part === ':' || part === segments[index]);
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Answer {
+  return { status, headers: { 'Content-Type': JSON_CONTENT_TYPE, ...NO_STORE, ...headers }, body: JSON.stringify(body) };
+}
+
+function answer(status: number, result: unknown): Answer {
+  return isApiError(result) ? failure(result) : json(status, result);
+}
+
+function empty(result: ApiError | null): Answer {
+  return result === null ? { status: 204, headers: { ...NO_STORE }, body: '' } : failure(result);
+}
+
+function failure(error: ApiError, headers: Record<string, string> = {}): Answer {
+  return errorAnswer(error, { ...NO_STORE, ...headers });
+}

@@ -1,0 +1,372 @@
+// What the admin API does, apart from HTTP: creates, changes and deletes connections while the
+// server runs, and their keys and plans. `create({ id: 'crm', source: { type: 'file', path:
+// 'crm.xlsx' } })` opens the file, writes admin.json durably, then adds the connection to the
+// registry the app reads on every request: the next `GET /sheets/crm` is served.
+//
+// Rules:
+// - One change at a time (a queue), each made durable before it is answered and before the
+//   registry shows it; a change that cannot be saved changes nothing.
+// - Connections from the config file are listed but read-only here (403 permission_denied):
+//   the file stays the one place that says what they are.
+// - A deleted connection leaves the registry first (new requests get 404), then its source is
+//   closed, which waits for its writes in flight; the answer comes after that.
+// - A change of source or readOnly closes the old source before opening the new one (two
+//   sources on one file would fight over its journal); meanwhile requests get 503 with
+//   Retry-After: 1. If the new one cannot be opened the old one is reopened and nothing changes.
+// - A stored connection that cannot be opened at start (its file was moved) does not stop the
+//   server: it answers 503 and the admin API shows why, so it can be fixed or deleted there.
+import { dirname } from 'node:path';
+import { resolve } from 'node:path';
+import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
+import type { Connection } from '../app.ts';
+import { ConfigError, resolveConnection, type ConnectionConfig } from '../config.ts';
+import type { ParsedSource } from '../config-schema.ts';
+import { ConnectionRegistry, engineOptions, openConnection, type OpenSettings } from '../connections.ts';
+import type { Logger } from '../log.ts';
+import type { QuotaStore } from '../quota.ts';
+import type { Source } from '../sources/source.ts';
+import { isDiskFull } from '../sources/file/disk.ts';
+import type { AtomicWriter } from '../state.ts';
+import { apiKeysOf, isExpired, keyView, makeKey, type KeyView } from './keys.ts';
+import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, RotateKeyInput } from './requests.ts';
+import { brokenSource, pausedSource } from './standin-sources.ts';
+import { writeAdminFile, type StoredConnection, type StoredKey } from './store.ts';
+import { usageOf, viewOf, type ConnectionView, type UsageView } from './views.ts';
+
+export type { ConnectionView, UsageView } from './views.ts';
+
+export interface AdminServiceOptions {
+  readonly registry: ConnectionRegistry;
+  /** The config file's connections, as loaded (read-only here). */
+  readonly configConnections: readonly ConnectionConfig[];
+  /** The config file's path (relative paths in the admin API resolve against its folder; else the working directory). */
+  readonly configPath?: string;
+  readonly settings: OpenSettings;
+  readonly quota: Pick<QuotaStore, 'used'>;
+  readonly log: Logger;
+  readonly now?: () => Date;
+  readonly writer?: AtomicWriter;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface NewKeyView extends KeyView {
+  /** The key: shown in this answer only. */
+  readonly key: string;
+}
+
+export class AdminService {
+  readonly #options: AdminServiceOptions;
+  readonly #now: () => Date;
+  readonly #baseDir: string;
+  readonly #configs: Map<string, ConnectionConfig>;
+  /** The admin API's connections as in admin.json, in creation order. */
+  #stored: StoredConnection[] = [];
+  /** Why a stored connection is not served (it could not be opened). */
+  readonly #problems = new Map<string, string>();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: AdminServiceOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => new Date());
+    this.#baseDir = options.configPath === undefined ? process.cwd() : dirname(options.configPath);
+    this.#configs = new Map(options.configConnections.map((connection) => [connection.id, connection]));
+  }
+
+  /** Opens the connections of admin.json into the registry (at start). An id the config file also has stops the start. */
+  async open(stored: readonly StoredConnection[]): Promise<void> {
+    const clash = stored.find((connection) => this.#configs.has(connection.id));
+    if (clash !== undefined) {
+      throw new Error(`the connection "${clash.id}" is in the config file and also in admin.json in the state folder (made with the admin API); rename or remove one of them`);
+    }
+    const now = this.#now();
+    this.#stored = stored.map((connection) => ({ ...connection, keys: connection.keys.filter((key) => !isExpired(key, now)) }));
+    for (const connection of this.#stored) {
+      this.#options.registry.set(await this.#openOrBroken(connection));
+    }
+  }
+
+  // ---- reading --------------------------------------------------------------------------------
+
+  list(): ConnectionView[] {
+    return this.#options.registry.list().map((connection) => this.#view(connection));
+  }
+
+  get(id: string): ConnectionView | ApiError {
+    const connection = this.#options.registry.get(id);
+    return connection === undefined ? unknownConnection(id) : this.#view(connection);
+  }
+
+  keys(id: string): KeyView[] | ApiError {
+    const view = this.get(id);
+    return isApiError(view) ? view : [...view.keys];
+  }
+
+  key(id: string, keyId: string): KeyView | ApiError {
+    const found = this.#findKey(id, keyId);
+    return isApiError(found) ? found : keyView(found.key);
+  }
+
+  usage(id: string): UsageView | ApiError {
+    const connection = this.#options.registry.get(id);
+    return connection === undefined ? unknownConnection(id) : this.#usage(connection);
+  }
+
+  // ---- connections ----------------------------------------------------------------------------
+
+  create(input: CreateConnectionInput): Promise<ConnectionView | ApiError> {
+    return this.#serially(async () => {
+      if (this.#options.registry.get(input.id) !== undefined) {
+        return apiError('conflict', `There is already a connection "${input.id}"; choose another id, or change that one with PATCH.`);
+      }
+      const now = this.#now().toISOString();
+      const { keys: _none, ...fields } = input;
+      const stored: StoredConnection = { ...fields, source: this.#absolute(input.source), created: now, updated: now, keys: [] };
+      const opened = await this.#openChecked(stored);
+      if (isApiError(opened)) return opened;
+      const saved = await this.#save([...this.#stored, stored]);
+      if (saved !== null) {
+        await this.#close(opened);
+        return saved;
+      }
+      this.#options.registry.set(opened);
+      return this.#view(opened);
+    });
+  }
+
+  change(id: string, input: ChangeConnectionInput): Promise<ConnectionView | ApiError> {
+    return this.#serially(async () => {
+      const found = this.#editable(id);
+      if (isApiError(found)) return found;
+      const { plan, cacheControl, source, id: _id, keys: _keys, ...flags } = input;
+      const before = found;
+      const { plan: _plan, cacheControl: _cacheControl, ...withoutBoth } = before;
+      const next: StoredConnection = {
+        ...withoutBoth,
+        ...(plan === null ? {} : plan === undefined ? (before.plan === undefined ? {} : { plan: before.plan }) : { plan }),
+        ...(cacheControl === null ? {} : cacheControl === undefined ? (before.cacheControl === undefined ? {} : { cacheControl: before.cacheControl }) : { cacheControl }),
+        ...flags,
+        ...(source === undefined ? {} : { source: this.#absolute(source) }),
+        updated: this.#now().toISOString(),
+      };
+      const reopen = JSON.stringify(next.source) !== JSON.stringify(before.source) || next.readOnly !== before.readOnly || this.#problems.has(id);
+      const current = this.#options.registry.get(id);
+      let connection: Connection;
+      if (reopen) {
+        const swapped = await this.#swap(before, next, current);
+        if (isApiError(swapped)) return swapped;
+        connection = swapped;
+      } else {
+        connection = this.#served(next, current?.source ?? brokenSource(id, 'not open'));
+      }
+      const saved = await this.#save(this.#stored.map((stored) => (stored.id === id ? next : stored)));
+      if (saved !== null) {
+        // Not saved: back to the old source (the swap serves a broken one if even that fails).
+        if (reopen) {
+          const reverted = await this.#swap(next, before, connection);
+          if (!isApiError(reverted)) this.#options.registry.set(reverted);
+        }
+        return saved;
+      }
+      this.#options.registry.set(connection);
+      return this.#view(connection);
+    });
+  }
+
+  remove(id: string): Promise<null | ApiError> {
+    return this.#serially(async () => {
+      const found = this.#editable(id);
+      if (isApiError(found)) return found;
+      const saved = await this.#save(this.#stored.filter((stored) => stored.id !== id));
+      if (saved !== null) return saved;
+      const connection = this.#options.registry.get(id);
+      this.#options.registry.delete(id);
+      this.#problems.delete(id);
+      if (connection !== undefined) await this.#close(connection);
+      return null;
+    });
+  }
+
+  // ---- keys -----------------------------------------------------------------------------------
+
+  createKey(id: string, input: CreateKeyInput): Promise<NewKeyView | ApiError> {
+    return this.#serially(async () => {
+      const found = this.#editable(id);
+      if (isApiError(found)) return found;
+      const made = makeKey(input.scope, input.name, this.#now());
+      const failed = await this.#changeKeys(found, [...found.keys, made.stored]);
+      return failed ?? { ...keyView(made.stored), key: made.secret };
+    });
+  }
+
+  rotateKey(id: string, keyId: string, input: RotateKeyInput): Promise<(NewKeyView & { replaces: KeyView }) | ApiError> {
+    return this.#serially(async () => {
+      const found = this.#findKey(id, keyId);
+      if (isApiError(found)) return found;
+      const { connection, key } = found;
+      if (key.expires !== undefined) {
+        return apiError('conflict', `The key ${key.prefix}… was already rotated and stops working at ${key.expires}; rotate its replacement, or revoke it.`);
+      }
+      const now = this.#now();
+      const made = makeKey(key.scope, key.name, now);
+      // No overlap: the old key goes at once, as a revocation.
+      const old: StoredKey | null = input.overlapSeconds === 0 ? null : { ...key, expires: new Date(now.getTime() + input.overlapSeconds * 1000).toISOString(), replacedBy: made.stored.id };
+      const keys = connection.keys.flatMap((each) => (each.id !== keyId ? [each] : old === null ? [] : [old]));
+      const failed = await this.#changeKeys(connection, [...keys, made.stored]);
+      const replaced = old ?? { ...key, expires: now.toISOString(), replacedBy: made.stored.id };
+      return failed ?? { ...keyView(made.stored), key: made.secret, replaces: keyView(replaced) };
+    });
+  }
+
+  revokeKey(id: string, keyId: string): Promise<null | ApiError> {
+    return this.#serially(async () => {
+      const found = this.#findKey(id, keyId);
+      if (isApiError(found)) return found;
+      return this.#changeKeys(found.connection, found.connection.keys.filter((key) => key.id !== keyId));
+    });
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------
+
+  #serially<T>(change: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(change);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** An admin connection to change; 404 for none, 403 for one of the config file's. */
+  #editable(id: string): StoredConnection | ApiError {
+    if (this.#configs.has(id)) {
+      return apiError('permission_denied', `The connection "${id}" comes from the config file; change it there and restart the server.`);
+    }
+    return this.#stored.find((stored) => stored.id === id) ?? unknownConnection(id);
+  }
+
+  #findKey(id: string, keyId: string): { connection: StoredConnection; key: StoredKey } | ApiError {
+    const connection = this.#editable(id);
+    if (isApiError(connection)) return connection;
+    const now = this.#now();
+    const key = connection.keys.find((each) => each.id === keyId && !isExpired(each, now));
+    return key === undefined ? apiError('not_found', `The connection "${id}" has no key ${JSON.stringify(keyId).slice(0, 40)}.`) : { connection, key };
+  }
+
+  /** Saves a connection's new keys and puts them in the registry; expired keys are dropped on the way. */
+  async #changeKeys(connection: StoredConnection, keys: StoredKey[]): Promise<ApiError | null> {
+    const now = this.#now();
+    const next: StoredConnection = { ...connection, keys: keys.filter((key) => !isExpired(key, now)), updated: now.toISOString() };
+    const saved = await this.#save(this.#stored.map((stored) => (stored.id === connection.id ? next : stored)));
+    if (saved !== null) return saved;
+    const served = this.#options.registry.get(connection.id);
+    if (served !== undefined) this.#options.registry.set({ ...served, keys: apiKeysOf(next.keys) });
+    return null;
+  }
+
+  /** Writes admin.json; null when saved, else the error to answer (and nothing has changed). */
+  async #save(next: StoredConnection[]): Promise<ApiError | null> {
+    try {
+      await writeAdminFile(this.#options.settings.stateDir, next, this.#options.writer);
+    } catch (error) {
+      this.#options.log.error('the admin API could not save admin.json', { error: String(error) });
+      if (isDiskFull(error)) return apiError('insufficient_storage', 'The disk is full: the change was not saved.');
+      return apiError('internal_error', 'The change could not be saved in the state folder; it has been logged.');
+    }
+    this.#stored = next;
+    return null;
+  }
+
+  /** A file path (and a Google credentials file) made absolute, so a later working directory does not matter. */
+  #absolute(source: ParsedSource): ParsedSource {
+    if (source.type === 'file') return { ...source, path: resolve(this.#baseDir, source.path) };
+    return source.credentialsFile === undefined ? source : { ...source, credentialsFile: resolve(this.#baseDir, source.credentialsFile) };
+  }
+
+  /** Opens a stored connection for serving, or answers why not: 409 for a file another connection serves, 400 otherwise. */
+  async #openChecked(stored: StoredConnection): Promise<Connection | ApiError> {
+    const source = stored.source;
+    if (source.type === 'file') {
+      const other = this.#options.registry.list().find((connection) => connection.id !== stored.id && this.#filePathOf(connection.id) === source.path);
+      if (other !== undefined) return apiError('conflict', `The file ${source.path} is already served by the connection "${other.id}"; two connections on one file would overwrite each other's writes.`);
+    }
+    try {
+      return await this.#open(stored);
+    } catch (error) {
+      if (isApiError(error)) return error;
+      const problem = error instanceof ConfigError ? error.problems.join('; ') : error instanceof Error ? error.message : String(error);
+      return apiError('invalid_body', `The source cannot be opened: ${problem}.`);
+    }
+  }
+
+  async #open(stored: StoredConnection): Promise<Connection> {
+    const resolved = resolveConnection(stored, this.#baseDir, this.#options.env);
+    const opened = await openConnection(resolved, this.#options.settings, this.#options.log);
+    this.#problems.delete(stored.id);
+    return { ...opened, keys: apiKeysOf(stored.keys) };
+  }
+
+  async #openOrBroken(stored: StoredConnection): Promise<Connection> {
+    try {
+      return await this.#open(stored);
+    } catch (error) {
+      const problem = error instanceof ConfigError ? error.problems.join('; ') : error instanceof Error ? error.message : String(error);
+      this.#problems.set(stored.id, problem);
+      this.#options.log.error('a connection made with the admin API could not be opened; it answers 503 until it is fixed', { connection: stored.id, problem });
+      return this.#served(stored, brokenSource(stored.id, problem));
+    }
+  }
+
+  /** A stored connection served through `source` (its keys, plan and engine options from `stored`). */
+  #served(stored: StoredConnection, source: Source): Connection {
+    return { id: stored.id, source, keys: apiKeysOf(stored.keys), plan: stored.plan, readOnly: stored.readOnly, cacheControl: stored.cacheControl, engine: engineOptions(stored, this.#options.settings) };
+  }
+
+  /**
+   * Replaces `current` (serving `from`) with a connection opened from `to`. Requests meanwhile
+   * get 503; if `to` cannot be opened, `from` is reopened and the error answered.
+   */
+  async #swap(from: StoredConnection, to: StoredConnection, current: Connection | undefined): Promise<Connection | ApiError> {
+    const { registry } = this.#options;
+    if (to.source.type === 'file') {
+      const path = to.source.path;
+      const other = registry.list().find((connection) => connection.id !== to.id && this.#filePathOf(connection.id) === path);
+      if (other !== undefined) return apiError('conflict', `The file ${path} is already served by the connection "${other.id}"; two connections on one file would overwrite each other's writes.`);
+    }
+    registry.set(this.#served(from, pausedSource(from.id)));
+    if (current !== undefined) await this.#close(current);
+    const opened = await this.#openChecked(to);
+    if (!isApiError(opened)) return opened;
+    registry.set(await this.#openOrBroken(from));
+    return opened;
+  }
+
+  #filePathOf(id: string): string | undefined {
+    const source = this.#configs.get(id)?.source ?? this.#stored.find((stored) => stored.id === id)?.source;
+    return source?.type === 'file' ? source.path : undefined;
+  }
+
+  async #close(connection: Connection): Promise<void> {
+    try {
+      await connection.source.close();
+    } catch (error) {
+      this.#options.log.error('closing a connection\'s source failed', { connection: connection.id, error: String(error) });
+    }
+  }
+
+  #usage(connection: Connection): UsageView {
+    return usageOf(connection, this.#options.quota.used(connection.id), this.#now());
+  }
+
+  #view(connection: Connection): ConnectionView {
+    return viewOf({
+      connection,
+      config: this.#configs.get(connection.id),
+      stored: this.#stored.find((each) => each.id === connection.id),
+      problem: this.#problems.get(connection.id) ?? null,
+      requests: this.#options.quota.used(connection.id),
+      now: this.#now(),
+    });
+  }
+}
+
+function unknownConnection(id: string): ApiError {
+  return apiError('not_found', `There is no connection "${id}".`);
+}
+

@@ -1,0 +1,82 @@
+// What the admin API has changed, kept in `<stateDir>/admin.json`: the connections it created
+// (their settings as given, paths made absolute) and their keys (SHA-256 digests only, never a
+// key). Read once at start; replaced whole on every change, atomically (temp file, fsync,
+// rename, fsync of the folder: server/state.ts), before the change is answered, so an answered
+// change survives kill -9 and a crash leaves the old or the new file, never a torn one.
+// The file is 0600: a Google source's secrets given in plaintext are stored here.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { SCOPES } from '../auth.ts';
+import { ConnectionEntries } from '../config-schema.ts';
+import { diskWriter, type AtomicWriter } from '../state.ts';
+
+export const ADMIN_FILE = 'admin.json';
+
+const isoDate = v.pipe(v.string(), v.isoTimestamp());
+
+export const StoredKeySchema = v.object({
+  /** The key's id in admin URLs (`/_admin/connections/crm/keys/{id}`); not secret. */
+  id: v.pipe(v.string(), v.regex(/^[0-9a-f]{16}$/)),
+  /** The key's first characters (`sr_AbCd1234`), so a person can tell keys apart; not enough to use it. */
+  prefix: v.string(),
+  sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
+  scope: v.picklist(SCOPES),
+  name: v.optional(v.string()),
+  created: isoDate,
+  /** When a rotated key stops working; absent: never. */
+  expires: v.optional(isoDate),
+  /** The key that replaced this one in a rotation. */
+  replacedBy: v.optional(v.string()),
+});
+
+const { keys: _configKeys, ...entries } = ConnectionEntries;
+
+export const StoredConnectionSchema = v.object({
+  ...entries,
+  created: isoDate,
+  updated: isoDate,
+  keys: v.array(StoredKeySchema),
+});
+
+const AdminFileSchema = v.object({
+  version: v.literal(1),
+  connections: v.array(StoredConnectionSchema),
+});
+
+export type StoredKey = v.InferOutput<typeof StoredKeySchema>;
+export type StoredConnection = v.InferOutput<typeof StoredConnectionSchema>;
+
+/** The connections of admin.json, in the order they were created; [] when there is no file yet. */
+export async function readAdminFile(stateDir: string): Promise<StoredConnection[]> {
+  const file = join(stateDir, ADMIN_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = undefined;
+  }
+  const result = v.safeParse(AdminFileSchema, data);
+  // Starting without them would silently drop connections and let revoked keys' ids be reused:
+  // a damaged file stops the server and the operator decides.
+  if (!result.success) {
+    const issue = result.issues[0];
+    const where = (issue.path ?? []).map((item) => String(item.key)).join('.');
+    throw new Error(`${file} is damaged (${where === '' ? '' : `${where}: `}${issue.message}); restore it, or delete it to start without the connections the admin API created.`);
+  }
+  return result.output.connections;
+}
+
+/** Replaces admin.json with `connections`, durably, before resolving. */
+export async function writeAdminFile(stateDir: string, connections: readonly StoredConnection[], writer: AtomicWriter = diskWriter): Promise<void> {
+  const file = join(stateDir, ADMIN_FILE);
+  const temporary = await writer.prepare(file, `${JSON.stringify({ version: 1, connections }, null, 2)}\n`);
+  await writer.commit(temporary, file);
+}

@@ -1,0 +1,103 @@
+// What the admin API shows of a connection and its usage: `GET /_admin/connections/crm` ->
+// `{"id": "crm", "origin": "admin", "source": {...}, "keys": [...], "usage": {...}, ...}`.
+// Never a secret: a config source's secrets are Secret objects (JSON "[secret]"), a stored
+// source's text secrets are masked, and keys show their prefix, never the key or its digest.
+import type { Connection } from '../app.ts';
+import type { ConnectionConfig, PlanConfig } from '../config.ts';
+import { monthKey, nextMonthStart } from '../quota.ts';
+import { configKeyView, isExpired, keyView, type KeyView } from './keys.ts';
+import type { StoredConnection } from './store.ts';
+
+export interface UsageView {
+  readonly month: string;
+  readonly requests: number;
+  readonly plan: string;
+  readonly limit: number | null;
+  readonly remaining: number | null;
+  /** Unix seconds when the month turns (UTC), as `X-RateLimit-Reset`. */
+  readonly reset: number;
+  readonly resetAt: string;
+}
+
+export interface ConnectionView {
+  readonly id: string;
+  readonly origin: 'config' | 'admin';
+  readonly editable: boolean;
+  readonly status: 'ok' | 'unavailable';
+  readonly problem: string | null;
+  readonly description: string;
+  readonly source: unknown;
+  readonly writable: boolean;
+  readonly readOnly: boolean;
+  readonly formulas: boolean;
+  readonly hiddenTabs: string;
+  readonly cacheControl: { readonly maxAge?: number; readonly staleWhileRevalidate?: number } | null;
+  readonly plan: PlanConfig | null;
+  readonly keys: readonly KeyView[];
+  readonly usage: UsageView;
+  readonly created: string | null;
+  readonly updated: string | null;
+  readonly links: Record<string, string>;
+}
+
+export interface ViewInput {
+  readonly connection: Connection;
+  /** Set for a connection of the config file. */
+  readonly config: ConnectionConfig | undefined;
+  /** Set for a connection of the admin API. */
+  readonly stored: StoredConnection | undefined;
+  /** Why it could not be opened, or null. */
+  readonly problem: string | null;
+  /** Requests counted this month (the quota store's count). */
+  readonly requests: number;
+  readonly now: Date;
+}
+
+export function viewOf({ connection, config, stored, problem, requests, now }: ViewInput): ConnectionView {
+  const base = `/sheets/${encodeURIComponent(connection.id)}`;
+  return {
+    id: connection.id,
+    origin: config === undefined ? 'admin' : 'config',
+    editable: config === undefined,
+    status: problem === null ? 'ok' : 'unavailable',
+    problem,
+    description: connection.source.description,
+    source: config === undefined ? maskSecrets(stored?.source) : JSON.parse(JSON.stringify(config.source)),
+    writable: !connection.readOnly && connection.source.writable,
+    readOnly: connection.readOnly,
+    formulas: connection.engine.formulas ?? false,
+    hiddenTabs: connection.engine.hiddenTabs ?? 'serve',
+    cacheControl: connection.cacheControl ?? null,
+    plan: connection.plan ?? null,
+    keys: config === undefined ? (stored?.keys ?? []).filter((key) => !isExpired(key, now)).map(keyView) : config.keys.map(configKeyView),
+    usage: usageOf(connection, requests, now),
+    created: stored?.created ?? null,
+    updated: stored?.updated ?? null,
+    links: { rows: base, tabs: `${base}/tabs`, openapi: `${base}/openapi.json`, admin: `/_admin/connections/${encodeURIComponent(connection.id)}` },
+  };
+}
+
+/** This month's count against the connection's plan; the reset is when the month turns (UTC), as `X-RateLimit-Reset`. */
+export function usageOf(connection: Pick<Connection, 'plan'>, requests: number, now: Date): UsageView {
+  const limit = connection.plan?.monthlyRequests ?? null;
+  const reset = nextMonthStart(now);
+  return {
+    month: monthKey(now),
+    requests,
+    plan: connection.plan?.name ?? 'unlimited',
+    limit,
+    remaining: limit === null ? null : Math.max(0, limit - requests),
+    reset,
+    resetAt: new Date(reset * 1000).toISOString().replace('.000Z', 'Z'),
+  };
+}
+
+const SECRET_FIELDS = ['accessToken', 'apiKey', 'clientSecret', 'refreshToken'];
+
+/** A stored source as shown: a secret written as text becomes "[secret]"; `{ "env": NAME }` stays (it names, it does not hold). */
+function maskSecrets(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([field, inner]) => [field, SECRET_FIELDS.includes(field) && typeof inner === 'string' ? '[secret]' : maskSecrets(inner)]),
+  );
+}

@@ -1,0 +1,77 @@
+// The connections a running server serves, by id: `GET /sheets/demo` asks `registry.get('demo')`
+// on every request, so a connection the admin API adds, changes or removes (server/admin/)
+// takes effect with the next request, without a restart. Also how a configured connection is
+// opened into one the app serves (its source opened, its engine options fixed).
+import type { Connection } from './app.ts';
+import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
+import type { Logger } from './log.ts';
+import { openFileSource } from './sources/file/mod.ts';
+import type { Source } from './sources/source.ts';
+
+/** What the app reads of the connections: one lookup per request. */
+export interface ConnectionLookup {
+  get(id: string): Connection | undefined;
+  /** Every connection, in the order they were added. */
+  list(): Connection[];
+}
+
+/** The set of connections, changeable while the server runs. */
+export class ConnectionRegistry implements ConnectionLookup {
+  readonly #byId = new Map<string, Connection>();
+
+  constructor(connections: readonly Connection[] = []) {
+    for (const connection of connections) this.#byId.set(connection.id, connection);
+  }
+
+  get(id: string): Connection | undefined {
+    return this.#byId.get(id);
+  }
+
+  list(): Connection[] {
+    return [...this.#byId.values()];
+  }
+
+  /** Adds a connection, or replaces the one with its id (keeping its place in the list). */
+  set(connection: Connection): void {
+    this.#byId.set(connection.id, connection);
+  }
+
+  delete(id: string): boolean {
+    return this.#byId.delete(id);
+  }
+}
+
+/** The settings a connection's opening needs from the server's config. */
+export type OpenSettings = Pick<Config, 'stateDir' | 'limits'>;
+
+export async function openConnection(connection: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
+  return {
+    id: connection.id,
+    source: await openSource(connection, settings, log),
+    keys: connection.keys,
+    plan: connection.plan,
+    readOnly: connection.readOnly ?? false,
+    cacheControl: connection.cacheControl,
+    engine: engineOptions(connection, settings),
+  };
+}
+
+export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'hiddenTabs'>, settings: OpenSettings): Connection['engine'] {
+  return {
+    formulas: connection.formulas ?? false,
+    hiddenTabs: connection.hiddenTabs ?? 'serve',
+    maxRows: settings.limits?.rowsPerWrite ?? DEFAULTS.rowsPerWrite,
+    textIndexBytes: settings.limits?.textIndexBytes ?? DEFAULTS.textIndexBytes,
+  };
+}
+
+async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Source> {
+  const { source } = connection;
+  if (source.type === 'file') {
+    return openFileSource({ path: source.path, stateDir: settings.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
+  }
+  // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
+  // (about 5 MB resident, and their load time) are of no use to a server of local files.
+  const { openGoogleSourceFromConfig } = await import('./sources/google/mod.ts');
+  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
+}
