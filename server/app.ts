@@ -13,6 +13,8 @@ import { authenticate, checkWrite, type ApiKey } from './auth.ts';
 import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors.ts';
 import type { PlanConfig } from './config.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
+import { idempotent } from './idempotency.ts';
+import { KeyStore } from './idempotency-store.ts';
 import type { Logger } from './log.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
@@ -28,6 +30,8 @@ export interface Connection {
   readonly plan?: Plan;
   readonly readOnly: boolean;
   readonly engine: EngineOptions;
+  /** Where its Idempotency-Keys are kept; left out: in memory only. */
+  readonly idempotency?: KeyStore;
 }
 
 export interface QuotaDecision {
@@ -82,6 +86,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function createApp(options: AppOptions): App {
   const connections = new Map(options.connections.map((connection) => [connection.id, connection]));
+  const keyStores = new Map(options.connections.map((connection) => [connection.id, connection.idempotency ?? KeyStore.memory()]));
   const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const router = Router();
@@ -146,11 +151,14 @@ export function createApp(options: AppOptions): App {
       const result = execute(workbook, parsed, connection.engine);
       return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
     }
-    const result = await connection.source.write((workbook) => {
-      const result = execute(workbook, parsed as ParsedRequest, connection.engine);
-      return { plan: result.plan, workbook: result.workbook, result };
-    });
-    return { status: result.status, headers: result.headers, body: result.body };
+    // A write with an Idempotency-Key runs once; its retries get the stored answer (idempotency.ts).
+    return idempotent(keyStores.get(connection.id) ?? KeyStore.memory(), connection.source, request, body, async (source) => {
+      const result = await source.write((workbook) => {
+        const result = execute(workbook, parsed as ParsedRequest, connection.engine);
+        return { plan: result.plan, workbook: result.workbook, result };
+      });
+      return { status: result.status, headers: result.headers, body: result.body };
+    }, (message) => options.log.error(message));
   }
 
   async function answer(request: IncomingRequest): Promise<Answer> {

@@ -8,7 +8,8 @@
 //     "$schema": "...",                  ignored, for editors
 //     "host": "127.0.0.1", "port": 8080, port 0 takes any free port
 //     "stateDir": ".sheetrest",          quota counts and journals; relative to this file's folder
-//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000, "textIndexBytes": 67108864 },
+//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000, "textIndexBytes": 67108864,
+//                 "idempotencyKeys": 100000, "idempotencyBytes": 67108864 },   the last two per connection
 //     "cors": { "origins": "*" },        or a list: ["https://app.example.com"]; [] allows none
 //     "allowedHosts": ["sheets.example.com"],   Host names served besides localhost and IP
 //                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
@@ -62,7 +63,7 @@ export const DEFAULTS = {
 
 /** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
 export const KNOWN_FIELDS: readonly string[] = [
-  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
+  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'log', 'level',
   'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
@@ -294,6 +295,10 @@ export const ServerSettingsEntries = {
       bodyBytes: v.optional(wholeNumber(1), DEFAULTS.bodyBytes),
       rowsPerWrite: v.optional(wholeNumber(1), DEFAULTS.rowsPerWrite),
       textIndexBytes: v.optional(wholeNumber(0), DEFAULTS.textIndexBytes),
+      /** Idempotency-Keys one connection keeps (default 100,000; start.ts applies it). */
+      idempotencyKeys: v.optional(wholeNumber(1)),
+      /** Bytes of stored answers one connection keeps for its Idempotency-Keys (default 64 MiB). */
+      idempotencyBytes: v.optional(wholeNumber(1)),
     }),
     {},
   ),

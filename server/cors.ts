@@ -4,10 +4,10 @@
 
 export const EXPOSED_HEADERS = [
   'X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'X-RateLimit-Limit', 'X-RateLimit-Remaining',
-  'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'Allow',
+  'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'Allow', 'Idempotent-Replayed',
 ].join(', ');
 
-const ALLOWED_REQUEST_HEADERS = 'X-Api-Key, Content-Type, X-HTTP-Method-Override';
+const ALLOWED_REQUEST_HEADERS = 'X-Api-Key, Content-Type, X-HTTP-Method-Override, Idempotency-Key';
 
 export type Origins = '*' | readonly string[];
 

@@ -6,17 +6,19 @@
 //    (a port already in use stops the start before any journal is recovered or compacted);
 // 4. open every connection's source (recovering journals) and the quota store, then serve.
 // Used by the CLI and by the integration tests (which listen on port 0).
+import { join } from 'node:path';
 import { apiError } from '../lib/errors.ts';
 import { createApp, type App, type Connection } from './app.ts';
 import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
 import { defaultAllowedHosts } from './hosts.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
 import { createLogger, type Logger } from './log.ts';
 import type { Listen, Listener } from './listener.ts';
 import { lockStateDir, type StateLock } from './lock.ts';
 import { openQuotaStore, type QuotaStore } from './quota.ts';
 import { errorAnswer, toResponse } from './respond.ts';
 import { openFileSource } from './sources/file/mod.ts';
-import type { Source } from './sources/source.ts';
+import type { ReceiptSink, Source } from './sources/source.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './state.ts';
 
 export interface Running {
@@ -78,6 +80,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
         try {
           await closeListener(served, timeouts.shutdownMs, log);
           await Promise.all([store.close(), ...opened.map((connection) => connection.source.close())]);
+          await Promise.all(opened.map((connection) => connection.idempotency?.close()));
           // Last, so the sources' and the quota's own lines about closing are written too.
           await flushLog(log);
         } finally {
@@ -161,9 +164,17 @@ async function flushLog(log: Logger): Promise<void> {
 }
 
 async function openConnection(connection: ConnectionConfig, config: Config, log: Logger): Promise<Connection> {
+  // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.
+  const idempotency = await KeyStore.open({
+    path: join(config.stateDir, `${connection.id}.idempotency`),
+    maxKeys: config.limits?.idempotencyKeys ?? DEFAULT_MAX_KEYS,
+    maxBytes: config.limits?.idempotencyBytes ?? DEFAULT_MAX_BYTES,
+    log: (message) => log.warn(message),
+  });
   return {
     id: connection.id,
-    source: await openSource(connection, config, log),
+    source: await openSource(connection, config, log, idempotency),
+    idempotency,
     keys: connection.keys,
     plan: connection.plan,
     readOnly: connection.readOnly ?? false,
@@ -176,10 +187,10 @@ async function openConnection(connection: ConnectionConfig, config: Config, log:
   };
 }
 
-async function openSource(connection: ConnectionConfig, config: Config, log: Logger): Promise<Source> {
+async function openSource(connection: ConnectionConfig, config: Config, log: Logger, receipts: ReceiptSink): Promise<Source> {
   const { source } = connection;
   if (source.type === 'file') {
-    return openFileSource({ path: source.path, stateDir: config.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
+    return openFileSource({ path: source.path, stateDir: config.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message), receipts });
   }
   // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
   // (about 5 MB resident, and their load time) are of no use to a server of local files.
