@@ -140,7 +140,10 @@ export class KeyStore implements ReceiptSink {
   }
 
   journaled(receipts: readonly Receipt[]): void {
-    for (const receipt of receipts) this.#insert(receipt);
+    for (const receipt of receipts) {
+      // After a restart the store may already hold the key, with the answer as finally sent.
+      if (this.#held.get(receipt.key)?.receipt.fingerprint !== receipt.fingerprint) this.#insert(receipt);
+    }
   }
 
   async keep(receipts: readonly Receipt[]): Promise<void> {

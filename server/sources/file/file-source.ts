@@ -217,9 +217,9 @@ export class FileSource implements Source {
   async recover(contents: JournalContents | null): Promise<void> {
     const { journalPath, log, path } = this.#config;
     if (this.#writable) this.#history = await CompactionHistory.load(journalPath.replace(/\.journal$/, '') + '.compacted');
-    // The journal left by the last run holds the receipts of its last writes (those before a
-    // `compactedTo` mark too), whatever becomes of the entries below. Read-only, no write runs.
-    if (contents !== null && this.#writable) await this.#keepReceipts(contents.entries);
+    // The journal left by the last run holds the Idempotency-Keys of its writes: answered from
+    // now on, and kept elsewhere before anything below (a fold, a rebase) makes it forget them.
+    if (contents !== null) this.#config.receipts?.journaled(receiptsOf(contents.entries));
     // An empty journal on another base: the file was replaced while the server was stopped.
     if (contents !== null && (contents.entries.length > 0 || contents.base !== this.#fingerprint)) {
       const mark = contents.compactions.findLast((compaction) => compaction.fingerprint === this.#fingerprint);
