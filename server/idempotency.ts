@@ -3,8 +3,9 @@
 // `Idempotent-Replayed: true`) and writes nothing; the same key with another request is 422
 // `idempotency_key_reused`. A retry sent while the first try still runs waits for it.
 //
-// "The same request" is the method (after X-HTTP-Method-Override), the path and query as the URL
-// parser gives them, the Content-Type and the body's bytes: their SHA-256 is the fingerprint.
+// "The same request" is the method (and X-HTTP-Method-Override), the path and query as the URL
+// parser gives them, the Content-Type, the If-Match and the body's bytes: their SHA-256 is the
+// fingerprint. The host is not part of it: a retry may go through another address.
 // Only decided answers are kept: 2xx, and 4xx the engine gave for the write (400, 404, 412...);
 // a refusal that decided nothing (401, 402, 403, 408, 429, 5xx) is not, so a retry runs again.
 //
@@ -79,7 +80,9 @@ export function requestFingerprint(request: KeyedRequest, body: Uint8Array | nul
   const url = new URL(request.url);
   const override = request.headers.get('x-http-method-override') ?? '';
   const type = request.headers.get('content-type') ?? '';
-  const hash = createHash('sha256').update(`${request.method}\n${override.trim().toUpperCase()}\n${url.pathname}${url.search}\n${type.trim()}\n`);
+  // Another precondition is another request: a 412 kept for one If-Match is no answer for the next.
+  const ifMatch = request.headers.get('if-match') ?? '';
+  const hash = createHash('sha256').update(`${request.method}\n${override.trim().toUpperCase()}\n${url.pathname}${url.search}\n${type.trim()}\n${ifMatch.trim()}\n`);
   if (body !== null) hash.update(body);
   return hash.digest('hex');
 }

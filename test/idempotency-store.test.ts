@@ -155,7 +155,7 @@ test('exclusive: a second section on the same key waits for the first; other key
   assert.deepEqual(order, ['first start', 'other', 'first end', 'second']);
 });
 
-test('requestFingerprint: the same request gives the same print; method, path, query, type and body each change it', () => {
+test('requestFingerprint: the same request gives the same print; method, path, query, type, If-Match and body each change it', () => {
   const base = { method: 'POST', url: 'http://a:1/sheets/demo?x=1', headers: { 'content-type': 'application/json' } as Record<string, string>, body: '{"Name":"Ann"}' };
   const print = (change: Partial<typeof base>) => {
     const request = { ...base, ...change };
@@ -170,6 +170,7 @@ test('requestFingerprint: the same request gives the same print; method, path, q
     ['another query', { url: 'http://a:1/sheets/demo?x=2' }, false],
     ['another Content-Type', { headers: { 'content-type': 'application/x-www-form-urlencoded' } }, false],
     ['PUT turned into PATCH by X-HTTP-Method-Override', { method: 'PUT', headers: { 'content-type': 'application/json', 'x-http-method-override': 'PATCH' } }, false],
+    ['another If-Match', { headers: { 'content-type': 'application/json', 'if-match': '"v2"' } }, false],
     ['another body', { body: '{"Name":"Bob"}' }, false],
   ];
   for (const [name, change, equal] of cases) assert.equal(print(change) === same, equal, name);

@@ -229,6 +229,16 @@ test(`file source over HTTP: a key outlives a restart, stored in the state folde
   assert.match(await readFile(join(stateDir, 'book.idempotency'), 'utf8'), /"key":"order-1"/);
 });
 
+test(`limits.idempotencyKeys reaches the connection's store: past it the oldest key is forgotten (${RUNTIME})`, async (t) => {
+  const { book, stateDir } = await fileSetup(t);
+  const { url } = await startServer(t, configForFile(book, { stateDir, limits: { idempotencyKeys: 2 } }));
+  for (const key of ['a', 'b', 'c']) assert.equal((await post(url, key, { Name: key })).status, 201);
+  assert.equal((await post(url, 'c', { Name: 'c' })).replayed, 'true');
+  assert.equal((await post(url, 'b', { Name: 'b' })).replayed, 'true');
+  const forgotten = await post(url, 'a', { Name: 'a' });
+  assert.deepEqual([forgotten.status, forgotten.replayed], [201, null]);
+});
+
 test('file source: a key whose write is journaled survives a crash even when only the journal holds it', async (t) => {
   const { book, stateDir } = await fileSetup(t);
   const keysPath = join(stateDir, 'book.idempotency');
