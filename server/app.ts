@@ -86,7 +86,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function createApp(options: AppOptions): App {
   const connections = new Map(options.connections.map((connection) => [connection.id, connection]));
-  const keyStores = new Map(options.connections.map((connection) => [connection.id, connection.idempotency ?? KeyStore.memory()]));
+  // A connection opened without a store of its own (in-process use) keeps its keys in memory.
+  const keyStores = new Map(options.connections.map((connection) => [connection, connection.idempotency ?? KeyStore.memory()]));
   const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const router = Router();
@@ -152,7 +153,8 @@ export function createApp(options: AppOptions): App {
       return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
     }
     // A write with an Idempotency-Key runs once; its retries get the stored answer (idempotency.ts).
-    return idempotent(keyStores.get(connection.id) ?? KeyStore.memory(), connection.source, request, body, async (source) => {
+    const keys = keyStores.get(connection) ?? KeyStore.memory();
+    return idempotent(keys, connection.source, request, body, async (source) => {
       const result = await source.write((workbook) => {
         const result = execute(workbook, parsed as ParsedRequest, connection.engine);
         return { plan: result.plan, workbook: result.workbook, result };

@@ -261,7 +261,7 @@ export class KeyStore implements ReceiptSink {
       text = await readFile(path, 'utf8');
     } catch (error) {
       if (isMissing(error)) return;
-      throw error;
+      throw new Error(`${path}: cannot read the Idempotency-Key store (${errorCode(error) ?? String(error)})`);
     }
     this.#fileExists = true;
     this.#fileBytes = encoder.encode(text).byteLength;
