@@ -16,8 +16,9 @@
 import { open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Receipt, ReceiptSink } from './sources/source.ts';
-import { errorCode, fingerprint, fsyncDirectory, isMissing, replaceFileDurably } from './sources/file/disk.ts';
+import { errorCode, fsyncDirectory, isMissing, replaceFileDurably } from './sources/file/disk.ts';
 import { GroupCommit, Serial } from './sources/file/group-commit.ts';
+import { parseReceipts, receiptLine } from './receipt-lines.ts';
 
 const encoder = new TextEncoder();
 
@@ -42,6 +43,8 @@ export interface KeyStoreOptions {
 interface Held {
   readonly receipt: Receipt;
   readonly line: string;
+  /** The line's UTF-8 length, counted against maxBytes. */
+  readonly bytes: number;
   /** Whether the file holds this receipt (else only the journal does, or nothing yet). */
   inFile: boolean;
 }
@@ -176,16 +179,17 @@ export class KeyStore implements ReceiptSink {
     if (this.#expired(receipt)) return null;
     const before = this.#held.get(receipt.key);
     if (before !== undefined) this.#drop(receipt.key, before);
-    const held: Held = { receipt, line: receiptLine(receipt), inFile: false };
+    const line = receiptLine(receipt);
+    const held: Held = { receipt, line, bytes: encoder.encode(line).byteLength, inFile: false };
     this.#held.set(receipt.key, held);
-    this.#bytes += held.line.length;
+    this.#bytes += held.bytes;
     this.#trim();
     return this.#held.get(receipt.key) === held ? held : null;
   }
 
   #drop(key: string, held: Held): void {
     this.#held.delete(key);
-    this.#bytes -= held.line.length;
+    this.#bytes -= held.bytes;
     if (held.inFile) this.#deadLines++;
   }
 
@@ -277,61 +281,4 @@ export class KeyStore implements ReceiptSink {
       await this.#rewrite().catch((error: unknown) => this.#log(`sheetrest: could not compact ${path}: ${errorCode(error) ?? String(error)}`));
     }
   }
-}
-
-/** One line of the store: `<checksum> <json>\n`, the checksum the first 16 hex digits of the JSON's SHA-256. */
-export function receiptLine(receipt: Receipt): string {
-  const json = JSON.stringify({ key: receipt.key, fingerprint: receipt.fingerprint, at: receipt.at, status: receipt.status, headers: receipt.headers, body: receipt.body });
-  return `${fingerprint(json).slice(0, 16)} ${json}\n`;
-}
-
-/** The receipts of a store file in order, how many intact lines it has, and how many damaged ones were skipped. */
-export function parseReceipts(text: string): { receipts: Receipt[]; lines: number; damaged: number } {
-  const receipts: Receipt[] = [];
-  let damaged = 0;
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const receipt = parseLine(line) ?? resync(line);
-    if (receipt === undefined) damaged++;
-    else receipts.push(receipt);
-  }
-  return { receipts, lines: receipts.length, damaged };
-}
-
-/** A torn append runs into the line written after it: finds an intact line starting inside. */
-function resync(line: string): Receipt | undefined {
-  for (const candidate of line.matchAll(/[0-9a-f]{16} \{/g)) {
-    if (candidate.index === 0) continue;
-    const receipt = parseLine(line.slice(candidate.index));
-    if (receipt !== undefined) return receipt;
-  }
-  return undefined;
-}
-
-function parseLine(line: string): Receipt | undefined {
-  if (line.indexOf(' ') !== 16) return undefined;
-  const json = line.slice(17);
-  if (fingerprint(json).slice(0, 16) !== line.slice(0, 16)) return undefined;
-  try {
-    const value: unknown = JSON.parse(json);
-    return isReceipt(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether a value (from the store, or from a journal line) has a receipt's shape. */
-export function isReceipt(value: unknown): value is Receipt {
-  if (typeof value !== 'object' || value === null) return false;
-  const { key, fingerprint: print, at, status, headers, body } = value as Record<string, unknown>;
-  return (
-    typeof key === 'string' &&
-    typeof print === 'string' &&
-    typeof at === 'number' &&
-    typeof status === 'number' &&
-    typeof body === 'string' &&
-    typeof headers === 'object' &&
-    headers !== null &&
-    Object.values(headers).every((header) => typeof header === 'string')
-  );
 }

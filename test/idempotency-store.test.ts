@@ -7,7 +7,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { KEY_TTL_MS, KeyStore, parseReceipts, receiptLine } from '../server/idempotency-store.ts';
+import { KEY_TTL_MS, KeyStore } from '../server/idempotency-store.ts';
+import { parseReceipts, receiptLine } from '../server/receipt-lines.ts';
 import { isDecided, requestFingerprint } from '../server/idempotency.ts';
 import type { Receipt } from '../server/sources/source.ts';
 

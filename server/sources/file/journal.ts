@@ -20,7 +20,7 @@ import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
-import { isReceipt } from '../../idempotency-store.ts';
+import { isReceipt } from '../../receipt-lines.ts';
 import type { Receipt } from '../source.ts';
 import { fingerprint, fsyncDirectory, isMissing, tempPathFor } from './disk.ts';
 
