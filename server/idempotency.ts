@@ -55,7 +55,7 @@ export async function idempotent(
     const stored = store.get(key);
     if (stored !== undefined) {
       if (stored.fingerprint !== print) {
-        return errorAnswer(apiError('idempotency_key_reused', 'This Idempotency-Key was already used with another request (method, path, query or body); use a new key for a new request.'));
+        return errorAnswer(apiError('idempotency_key_reused', 'This Idempotency-Key was already used with another request (method, path, query, Content-Type, If-Match or body); use a new key for a new request.'));
       }
       return { status: stored.status, headers: { ...stored.headers, 'Idempotent-Replayed': 'true' }, body: stored.body };
     }
