@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { KEY_TTL_MS, KeyStore } from '../server/idempotency-store.ts';
 import { parseReceipts, receiptLine } from '../server/receipt-lines.ts';
+import { journalLine, parseJournal, receiptsOf, withoutReceipt } from '../server/sources/file/journal.ts';
 import { isDecided, requestFingerprint } from '../server/idempotency.ts';
 import type { Receipt } from '../server/sources/source.ts';
 
@@ -189,4 +190,18 @@ test('a store file the server cannot read stops the start with its error', async
   // A folder where the file should be: reading it fails with something other than "missing".
   const dir = await folder(t);
   await assert.rejects(KeyStore.open({ path: dir }), (error: Error) => error.message.startsWith(`${dir}: cannot read the Idempotency-Key store (`));
+});
+
+test('a journal entry carries its receipt through the journal; a malformed one is left out; conflict files and history drop it', async () => {
+  const plan = { tab: 'People', replaced: [], removed: [], appended: { start: 1, rows: [{ text: ['Cy'], value: ['Cy'] }] } };
+  const expected = { dataRows: 1, rows: [] };
+  const text =
+    journalLine({ journal: 1, base: 'b' }) +
+    journalLine({ plan, expected, receipt: receipt('k') }) +
+    journalLine({ plan, expected, receipt: { key: 'no answer' } }) +
+    journalLine({ plan, expected });
+  const parsed = parseJournal(text);
+  assert.deepEqual(parsed?.entries.map((entry) => entry.receipt), [receipt('k'), undefined, undefined]);
+  assert.deepEqual(receiptsOf(parsed?.entries ?? []), [receipt('k')]);
+  assert.deepEqual(withoutReceipt({ plan, expected, receipt: receipt('k') }), { plan, expected });
 });

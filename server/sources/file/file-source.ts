@@ -24,6 +24,8 @@
 // compare-and-rename. What compactions folded in is kept (compacted.ts), so a stale copy saved
 // over the file afterwards gets those writes re-applied the same way.
 // A write the file's format cannot store (limits.ts) is refused before it is journaled.
+// A write's Idempotency-Key receipt rides in the write's own journal line, and is handed to the
+// connection's key store (ReceiptSink) before a fold or a rebase makes the journal forget it.
 import type { FSWatcher } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
