@@ -16,6 +16,8 @@ import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors
 import type { PlanConfig } from './config.ts';
 import { ConnectionRegistry, type ConnectionLookup } from './connections.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
+import { idempotent } from './idempotency.ts';
+import { KeyStore } from './idempotency-store.ts';
 import type { Logger } from './log.ts';
 import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
@@ -36,6 +38,8 @@ export interface Connection {
   readonly engine: EngineOptions;
   /** How long clients and shared caches may reuse a read (`Cache-Control`); left out: revalidate every time. */
   readonly cacheControl?: CacheControl;
+  /** Where its Idempotency-Keys are kept; left out: in memory only. */
+  readonly idempotency?: KeyStore;
 }
 
 /** Seconds; see docs/http-caching.md. */
@@ -109,6 +113,14 @@ const NO_STORE = 'no-store';
 
 export function createApp(options: AppOptions): App {
   const connections: ConnectionLookup = 'get' in options.connections ? options.connections : new ConnectionRegistry(options.connections);
+  // A connection opened without a store of its own (in-process use) keeps its keys in memory.
+  const memoryKeyStores = new WeakMap<Connection, KeyStore>();
+  const keyStoreOf = (connection: Connection): KeyStore => {
+    if (connection.idempotency !== undefined) return connection.idempotency;
+    let store = memoryKeyStores.get(connection);
+    if (store === undefined) memoryKeyStores.set(connection, (store = KeyStore.memory()));
+    return store;
+  };
   const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const answerCacheBytes = options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
@@ -200,11 +212,14 @@ export function createApp(options: AppOptions): App {
       const result = execute(await connection.source.read(), parsed, connection.engine);
       return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
     }
-    const result = await connection.source.write((workbook) => {
-      const result = execute(workbook, parsed as ParsedRequest, connection.engine);
-      return { plan: result.plan, workbook: result.workbook, result };
-    });
-    return { status: result.status, headers: result.headers, body: result.body };
+    // A write with an Idempotency-Key runs once; its retries get the stored answer (idempotency.ts).
+    return idempotent(keyStoreOf(connection), connection.source, request, body, async (source) => {
+      const result = await source.write((workbook) => {
+        const result = execute(workbook, parsed as ParsedRequest, connection.engine);
+        return { plan: result.plan, workbook: result.workbook, result };
+      });
+      return { status: result.status, headers: result.headers, body: result.body };
+    }, (message) => options.log.error(message));
   }
 
   /**

@@ -9,7 +9,8 @@
 //     "host": "127.0.0.1", "port": 8080, port 0 takes any free port
 //     "stateDir": ".sheetrest",          quota counts and journals; relative to this file's folder
 //     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000, "textIndexBytes": 67108864,
-//                 "answerCacheBytes": 33554432 },   read answers kept for repeated reads; 0: none
+//                 "answerCacheBytes": 33554432,      read answers kept for repeated reads; 0: none
+//                 "idempotencyKeys": 100000, "idempotencyBytes": 67108864 },   these two per connection
 //     "cors": { "origins": "*" },        or a list: ["https://app.example.com"]; [] allows none
 //     "allowedHosts": ["sheets.example.com"],   Host names served besides localhost and IP
 //                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
@@ -69,7 +70,7 @@ export const DEFAULTS = {
 
 /** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
 export const KNOWN_FIELDS: readonly string[] = [
-  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
+  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'log', 'level',
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
@@ -316,6 +317,10 @@ export const ServerSettingsEntries = {
       rowsPerWrite: v.optional(wholeNumber(1), DEFAULTS.rowsPerWrite),
       textIndexBytes: v.optional(wholeNumber(0), DEFAULTS.textIndexBytes),
       answerCacheBytes: v.optional(wholeNumber(0), DEFAULTS.answerCacheBytes),
+      /** Idempotency-Keys one connection keeps (default 100,000; connections.ts applies it). */
+      idempotencyKeys: v.optional(wholeNumber(1)),
+      /** Bytes of stored answers one connection keeps for its Idempotency-Keys (default 64 MiB). */
+      idempotencyBytes: v.optional(wholeNumber(1)),
     }),
     {},
   ),

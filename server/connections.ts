@@ -2,11 +2,13 @@
 // on every request, so a connection the admin API adds, changes or removes (server/admin/)
 // takes effect with the next request, without a restart. Also how a configured connection is
 // opened into one the app serves (its source opened, its engine options fixed).
+import { join } from 'node:path';
 import type { Connection } from './app.ts';
 import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
 import type { Logger } from './log.ts';
 import { openFileSource } from './sources/file/mod.ts';
-import type { Source } from './sources/source.ts';
+import type { ReceiptSink, Source } from './sources/source.ts';
 
 /** What the app reads of the connections: one lookup per request. */
 export interface ConnectionLookup {
@@ -45,9 +47,24 @@ export class ConnectionRegistry implements ConnectionLookup {
 export type OpenSettings = Pick<Config, 'stateDir' | 'limits'>;
 
 export async function openConnection(connection: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
+  // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.
+  const idempotency = await KeyStore.open({
+    path: join(settings.stateDir, `${connection.id}.idempotency`),
+    maxKeys: settings.limits?.idempotencyKeys ?? DEFAULT_MAX_KEYS,
+    maxBytes: settings.limits?.idempotencyBytes ?? DEFAULT_MAX_BYTES,
+    log: (message) => log.warn(message),
+  });
+  let source: Source;
+  try {
+    source = await openSource(connection, settings, log, idempotency);
+  } catch (error) {
+    await idempotency.close();
+    throw error;
+  }
   return {
     id: connection.id,
-    source: await openSource(connection, settings, log),
+    source,
+    idempotency,
     keys: connection.keys,
     plan: connection.plan,
     readOnly: connection.readOnly ?? false,
@@ -65,10 +82,10 @@ export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'h
   };
 }
 
-async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Source> {
+async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink): Promise<Source> {
   const { source } = connection;
   if (source.type === 'file') {
-    return openFileSource({ path: source.path, stateDir: settings.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
+    return openFileSource({ path: source.path, stateDir: settings.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message), receipts });
   }
   // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
   // (about 5 MB resident, and their load time) are of no use to a server of local files.

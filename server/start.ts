@@ -8,6 +8,7 @@
 //    connections the admin API made (admin.json in the state folder), then serve. The set of
 //    connections is a registry the admin API changes while the server runs (server/admin/).
 // Used by the CLI and by the integration tests (which listen on port 0).
+import { join } from 'node:path';
 import { apiError } from '../lib/errors.ts';
 import { adminHandler } from './admin/routes.ts';
 import { AdminService } from './admin/service.ts';
@@ -16,6 +17,7 @@ import { createApp, type App, type Connection } from './app.ts';
 import { DEFAULTS, type Config } from './config.ts';
 import { ConnectionRegistry, openConnection } from './connections.ts';
 import { defaultAllowedHosts } from './hosts.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
 import { createLogger, type Logger } from './log.ts';
 import type { Listen, Listener } from './listener.ts';
 import { lockStateDir, type StateLock } from './lock.ts';
@@ -95,7 +97,10 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       async close() {
         try {
           await closeListener(served, timeouts.shutdownMs, log);
-          await Promise.all([store.close(), ...registry.list().map((connection) => connection.source.close())]);
+          const open = registry.list();
+          await Promise.all([store.close(), ...open.map((connection) => connection.source.close())]);
+          // After the sources: a fold at close hands the keys of the writes it folds to their stores.
+          await Promise.all(open.map((connection) => connection.idempotency?.close()));
           // Last, so the sources' and the quota's own lines about closing are written too.
           await flushLog(log);
         } finally {
@@ -114,6 +119,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     await listener?.close().catch(() => undefined);
     const every = new Set([...opened, ...registry.list()]);
     await Promise.allSettled([quota?.close(), ...[...every].map((connection) => connection.source.close())]);
+    await Promise.allSettled([...every].map((connection) => connection.idempotency?.close()));
     lock.release();
     await flushLog(log);
     throw error;

@@ -75,12 +75,12 @@ let temporaryFiles = 0;
 
 /**
  * Temp files in the state folder that a crash (or a forced exit) left behind: the quota's and the admin API's
- * `.quota.json.<pid>.<n>.tmp` (`.admin.json...`), a journal's or compaction history's
+ * `.quota.json.<pid>.<n>.tmp` (`.admin.json...`), a journal's, compaction history's or Idempotency-Key store's
  * `.<file>.journal.sheetrest-<pid>-<hex>.tmp` and the lock's
  * own `lock.<pid>.tmp`. Removed at start, and only once the state folder's lock is held: before
  * that they could be a live process's.
  */
-const LEFTOVER = [/^\.(?:quota|admin)\.json\.\d+\.\d+\.tmp$/, /^\..+\.(?:journal|compacted)\.sheetrest-(?:\d+-)?[0-9a-f]+\.tmp$/, /^lock\.\d+\.tmp$/];
+const LEFTOVER = [/^\.(?:quota|admin)\.json\.\d+\.\d+\.tmp$/, /^\..+\.(?:journal|compacted|idempotency)\.sheetrest-(?:\d+-)?[0-9a-f]+\.tmp$/, /^lock\.\d+\.tmp$/];
 
 /** Removes leftover temp files from the state folder (call with its lock held); answers their names. */
 export async function removeLeftoverTempFiles(stateDir: string): Promise<string[]> {

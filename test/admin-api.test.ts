@@ -539,3 +539,27 @@ test(`an admin change is served at once, never a kept answer of the connection b
   assert.equal(swapped.headers.get('cache-control'), 'no-cache');
   assert.deepEqual(await swapped.json(), [{ Lead: 'Initech', Stage: 'new' }]);
 });
+
+test(`a connection made with the admin API keeps Idempotency-Keys, across its changes (${RUNTIME})`, async (t) => {
+  const dir = await folder(t);
+  const { url } = await startServer(t, configFor(dir));
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  const post = () => fetch(`${url}/sheets/crm`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'lead-1' }, body: JSON.stringify({ Lead: 'Initech', Stage: 'new' }) });
+  const first = await post();
+  assert.equal(first.status, 201);
+  assert.equal(first.headers.get('idempotent-replayed'), null);
+  await first.body?.cancel();
+  // A change that keeps the source (a plan), then a retry: replayed, not written again.
+  assert.equal((await call(url, 'PATCH', '/_admin/connections/crm', { plan: { name: 'p', monthlyRequests: 100 } })).status, 200);
+  const retry = await post();
+  assert.equal(retry.status, 201);
+  assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+  await retry.body?.cancel();
+  // A change that reopens the source (read-only and back): the key survives in the state folder.
+  assert.equal((await call(url, 'PATCH', '/_admin/connections/crm', { readOnly: true })).status, 200);
+  assert.equal((await call(url, 'PATCH', '/_admin/connections/crm', { readOnly: false })).status, 200);
+  const again = await post();
+  assert.equal(again.headers.get('idempotent-replayed'), 'true');
+  await again.body?.cancel();
+  assert.deepEqual((await getRows(`${url}/sheets/crm`)).map((row) => row.Lead), ['Acme', 'Globex', 'Initech']);
+});

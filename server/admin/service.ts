@@ -156,7 +156,8 @@ export class AdminService {
         if (isApiError(swapped)) return swapped;
         connection = swapped;
       } else {
-        connection = this.#served(next, current?.source ?? brokenSource(id, 'not open'));
+        // The same source: the same Idempotency-Key store goes on with it.
+        connection = { ...this.#served(next, current?.source ?? brokenSource(id, 'not open')), idempotency: current?.idempotency };
       }
       const saved = await this.#save(this.#stored.map((stored) => (stored.id === id ? next : stored)));
       if (saved !== null) {
@@ -348,6 +349,10 @@ export class AdminService {
     } catch (error) {
       this.#options.log.error('closing a connection\'s source failed', { connection: connection.id, error: String(error) });
     }
+    // After the source: its last fold hands the keys of the writes it folds to the store.
+    await connection.idempotency?.close().catch((error: unknown) => {
+      this.#options.log.error('closing a connection\'s Idempotency-Key store failed', { connection: connection.id, error: String(error) });
+    });
   }
 
   #usage(connection: Connection): UsageView {

@@ -13,6 +13,36 @@ export interface Planned<T> {
   readonly plan: WritePlan | null;
   readonly workbook: Workbook;
   readonly result: T;
+  /**
+   * What an Idempotency-Key keeps of this write (server/idempotency.ts), to be made durable in
+   * the same step as the plan. A source with a journal writes it in the plan's own journal line,
+   * so no crash can keep the write and lose the key; other sources ignore it.
+   */
+  readonly receipt?: Receipt;
+}
+
+/** An Idempotency-Key's record: the request it was first used with and the answer given. */
+export interface Receipt {
+  readonly key: string;
+  /** SHA-256 of the request (server/idempotency.ts, requestFingerprint). */
+  readonly fingerprint: string;
+  /** When the key was first used (epoch ms); it expires a fixed time later. */
+  readonly at: number;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/**
+ * Where a journaling source hands the receipts it journaled (server/idempotency-store.ts): told
+ * of each once it is durable with its write, and asked to keep them elsewhere before the journal
+ * forgets them (a fold into the file, a journal rebuilt after an outside change, recovery).
+ */
+export interface ReceiptSink {
+  /** Receipts now durable in the journal with their writes: answer retries with them from now on. */
+  journaled(receipts: readonly Receipt[]): void;
+  /** Resolves once these receipts are durable outside the journal; throws when they are not. */
+  keep(receipts: readonly Receipt[]): Promise<void>;
 }
 
 export interface ReadOptions {

@@ -7,7 +7,7 @@ import { open, readFile } from 'node:fs/promises';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import { isMissing, replaceFileDurably } from './disk.ts';
-import { journalLine, parseJournal, type JournalEntry } from './journal.ts';
+import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
 import { dataRowCount } from './rebase.ts';
 
 export interface Compaction {
@@ -111,7 +111,8 @@ export class CompactionHistory {
 
 /** One line per compaction; its entries as a journal of their own, so they are read back (and checked) the same way. */
 function recordLine(compaction: Compaction): string {
-  const journal = journalLine({ journal: 1, base: compaction.base }) + compaction.entries.map(journalLine).join('');
+  // The receipts stay in the key store: a re-applied write is not answered again.
+  const journal = journalLine({ journal: 1, base: compaction.base }) + compaction.entries.map((entry) => journalLine(withoutReceipt(entry))).join('');
   return JSON.stringify({ base: compaction.base, produced: compaction.produced, journal }) + '\n';
 }
 

@@ -24,13 +24,15 @@
 // compare-and-rename. What compactions folded in is kept (compacted.ts), so a stale copy saved
 // over the file afterwards gets those writes re-applied the same way.
 // A write the file's format cannot store (limits.ts) is refused before it is journaled.
+// A write's Idempotency-Key receipt rides in the write's own journal line, and is handed to the
+// connection's key store (ReceiptSink) before a fold or a rebase makes the journal forget it.
 import type { FSWatcher } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
-import type { Planned, ReadOptions, Source } from '../source.ts';
+import type { Planned, ReadOptions, ReceiptSink, Source } from '../source.ts';
 import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
 import { decodeWorkbook, type FileFormat } from './codec.ts';
 import type { CsvStyle } from './csv.ts';
@@ -39,7 +41,7 @@ import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, 
 import { formatCsvInSteps } from './fold-csv.ts';
 import { runFold, type FoldOptions } from './fold-runner.ts';
 import { GroupCommit, Serial } from './group-commit.ts';
-import { Journal, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
+import { Journal, receiptsOf, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
 import { refuseUnstorable, unstorableEntries } from './limits.ts';
 import { rowsOnly } from './model.ts';
 import { applyKeepingCells, expectationOf, keepCells, rebase } from './rebase.ts';
@@ -67,6 +69,8 @@ export interface FileSourceState {
   readonly journalFiles?: JournalFiles;
   /** Where folds run (fold-runner.ts): a worker thread by default. */
   readonly fold?: FoldOptions;
+  /** Where the Idempotency-Key receipts journaled with writes go (server/idempotency-store.ts). */
+  readonly receipts?: ReceiptSink;
 }
 
 /** A planned write waiting for its group commit. */
@@ -222,6 +226,9 @@ export class FileSource implements Source {
   async recover(contents: JournalContents | null): Promise<void> {
     const { journalPath, log, path } = this.#config;
     if (this.#writable) this.#history = await CompactionHistory.load(journalPath.replace(/\.journal$/, '') + '.compacted');
+    // The journal left by the last run holds the Idempotency-Keys of its writes: answered from
+    // now on, and kept elsewhere before anything below (a fold, a rebase) makes it forget them.
+    if (contents !== null) this.#config.receipts?.journaled(receiptsOf(contents.entries));
     // An empty journal on another base: the file was replaced while the server was stopped.
     if (contents !== null && (contents.entries.length > 0 || contents.base !== this.#fingerprint)) {
       const mark = contents.compactions.findLast((compaction) => compaction.fingerprint === this.#fingerprint);
@@ -258,6 +265,12 @@ export class FileSource implements Source {
     await this.#io.run(() => this.#compact(true));
   }
 
+  /** Hands the entries' Idempotency-Key receipts to the key store before the journal forgets them. */
+  async #keepReceipts(entries: readonly JournalEntry[]): Promise<void> {
+    const receipts = receiptsOf(entries);
+    if (receipts.length > 0) await this.#config.receipts?.keep(receipts);
+  }
+
   async #forgetJournaled(): Promise<void> {
     const compactions = this.#forgetOnceJournaled;
     this.#forgetOnceJournaled = [];
@@ -280,7 +293,9 @@ export class FileSource implements Source {
     if (unstorable !== null) throw unstorable;
     const notSheet = this.#readOnlyTabs.get(writePlan.tab);
     if (notSheet !== undefined) throw apiError('write_error', `The tab "${writePlan.tab}" is ${notSheet}, which sheetrest cannot write; nothing was written.`);
-    const entry: JournalEntry = { plan: writePlan, expected: expectationOf(before, writePlan) };
+    // An Idempotency-Key's receipt goes in the write's own journal line: durable together or not at all.
+    const expected = expectationOf(before, writePlan);
+    const entry: JournalEntry = planned.receipt === undefined ? { plan: writePlan, expected } : { plan: writePlan, expected, receipt: planned.receipt };
     // The engine already applied the plan (planned.workbook). A .csv row keeps the fields of the
     // columns the write did not set verbatim (csv-formulas.ts); .xlsx and .ods rows hold no
     // cells here: the fold keeps their formats (fold.ts).
@@ -308,6 +323,7 @@ export class FileSource implements Source {
         throw apiError('write_error', 'The write could not be saved; nothing was written.');
       }
       this.#entries.push(...entries);
+      this.#config.receipts?.journaled(receiptsOf(entries));
     }
     this.#durable = batch[batch.length - 1].after;
     this.#modifiedAt = Date.now();
@@ -338,6 +354,8 @@ export class FileSource implements Source {
     if (!this.#writable || this.#journal === null || this.#entries.length === 0) return;
     if (!force && this.#backoff.waitMs(performance.now()) > 0) return;
     try {
+      // A fold makes the journal forget its writes, and with them their Idempotency-Keys.
+      await this.#keepReceipts(this.#entries);
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#adoptIfChanged()) || this.#entries.length === 0 || this.#unreadable !== null) return;
         const started = performance.now();
@@ -479,6 +497,8 @@ export class FileSource implements Source {
    */
   async #adopt(decoded: Workbook, print: string, identity: string | null, entries: readonly JournalEntry[], announce: boolean): Promise<void> {
     const { log, path } = this.#config;
+    // Re-planned entries and conflicts leave the journal without their Idempotency-Keys.
+    await this.#keepReceipts(entries);
     const missing = this.#history?.missingFrom(decoded, print) ?? [];
     const lost = missing.flatMap((compaction) => compaction.entries);
     if (lost.length > 0) {

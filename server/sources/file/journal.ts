@@ -20,6 +20,8 @@ import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
+import { isReceipt } from '../../receipt-lines.ts';
+import type { Receipt } from '../source.ts';
 import { fingerprint, fsyncDirectory, isMissing, tempPathFor } from './disk.ts';
 
 /** What a plan's target rows held when it was planned, so it can be re-checked on a changed file. */
@@ -33,6 +35,18 @@ export interface Expected {
 export interface JournalEntry {
   readonly plan: WritePlan;
   readonly expected: Expected;
+  /** The write's Idempotency-Key and answer, durable in the same line as the write (source.ts). */
+  readonly receipt?: Receipt;
+}
+
+/** The receipts the entries carry. */
+export function receiptsOf(entries: readonly JournalEntry[]): Receipt[] {
+  return entries.flatMap((entry) => (entry.receipt === undefined ? [] : [entry.receipt]));
+}
+
+/** An entry without its receipt, for files that keep writes but not their answers (conflicts, history). */
+export function withoutReceipt(entry: JournalEntry): JournalEntry {
+  return { plan: entry.plan, expected: entry.expected };
 }
 
 export interface JournalContents {
@@ -95,7 +109,8 @@ export function parseJournal(text: string): JournalContents | null {
     } else if (isRecord(record) && typeof record.compactedTo === 'string') {
       compactions.push({ fingerprint: record.compactedTo, entriesBefore: entries.length });
     } else if (isRecord(record) && isRecord(record.plan) && isRecord(record.expected)) {
-      entries.push({ plan: revivePlan(record.plan as unknown as WritePlan), expected: record.expected as unknown as Expected });
+      const entry = { plan: revivePlan(record.plan as unknown as WritePlan), expected: record.expected as unknown as Expected };
+      entries.push(isReceipt(record.receipt) ? { ...entry, receipt: record.receipt } : entry);
     } else {
       pending.push(line);
       continue;
@@ -268,7 +283,7 @@ export async function saveConflicts(stateDir: string, fileName: string, conflict
   const path = join(stateDir, `${fileName}.conflict-${stamp}.jsonl`);
   const handle = await open(path, 'w', 0o600);
   try {
-    await handle.writeFile(conflicts.map((entry) => JSON.stringify(entry) + '\n').join(''));
+    await handle.writeFile(conflicts.map((entry) => JSON.stringify(withoutReceipt(entry)) + '\n').join(''));
     await handle.sync();
   } finally {
     await handle.close();

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { Source } from '../source.ts';
+import type { ReceiptSink, Source } from '../source.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import { csvTabName, decodeWorkbook, formatOfPath } from './codec.ts';
 import type { CsvStyle } from './csv.ts';
@@ -35,6 +35,8 @@ export interface FileSourceOptions {
   readonly journalFiles?: JournalFiles;
   /** Where folds run; a worker thread by default (fold-runner.ts). */
   readonly fold?: FoldOptions;
+  /** Where the Idempotency-Key receipts journaled with writes are kept (server/idempotency-store.ts). */
+  readonly receipts?: ReceiptSink;
 }
 
 export const DEFAULT_COMPACT_AFTER_MS = 200;
@@ -104,6 +106,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     fingerprint: print,
     ...(options.journalFiles === undefined ? {} : { journalFiles: options.journalFiles }),
     ...(options.fold === undefined ? {} : { fold: options.fold }),
+    ...(options.receipts === undefined ? {} : { receipts: options.receipts }),
   };
   const source = new FileSource(state, workbook);
   await source.recover(journal);
