@@ -21,8 +21,8 @@ import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as XLSX from '@e965/xlsx';
 import { freePort, memoryMb, ROOT, startProcess, stopProcess, type Runtime, type Target } from './processes.ts';
+import { generate, writeBenchBook, type Row } from './rows.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -31,35 +31,6 @@ const RUNTIMES = (process.env.BENCH_RUNTIMES ?? 'node,deno,bun').split(',') as R
 const CASES = process.env.BENCH_CASES?.split(';');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const workDir = await mkdtemp(join(tmpdir(), 'sheetrest-bench-'));
-
-const CITIES = ['Lisbon', 'Berlin', 'Paris', 'Seoul', 'Zürich', 'Porto', 'Oslo', 'Lima'];
-const NAMES = ['Ann', 'Bob', 'Chloé', 'Dan', 'Eva', 'Farid', 'Gil', 'Hana', 'Ivan', 'Joanna'];
-
-interface Row {
-  id: number;
-  Name: string;
-  Age: number;
-  City: string;
-  Score: number;
-  Joined: string;
-  Active: boolean;
-}
-
-function generate(count: number): Row[] {
-  const rows: Row[] = [];
-  for (let i = 0; i < count; i++) {
-    rows.push({
-      id: i + 1,
-      Name: `${NAMES[i % NAMES.length]} ${NAMES[(i * 7) % NAMES.length]}son ${i}`,
-      Age: 18 + ((i * 13) % 60),
-      City: CITIES[(i * 5) % CITIES.length],
-      Score: Math.round(((i * 37) % 1000) * 1.25) / 10,
-      Joined: `20${10 + (i % 15)}-0${1 + (i % 9)}-1${i % 10}`,
-      Active: i % 3 !== 0,
-    });
-  }
-  return rows;
-}
 
 interface Load {
   readonly path: string;
@@ -158,12 +129,8 @@ function scenarios(size: number, rows: readonly Row[]): Scenario[] {
 
 async function runSize(size: number, dir: string): Promise<void> {
   const rows = generate(size);
-  const header = ['Name', 'Age', 'City', 'Score', 'Joined', 'Active'] as const;
-  const sheet = XLSX.utils.aoa_to_sheet([header as unknown as string[], ...rows.map((row) => header.map((column) => row[column]))]);
-  const workbook = XLSX.utils.book_new();
-  XLSX.utils.book_append_sheet(workbook, sheet, 'People');
   const xlsx = join(dir, `bench-${size}.xlsx`);
-  await writeFile(xlsx, XLSX.write(workbook, { type: 'buffer', bookType: 'xlsx' }));
+  await writeBenchBook(xlsx, rows);
   const db = join(dir, `db-${size}.json`);
   await writeFile(db, JSON.stringify({ people: rows }));
   const chosen = scenarios(size, rows).filter((scenario) => CASES === undefined || CASES.some((name) => scenario.name.includes(name)));

@@ -1,8 +1,9 @@
 // What the HTTP and memory benchmarks share: a free loopback port, each runtime's pinned binary,
 // starting a server as a child process and waiting until it answers, and reading its memory.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -45,12 +46,19 @@ export interface StartOptions {
   /** Where the child's stderr goes (appended). */
   readonly log: string;
   readonly env?: Record<string, string>;
+  /** A CPU to pin the process to (with taskset, where it exists): paired runs share one core. */
+  readonly cpu?: number;
 }
 
+/** Whether `taskset` can pin processes here (a second core is needed to keep loaders apart). */
+export const CAN_PIN = spawnSync('taskset', ['-c', '0', 'true']).status === 0 && availableParallelism() >= 2;
+
 /** Starts `runtime script args` and waits (two minutes at most) until `probe` answers 200. */
-export async function startProcess({ name, runtime, args, port, probe, log, env = {} }: StartOptions): Promise<Target> {
+export async function startProcess({ name, runtime, args, port, probe, log, env = {}, cpu }: StartOptions): Promise<Target> {
   const fd = openSync(log, 'a');
-  const child = spawn(COMMANDS[runtime].bin, [...COMMANDS[runtime].args, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', fd], env: { ...process.env, ...env } });
+  const command = [COMMANDS[runtime].bin, ...COMMANDS[runtime].args, ...args];
+  const pinned = cpu !== undefined && CAN_PIN ? ['taskset', '-c', String(cpu), ...command] : command;
+  const child = spawn(pinned[0], pinned.slice(1), { cwd: ROOT, stdio: ['ignore', 'ignore', fd], env: { ...process.env, ...env } });
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;

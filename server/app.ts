@@ -109,7 +109,7 @@ const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'u
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Errors and write answers: never stored by a cache (a 404 would otherwise be, by heuristics). */
-const NO_STORE = 'no-store';
+const NO_STORE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'Cache-Control': 'no-store' });
 
 export function createApp(options: AppOptions): App {
   const connections: ConnectionLookup = 'get' in options.connections ? options.connections : new ConnectionRegistry(options.connections);
@@ -160,8 +160,7 @@ export function createApp(options: AppOptions): App {
 
     const operation = operationOf(request);
     const quota = options.quota.take(connection.id, connection.plan, operation);
-    const shellHeaders = { ...quota.headers, ...cors };
-    if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), shellHeaders);
+    if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), { ...quota.headers, ...cors });
 
     const answered = await answerSheet(connection, request, operation, authenticated.scope).catch((error: unknown): Answer => {
       const apiErr = asApiError(error);
@@ -169,9 +168,10 @@ export function createApp(options: AppOptions): App {
       return errorAnswer(apiErr);
     });
     const read = operation === 'read' && (answered.status === 200 || answered.status === 304) && request.method !== 'OPTIONS';
-    const headers = { ...answered.headers, ...(read ? readCaching(connection) : { 'Cache-Control': NO_STORE }), ...shellHeaders };
+    // One object, filled in order (later wins): the answer's, the caching, the quota's, CORS.
+    const headers: Record<string, string> = Object.assign({}, answered.headers, read ? readCaching(connection) : NO_STORE_HEADERS, quota.headers, cors);
     // A keyed connection answers each key on its own: a shared cache must not hand one key's answer to another.
-    if (connection.keys.length > 0) headers.Vary = shellHeaders.Vary === undefined ? 'X-Api-Key' : `${shellHeaders.Vary}, X-Api-Key`;
+    if (connection.keys.length > 0) headers.Vary = cors.Vary === undefined ? 'X-Api-Key' : `${cors.Vary}, X-Api-Key`;
     return { status: answered.status, headers, body: answered.body };
   }
 

@@ -164,8 +164,16 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaS
   };
 
   // A new month starts every connection from zero.
+  // The current month's bounds (ms), so that a request within them compares two numbers
+  // instead of formatting its month.
+  let monthFrom = Number.NaN;
+  let monthTo = Number.NaN;
   const rollOver = (at: Date): void => {
+    const ms = at.getTime();
+    if (ms >= monthFrom && ms < monthTo) return;
     const current = monthKey(at);
+    monthFrom = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
+    monthTo = nextMonthStart(at) * 1000;
     if (current === month) return;
     month = current;
     counts.clear();
@@ -186,7 +194,7 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaS
               'X-RateLimit-Limit': String(limit),
               'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
               'X-RateLimit-Plan': plan.name,
-              'X-RateLimit-Reset': String(nextMonthStart(at)),
+              'X-RateLimit-Reset': String(monthTo / 1000),
             };
       if (plan !== undefined && !plan.operations.includes(operation)) {
         const error = apiError('throttle', `The plan "${plan.name}" does not include ${operation} requests.`);
