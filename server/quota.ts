@@ -30,13 +30,12 @@
 // renames are ordered (newest wins, an older one finishing late is dropped). At most two writes
 // are in flight; when both are stuck, so is the disk.
 // One server process per state folder (server/lock.ts): two would overwrite each other's snapshots.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { apiError } from '../lib/errors.ts';
 import type { ApiError } from '../lib/errors.ts';
 import type { Operation, PlanConfig } from './config-schema.ts';
-import { diskWriter, ensureStateDir, writeFileAtomicSync, type AtomicWriter } from './state.ts';
+import { diskWriter, ensureStateDir, readStateFile, writeFileAtomicSync, type AtomicWriter } from './state.ts';
 
 export const QUOTA_FILE = 'quota.json';
 const FLUSH_DELAY_MS = 250;
@@ -234,25 +233,7 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaS
   };
 }
 
-async function readQuotaFile(file: string): Promise<v.InferOutput<typeof QuotaFileSchema> | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  // Starting from zero would silently hand out a month's allowance again, so a damaged file
-  // stops the server and the operator decides.
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    data = undefined;
-  }
-  const result = v.safeParse(QuotaFileSchema, data);
-  if (!result.success) {
-    throw new Error(`${file} is damaged; fix it, or delete it to start this month's request counts from zero.`);
-  }
-  return result.output;
+function readQuotaFile(file: string): Promise<v.InferOutput<typeof QuotaFileSchema> | undefined> {
+  // Starting from zero would silently hand out a month's allowance again.
+  return readStateFile(file, QuotaFileSchema, () => `${file} is damaged; fix it, or delete it to start this month's request counts from zero.`);
 }

@@ -4,8 +4,9 @@
 // version on disk, never a torn one, and clear the temp files a crash left behind.
 // Everything here is private to the server: files are created 0600, like the journals.
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
-import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import * as v from 'valibot';
 
 /** Name of the state folder created beside the config file (or the workbook in single-file mode). */
 export const DEFAULT_STATE_DIR = '.sheetrest';
@@ -122,4 +123,31 @@ function syncFolderSync(folder: string): void {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/**
+ * A JSON file of the state folder, checked against `schema`: undefined when there is none. A
+ * damaged file (not JSON, or not the schema's shape) throws `damaged(problem)`: starting without
+ * what it held (counts, connections) would silently hand something out again, so the operator
+ * decides. `problem` names the first field found wrong, when one is.
+ */
+export async function readStateFile<T>(file: string, schema: v.GenericSchema<unknown, T>, damaged: (problem: string) => string): Promise<T | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new Error(damaged('not JSON'));
+  }
+  const result = v.safeParse(schema, data);
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const where = (issue.path ?? []).map((item) => String(item.key)).join('.');
+  throw new Error(damaged(`${where === '' ? '' : `${where}: `}${issue.message}`));
 }

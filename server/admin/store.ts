@@ -4,12 +4,11 @@
 // rename, fsync of the folder: server/state.ts), before the change is answered, so an answered
 // change survives kill -9 and a crash leaves the old or the new file, never a torn one.
 // The file is 0600: a Google source's secrets given in plaintext are stored here.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { SCOPES } from '../auth.ts';
 import { ConnectionEntries } from '../config-schema.ts';
-import { diskWriter, type AtomicWriter } from '../state.ts';
+import { diskWriter, readStateFile, type AtomicWriter } from '../state.ts';
 
 export const ADMIN_FILE = 'admin.json';
 
@@ -50,28 +49,9 @@ export type StoredConnection = v.InferOutput<typeof StoredConnectionSchema>;
 /** The connections of admin.json, in the order they were created; [] when there is no file yet. */
 export async function readAdminFile(stateDir: string): Promise<StoredConnection[]> {
   const file = join(stateDir, ADMIN_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    data = undefined;
-  }
-  const result = v.safeParse(AdminFileSchema, data);
-  // Starting without them would silently drop connections and let revoked keys' ids be reused:
-  // a damaged file stops the server and the operator decides.
-  if (!result.success) {
-    const issue = result.issues[0];
-    const where = (issue.path ?? []).map((item) => String(item.key)).join('.');
-    throw new Error(`${file} is damaged (${where === '' ? '' : `${where}: `}${issue.message}); restore it, or delete it to start without the connections the admin API created.`);
-  }
-  return result.output.connections;
+  // Starting without them would silently drop connections and let revoked keys' ids be reused.
+  const saved = await readStateFile(file, AdminFileSchema, (problem) => `${file} is damaged (${problem}); restore it, or delete it to start without the connections the admin API created.`);
+  return saved?.connections ?? [];
 }
 
 /** Replaces admin.json with `connections`, durably, before resolving. */
