@@ -69,7 +69,7 @@ export const DEFAULTS = {
 export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
-  'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
+  'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs',
 ];
@@ -196,10 +196,12 @@ export const FileSourceSchema = strictBare('an object', {
   path: text('a file path'),
 });
 
-export const GoogleOAuthSchema = strict('an object with "clientId", "clientSecret" and "refreshToken"', {
+export const GoogleOAuthSchema = strict('an object with "clientId", "clientSecret" and "refreshToken" (and optionally "tokenUri")', {
   clientId: text(),
   clientSecret: secret,
   refreshToken: secret,
+  /** Where refresh tokens are exchanged (default Google's, https://oauth2.googleapis.com/token). */
+  tokenUri: v.optional(absoluteUrl),
 });
 
 // Accepted and validated now; the Google source itself arrives with a later issue.

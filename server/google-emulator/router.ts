@@ -1,7 +1,7 @@
 // From a request to Google's answer: which method a path names, who calls, quota, permission,
 // then the method itself. `POST /v4/spreadsheets/{id}/values/Sheet1!A1:append` -> values.append,
 // a write: checked against the write quota and the caller's 'writer' grant.
-import { authorize, principalKey, tokenEndpoint, type Credentials } from './auth.ts';
+import { authorize, principalKey, type Credentials } from './auth.ts';
 import { badRequest, GoogleError } from './errors.ts';
 import { applyFieldMask, parseFieldMask } from './fields.ts';
 import type { Bucket, Quota } from './quota.ts';
@@ -41,7 +41,7 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=UTF-8' };
 export function route(state: State, request: ApiRequest): ApiResponse {
   try {
     if (request.path === '/token' && request.method === 'POST') {
-      const { status, body } = tokenEndpoint(formOrJson(request.body));
+      const { status, body } = state.credentials.tokens.grant(formOrJson(request.body));
       return { status, headers: JSON_HEADERS, body: JSON.stringify(body) };
     }
     const method = findMethod(request);

@@ -63,7 +63,10 @@ export function authOf(config: GoogleSourceConfig): GoogleAuth {
   if (config.credentialsFile !== undefined) return { kind: 'credentialsFile', path: config.credentialsFile };
   if (config.accessToken !== undefined) return { kind: 'accessToken', token: config.accessToken };
   if (config.apiKey !== undefined) return { kind: 'apiKey', key: config.apiKey };
-  if (config.oauth !== undefined) return { kind: 'oauth', clientId: config.oauth.clientId, clientSecret: config.oauth.clientSecret, refreshToken: config.oauth.refreshToken };
+  if (config.oauth !== undefined) {
+    const { clientId, clientSecret, refreshToken, tokenUri } = config.oauth;
+    return { kind: 'oauth', clientId, clientSecret, refreshToken, ...(tokenUri === undefined ? {} : { tokenUri }) };
+  }
   return { kind: 'applicationDefault' };
 }
 
