@@ -18,6 +18,7 @@ import { hostCheck, type AllowedHosts } from './hosts.ts';
 import type { Logger } from './log.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
+import { readScope } from './sources/scope.ts';
 import type { Source } from './sources/source.ts';
 import type { Tab, Workbook } from '../lib/workbook.ts';
 
@@ -182,10 +183,13 @@ export function createApp(options: AppOptions): App {
       const result = execute(await connection.source.read(), parsed, connection.engine);
       return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
     }
-    const result = await connection.source.write((workbook) => {
-      const result = execute(workbook, parsed as ParsedRequest, connection.engine);
-      return { plan: result.plan, workbook: result.workbook, result };
-    });
+    const result = await connection.source.write(
+      (workbook) => {
+        const result = execute(workbook, parsed as ParsedRequest, connection.engine);
+        return { plan: result.plan, workbook: result.workbook, result };
+      },
+      { tab: parsed.tab },
+    );
     return { status: result.status, headers: result.headers, body: result.body };
   }
 
@@ -195,7 +199,8 @@ export function createApp(options: AppOptions): App {
    */
   async function answerRead(connection: Connection, request: IncomingRequest): Promise<Answer> {
     const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
-    const workbook = await connection.source.read({ fresh });
+    // Sources that read tab by tab (Google) are told which tab the answer needs.
+    const workbook = await connection.source.read({ fresh, ...readScope(request.url) });
     const key = answers === null ? '' : `${connection.id}\n${pathAndQuery(request.url)}`;
     const kept = answers?.get(key, workbook);
     if (kept !== undefined) return revalidated(kept, request.headers.get('if-none-match'));

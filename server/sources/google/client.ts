@@ -1,10 +1,10 @@
-// The four Sheets API calls the source makes, through the official `@googleapis/sheets` client:
+// The Sheets API calls the source makes, through the official `@googleapis/sheets` client:
 // authenticated as configured, sent to `rootUrl`, over the runtime's transport (transport.ts),
 // with the client's own retries off (upstream.ts retries, with a bound it can state).
 // `getSpreadsheet()` -> GET {rootUrl}/v4/spreadsheets/1AbC...?includeGridData=true&fields=...
 import sheetsModule from '@googleapis/sheets';
-import type { DeleteDimensionRequest, UserEnteredValue, ValueRange } from './encode-plan.ts';
-import { GRID_FIELDS, type GoogleSpreadsheet } from './read-grid.ts';
+import { quoteSheetName, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
+import { GRID_FIELDS, METADATA_FIELDS, type GoogleSpreadsheet } from './read-grid.ts';
 import { createSignIn, type AuthOption, type GoogleAuth, type SignInKind } from './sign-in.ts';
 
 export type { GoogleAuth } from './sign-in.ts';
@@ -15,6 +15,10 @@ export interface SheetsApi {
   readonly signIn?: SignInKind;
   /** Every tab's properties and cells in one request. */
   getSpreadsheet(signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Every tab's properties, no cells: a few hundred bytes. */
+  getMetadata(signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** The named tabs' properties and cells, and nothing of the other tabs. */
+  getTabs(names: readonly string[], signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** values.append; answers the range Google wrote (`'People'!A5:C7`) when it says. */
   append(range: string, values: UserEnteredValue[][], signal: AbortSignal): Promise<string | null>;
   /** values.batchUpdate of fixed ranges. */
@@ -61,6 +65,16 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
     signIn: { grant: signIn.grant, setting: signIn.setting },
     async getSpreadsheet(signal) {
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
+      return response.data as GoogleSpreadsheet;
+    },
+    async getMetadata(signal) {
+      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, fields: METADATA_FIELDS }, { ...requestOptions, signal }));
+      return response.data as GoogleSpreadsheet;
+    },
+    async getTabs(names, signal) {
+      // A range that is only a quoted sheet name is the whole sheet: `'People'`, `'Bob''s'`.
+      const ranges = names.map(quoteSheetName);
+      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, ranges, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
       return response.data as GoogleSpreadsheet;
     },
     async append(range, values, signal) {

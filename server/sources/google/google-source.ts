@@ -1,18 +1,22 @@
-// A Google spreadsheet as a source. Reads come from an in-memory snapshot of the whole
-// spreadsheet, refreshed by one `spreadsheets.get` once it is older than the freshness window
-// (concurrent reads share that request). Writes run under the spreadsheet's write lock: a fresh
-// read, the engine's plan, one request carrying it, then the snapshot takes the plan, so the
-// next read sees the write without asking Google again. A POST plans on the snapshot and costs
-// one `values.append`: appends do not depend on where the other rows are.
-// `GET /sheets/crm` twice within 5 s -> one upstream request; `DELETE /sheets/crm/Status/done`
-// -> spreadsheets.get, then one atomic spreadsheets.batchUpdate removing the rows bottom-up.
-import { applyPlan, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
+// A Google spreadsheet as a source. Reads come from memory (tab-cache.ts): the list of tabs and
+// each tab's rows, each refreshed once older than the freshness window, so a read of one tab
+// asks Google for that tab only (`spreadsheets.get` with `ranges='People'`), plus the list of
+// tabs when that is stale; concurrent reads share each request. A read that names no tab (the
+// engine's `read()` without a hint) refreshes everything in one request, as before. Writes run
+// under the spreadsheet's write lock: a fresh read of the tab, the engine's plan, one request
+// carrying it, then the cached tab takes the plan, so the next read sees the write without
+// asking Google again. A POST plans on the cached tab and costs one `values.append`.
+// `GET /sheets/crm/tabs/Orders` cold -> the tab list and Orders' cells, in parallel;
+// `DELETE /sheets/crm/Status/done` -> a fresh read of the first tab, then one atomic
+// spreadsheets.batchUpdate removing the rows bottom-up.
+import { applyPlanToTab, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
 import { headerRowIndex, type Workbook } from '../../../lib/workbook.ts';
-import type { Planned, ReadOptions, Source } from '../source.ts';
+import type { Planned, ReadOptions, Source, WriteOptions } from '../source.ts';
 import type { SheetsApi } from './client.ts';
 import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
-import { readSpreadsheet } from './read-grid.ts';
+import { readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
+import { TabCache, type SheetMeta } from './tab-cache.ts';
 import { callUpstream, type CallSettings, type Repeatable, type RetryPolicy } from './upstream.ts';
 import { underWriteLock, writesSettled } from './write-lock.ts';
 
@@ -32,29 +36,25 @@ export interface GoogleSourceSettings {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** The spreadsheet as last read or written, and what writes need to address its tabs. */
-interface Snapshot {
+/** What a write plans against: the workbook, and the sheet ids its requests address. */
+interface Basis {
   readonly workbook: Workbook;
   readonly sheetIds: ReadonlyMap<string, number>;
-  /** When the read it comes from was sent; a write carries its basis's time over. */
-  readonly readAt: number;
 }
 
-interface Fetch {
-  readonly promise: Promise<Snapshot>;
-  /** The write generation the read began in: a read begun before a write may not show it. */
-  readonly generation: number;
-}
+/** A read's scope: every tab (undefined), the first tab (null), or one tab by name. */
+type Scope = string | null | undefined;
 
 export class GoogleSource implements Source {
   readonly description: string;
   readonly writable: boolean;
   readonly #settings: GoogleSourceSettings;
   readonly #now: () => number;
-  #snapshot: Snapshot | null = null;
-  /** Bumped whenever a write reaches Google (or may have): older reads may not become the snapshot. */
+  readonly #cache = new TabCache();
+  /** Bumped whenever a write reaches Google (or may have): reads begun before may not be kept. */
   #generation = 0;
-  #inflight: Fetch | null = null;
+  /** Requests in flight, by what they fetch ('all', 'meta', 'tab:People'), for readers to share. */
+  readonly #inflight = new Map<string, { readonly promise: Promise<void>; readonly generation: number }>();
   #closing: Promise<void> | null = null;
 
   constructor(settings: GoogleSourceSettings) {
@@ -64,72 +64,124 @@ export class GoogleSource implements Source {
     this.writable = settings.writable;
   }
 
-  async read(options: ReadOptions = {}): Promise<Workbook> {
-    const snapshot = this.#snapshot;
-    if (options.fresh !== true && snapshot !== null && this.#now() - snapshot.readAt < this.#settings.freshnessMs) return snapshot.workbook;
-    return (await this.#fetch(options.fresh === true)).workbook;
+  read(options: ReadOptions = {}): Promise<Workbook> {
+    return this.#read('tab' in options ? options.tab : undefined, options.fresh === true);
   }
 
-  write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T> {
+  write<T>(plan: (workbook: Workbook) => Planned<T>, options: WriteOptions = {}): Promise<T> {
     if (!this.writable) return Promise.reject(apiError('write_error', 'This connection can only read its Google spreadsheet (read-only, or an API key); nothing was written.'));
     if (this.#closing !== null) return Promise.reject(apiError('write_error', 'The server is shutting down; send the write again once it is back.'));
-    return underWriteLock(this.#settings.lockKey, () => this.#write(plan));
+    const scope: Scope = 'tab' in options ? options.tab : undefined;
+    return underWriteLock(this.#settings.lockKey, () => this.#write(plan, scope));
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await writesSettled(this.#settings.lockKey);
-      await this.#inflight?.promise.catch(() => undefined);
+      await Promise.all([...this.#inflight.values()].map((entry) => entry.promise.catch(() => undefined)));
       await this.#settings.release();
     })();
     return this.#closing;
   }
 
-  /** One read of the whole spreadsheet, shared by every reader that may use it. */
-  #fetch(fresh: boolean): Promise<Snapshot> {
-    const inflight = this.#inflight;
+  /** The workbook with at least the scope's tabs fresh (all of them when the scope is undefined). */
+  async #read(scope: Scope, fresh: boolean): Promise<Workbook> {
+    const cache = this.#cache;
+    const window = fresh ? -1 : this.#settings.freshnessMs;
+    const now = this.#now();
+    if (scope === undefined) {
+      if (!cache.allFresh(now, window)) await this.#fetch('all', fresh);
+      return cache.workbook();
+    }
+    // The tab list follows the window even for a no-cache read: the tab's own read brings its sheet id and visibility.
+    const meta = cache.metaFresh(now, this.#settings.freshnessMs) ? null : this.#fetch('meta', false);
+    if (scope === null) {
+      // Which tab is first is only known from the list.
+      await meta;
+      for (const name of cache.firstTabs()) if (!cache.tabFresh(name, now, window)) await this.#fetch(`tab:${name}`, fresh);
+      return cache.workbook();
+    }
+    const tab = cache.tabFresh(scope, now, window) ? null : this.#fetch(`tab:${scope}`, fresh);
+    const [listed, read] = await Promise.allSettled([meta, tab]);
+    if (listed.status === 'rejected') throw listed.reason;
+    if (read.status === 'rejected') {
+      // A tab Google does not know: the engine answers tab_not_found, naming the tabs there are,
+      // once the list is fresh enough to say so.
+      if (!isApiError(read.reason) || read.reason.code !== 'tab_not_found') throw read.reason;
+      if (meta === null) await this.#fetch('meta', true);
+      if (cache.meta?.some((sheet) => sheet.name === scope) === true) throw read.reason;
+    }
+    return cache.workbook();
+  }
+
+  /** One request, shared by every reader that may use it; what it reads goes into the cache. */
+  #fetch(what: string, fresh: boolean): Promise<void> {
+    const inflight = this.#inflight.get(what);
     // A client's no-cache asks for a read begun after it asked, so it never joins one in flight.
-    if (!fresh && inflight !== null && inflight.generation === this.#generation) return inflight.promise;
+    if (!fresh && inflight !== undefined && inflight.generation === this.#generation) return inflight.promise;
     const generation = this.#generation;
     const readAt = this.#now();
-    const promise = this.#call('read', 'idempotent', (signal) => this.#settings.api.getSpreadsheet(signal)).then((data) => {
-      const { workbook, sheetIds } = readSpreadsheet(data);
-      const snapshot: Snapshot = { workbook, sheetIds, readAt };
-      const current = this.#snapshot;
-      if (generation === this.#generation && (current === null || current.readAt <= readAt)) this.#snapshot = snapshot;
-      return snapshot;
-    });
-    const entry: Fetch = { promise, generation };
-    this.#inflight = entry;
+    const { api } = this.#settings;
+    const keep = (apply: () => void) => {
+      if (generation === this.#generation) apply();
+    };
+    let promise: Promise<void>;
+    if (what === 'all') {
+      promise = this.#call('read', 'idempotent', (signal) => api.getSpreadsheet(signal)).then((data) =>
+        keep(() => {
+          const { workbook, sheetIds } = readSpreadsheet(data);
+          this.#cache.setMeta(metaOf(workbook, sheetIds), readAt);
+          for (const tab of workbook.tabs) this.#cache.setTab(tab, readAt);
+        }),
+      );
+    } else if (what === 'meta') {
+      promise = this.#call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => keep(() => this.#cache.setMeta(metaOf(...parts(data)), readAt)));
+    } else {
+      const name = what.slice('tab:'.length);
+      promise = this.#call('read', 'idempotent', (signal) => api.getTabs([name], signal)).then((data) =>
+        keep(() => {
+          const { workbook, sheetIds } = readSpreadsheet(data);
+          const tab = workbook.tabs.find((candidate) => candidate.name === name);
+          if (tab === undefined) return;
+          this.#cache.setSheet({ name, sheetId: sheetIds.get(name) ?? 0, hidden: tab.visibility === 'hidden' });
+          this.#cache.setTab(tab, readAt);
+        }),
+      );
+    }
+    const entry = { promise, generation };
+    this.#inflight.set(what, entry);
     const clear = () => {
-      if (this.#inflight === entry) this.#inflight = null;
+      if (this.#inflight.get(what) === entry) this.#inflight.delete(what);
     };
     promise.then(clear, clear);
     return promise;
   }
 
-  async #write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T> {
-    const snapshot = this.#snapshot;
-    if (snapshot !== null) {
-      const planned = plan(snapshot.workbook);
-      // An append lands after whatever is there when Google applies it: no fresh read needed.
-      if (isAppendOnly(planned.plan)) {
-        try {
-          return await this.#send(snapshot, planned.plan, planned.result);
-        } catch (error) {
-          // The tab went away since the snapshot: plan again on a fresh read, which says so.
-          if (!isApiError(error) || error.code !== 'tab_not_found') throw error;
-        }
+  async #write<T>(plan: (workbook: Workbook) => Planned<T>, scope: Scope): Promise<T> {
+    const cache = this.#cache;
+    const target = scope === undefined ? null : scope === null ? (cache.firstTabs()[0] ?? null) : scope;
+    const planned = cache.meta !== null && (scope === undefined ? cache.allRead() : target !== null && cache.has(target)) ? plan(cache.workbook()) : null;
+    // An append lands after whatever is there when Google applies it: no fresh read needed.
+    if (planned !== null && isAppendOnly(planned.plan)) {
+      try {
+        return await this.#send(this.#basis(), planned.plan, planned.result);
+      } catch (error) {
+        // The tab went away since it was read: plan again on a fresh read, which says so.
+        if (!isApiError(error) || error.code !== 'tab_not_found') throw error;
       }
     }
-    const fresh = await this.#fetch(true);
-    const planned = plan(fresh.workbook);
-    if (planned.plan === null || isEmptyPlan(planned.plan)) return planned.result;
-    return this.#send(fresh, planned.plan, planned.result);
+    const fresh = await this.#read(scope, true);
+    const replanned = plan(fresh);
+    if (replanned.plan === null || isEmptyPlan(replanned.plan)) return replanned.result;
+    return this.#send(this.#basis(), replanned.plan, replanned.result);
   }
 
-  /** Carries a plan out upstream, then lets the snapshot take it. */
-  async #send<T>(basis: Snapshot, plan: WritePlan, result: T): Promise<T> {
+  #basis(): Basis {
+    return { workbook: this.#cache.workbook(), sheetIds: this.#cache.sheetIds() };
+  }
+
+  /** Carries a plan out upstream, then lets the cached tab take it. */
+  async #send<T>(basis: Basis, plan: WritePlan, result: T): Promise<T> {
     const { api } = this.#settings;
     let landedElsewhere = false;
     // Data rows start below the header row, which is lower down in a tab starting with empty rows.
@@ -156,21 +208,18 @@ export class GoogleSource implements Source {
         landedElsewhere = updated !== null && firstRowOf(updated) !== expectedRow;
       }
     } catch (error) {
-      // Part of it, or all of it, may have reached Google: the next read asks Google again.
-      this.#forget();
+      // Part of it, or all of it, may have reached Google: the next read of the tab asks Google again.
+      this.#generation++;
+      this.#cache.drop(plan.tab);
       throw error;
     }
     this.#generation++;
-    // A formula's result, or rows placed where the snapshot did not expect them, are only known upstream.
-    if (hasFormula(plan) || landedElsewhere) this.#snapshot = null;
-    else this.#snapshot = { workbook: applyPlan(basis.workbook, plan), sheetIds: basis.sheetIds, readAt: basis.readAt };
-    if (landedElsewhere) this.#settings.log(`sheetrest: rows appended to ${this.description} landed below rows added by someone else; the snapshot was dropped`);
+    const readAt = this.#cache.readAtOf(plan.tab);
+    // A formula's result, or rows placed where the cache did not expect them, are only known upstream.
+    if (hasFormula(plan) || landedElsewhere || basisTab === undefined || readAt === undefined) this.#cache.drop(plan.tab);
+    else this.#cache.setTab(applyPlanToTab(basisTab, plan), readAt);
+    if (landedElsewhere) this.#settings.log(`sheetrest: rows appended to ${this.description} landed below rows added by someone else; the cached tab was dropped`);
     return result;
-  }
-
-  #forget(): void {
-    this.#generation++;
-    this.#snapshot = null;
   }
 
   #call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -191,4 +240,14 @@ function isAppendOnly(plan: WritePlan | null): plan is WritePlan {
 function firstRowOf(range: string): number | null {
   const match = /!\$?[A-Za-z]*\$?(\d+)/.exec(range);
   return match === null ? null : Number(match[1]);
+}
+
+/** The tab list of a spreadsheet read with or without cells. */
+function metaOf(workbook: Workbook, sheetIds: ReadonlyMap<string, number>): SheetMeta[] {
+  return workbook.tabs.map((tab) => ({ name: tab.name, sheetId: sheetIds.get(tab.name) ?? 0, hidden: tab.visibility === 'hidden' }));
+}
+
+function parts(data: GoogleSpreadsheet): [Workbook, ReadonlyMap<string, number>] {
+  const { workbook, sheetIds } = readSpreadsheet(data);
+  return [workbook, sheetIds];
 }

@@ -9,6 +9,9 @@ export const GRID_FIELDS =
   'sheets(properties(sheetId,title,index,sheetType,hidden),' +
   'data(startRow,startColumn,rowData(values(formattedValue,effectiveValue,effectiveFormat(numberFormat(type))))))';
 
+/** The tabs without their cells: what `/tabs`-like questions and writes' sheet ids need. */
+export const METADATA_FIELDS = 'sheets(properties(sheetId,title,index,sheetType,hidden))';
+
 /** The parts of Google's Spreadsheet resource read here (a subset of sheets_v4.Schema$Spreadsheet). */
 export interface GoogleSpreadsheet {
   readonly sheets?: readonly GoogleSheet[] | null;

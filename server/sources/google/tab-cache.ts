@@ -1,0 +1,140 @@
+// What the Google source holds of a spreadsheet between requests: the list of tabs (metadata)
+// and each tab's rows, every part with the time it was read, so a read of one tab asks Google
+// for that tab only and `/tabs` for the list only. The workbook handed to the engine is built
+// from them and kept while nothing changes; a tab read again with the same content keeps its
+// object, so answers and ETags built from it stay valid (server/answer-cache.ts).
+// `People` read at t=0, `Orders` at t=3 s: at t=6 s with a 5 s window, People is stale, Orders is not.
+import { tabVersion } from '../../../lib/version.ts';
+import type { Tab, Workbook } from '../../../lib/workbook.ts';
+
+/** One tab as the metadata lists it. */
+export interface SheetMeta {
+  readonly name: string;
+  readonly sheetId: number;
+  readonly hidden: boolean;
+}
+
+interface Dated<T> {
+  readonly value: T;
+  /** When the request it comes from was sent (the source's clock); a write carries its basis's time over. */
+  readonly readAt: number;
+}
+
+export class TabCache {
+  #meta: Dated<readonly SheetMeta[]> | null = null;
+  readonly #tabs = new Map<string, Dated<Tab>>();
+  /** Stand-ins for tabs listed but not read yet: empty, one object per name. Never answered from. */
+  readonly #unread = new Map<string, Tab>();
+  #workbook: Workbook | null = null;
+
+  get meta(): readonly SheetMeta[] | null {
+    return this.#meta?.value ?? null;
+  }
+
+  metaFresh(now: number, windowMs: number): boolean {
+    return this.#meta !== null && now - this.#meta.readAt < windowMs;
+  }
+
+  tabFresh(name: string, now: number, windowMs: number): boolean {
+    const entry = this.#tabs.get(name);
+    return entry !== undefined && now - entry.readAt < windowMs;
+  }
+
+  has(name: string): boolean {
+    return this.#tabs.has(name);
+  }
+
+  readAtOf(name: string): number | undefined {
+    return this.#tabs.get(name)?.readAt;
+  }
+
+  /** Every listed tab read and fresh: the whole workbook can be answered from here. */
+  allFresh(now: number, windowMs: number): boolean {
+    const meta = this.meta;
+    return meta !== null && this.metaFresh(now, windowMs) && meta.every((sheet) => this.tabFresh(sheet.name, now, windowMs));
+  }
+
+  allRead(): boolean {
+    return this.meta?.every((sheet) => this.#tabs.has(sheet.name)) ?? false;
+  }
+
+  setMeta(sheets: readonly SheetMeta[], readAt: number): void {
+    const before = this.#meta?.value;
+    this.#meta = { value: sheets, readAt };
+    if (before === undefined || !sameMeta(before, sheets)) this.#workbook = null;
+    for (const [name, entry] of this.#tabs) {
+      const sheet = sheets.find((candidate) => candidate.name === name);
+      // Tabs no longer listed are gone (deleted or renamed in Google Sheets); one hidden or shown since is a changed tab.
+      if (sheet === undefined) this.drop(name);
+      else if ((entry.value.visibility === 'hidden') !== sheet.hidden) this.setTab(withVisibility(entry.value, sheet.hidden), entry.readAt);
+    }
+  }
+
+  /** A listed tab's id and visibility as its own read gave them (newer than the list, maybe). */
+  setSheet(sheet: SheetMeta): void {
+    const meta = this.#meta;
+    if (meta === null) return;
+    const at = meta.value.findIndex((candidate) => candidate.name === sheet.name);
+    if (at < 0) return;
+    const before = meta.value[at];
+    if (before.sheetId === sheet.sheetId && before.hidden === sheet.hidden) return;
+    this.#meta = { value: meta.value.map((candidate, i) => (i === at ? sheet : candidate)), readAt: meta.readAt };
+    this.#workbook = null;
+  }
+
+  /** Keeps a tab as read; the old object stays when the content is the same. */
+  setTab(tab: Tab, readAt: number): void {
+    const before = this.#tabs.get(tab.name)?.value;
+    const kept = before !== undefined && before.visibility === tab.visibility && tabVersion(before) === tabVersion(tab) ? before : tab;
+    this.#tabs.set(tab.name, { value: kept, readAt });
+    if (kept !== before) this.#workbook = null;
+  }
+
+  drop(name: string): void {
+    if (this.#tabs.delete(name)) this.#workbook = null;
+  }
+
+  clear(): void {
+    this.#meta = null;
+    this.#tabs.clear();
+    this.#workbook = null;
+  }
+
+  /** The tabs the metadata lists, in order: each as read (at any age), or an empty stand-in. */
+  workbook(): Workbook {
+    if (this.#workbook !== null) return this.#workbook;
+    const tabs = (this.meta ?? []).map((sheet) => this.#tabs.get(sheet.name)?.value ?? this.#standIn(sheet));
+    this.#workbook = { tabs };
+    return this.#workbook;
+  }
+
+  sheetIds(): ReadonlyMap<string, number> {
+    return new Map((this.meta ?? []).map((sheet) => [sheet.name, sheet.sheetId]));
+  }
+
+  /** The tabs a read of "the first tab" may need: the first, and the first visible one when it is hidden. */
+  firstTabs(): string[] {
+    const meta = this.meta ?? [];
+    const first = meta[0];
+    if (first === undefined) return [];
+    const visible = meta.find((sheet) => !sheet.hidden);
+    return visible === undefined || visible === first ? [first.name] : [first.name, visible.name];
+  }
+
+  #standIn(sheet: SheetMeta): Tab {
+    let tab = this.#unread.get(sheet.name);
+    if (tab === undefined || (tab.visibility === 'hidden') !== sheet.hidden) {
+      tab = sheet.hidden ? { name: sheet.name, rows: [], visibility: 'hidden' } : { name: sheet.name, rows: [] };
+      this.#unread.set(sheet.name, tab);
+    }
+    return tab;
+  }
+}
+
+function withVisibility(tab: Tab, hidden: boolean): Tab {
+  return hidden ? { name: tab.name, rows: tab.rows, visibility: 'hidden' } : { name: tab.name, rows: tab.rows };
+}
+
+function sameMeta(a: readonly SheetMeta[], b: readonly SheetMeta[]): boolean {
+  return a.length === b.length && a.every((sheet, i) => sheet.name === b[i].name && sheet.sheetId === b[i].sheetId && sheet.hidden === b[i].hidden);
+}
