@@ -93,23 +93,23 @@ export class GoogleSource implements Source {
       if (!cache.allFresh(now, window)) await this.#fetch('all', fresh);
       return cache.workbook();
     }
-    // The tab list follows the window even for a no-cache read: the tab's own read brings its sheet id and visibility.
-    const meta = cache.metaFresh(now, this.#settings.freshnessMs) ? null : this.#fetch('meta', false);
     if (scope === null) {
-      // Which tab is first is only known from the list.
-      await meta;
+      // Which tab is first is only known from the list, read once per window (a no-cache read
+      // asks for the tab again, not the list).
+      if (!cache.metaFresh(now, this.#settings.freshnessMs)) await this.#fetch('meta', false);
       for (const name of cache.firstTabs()) if (!cache.tabFresh(name, now, window)) await this.#fetch(`tab:${name}`, fresh);
       return cache.workbook();
     }
-    const tab = cache.tabFresh(scope, now, window) ? null : this.#fetch(`tab:${scope}`, fresh);
-    const [listed, read] = await Promise.allSettled([meta, tab]);
-    if (listed.status === 'rejected') throw listed.reason;
-    if (read.status === 'rejected') {
+    // A named tab needs only itself: its read brings its sheet id and visibility.
+    if (cache.tabFresh(scope, now, window)) return cache.workbook();
+    try {
+      await this.#fetch(`tab:${scope}`, fresh);
+    } catch (error) {
       // A tab Google does not know: the engine answers tab_not_found, naming the tabs there are,
-      // once the list is fresh enough to say so.
-      if (!isApiError(read.reason) || read.reason.code !== 'tab_not_found') throw read.reason;
-      if (meta === null) await this.#fetch('meta', true);
-      if (cache.meta?.some((sheet) => sheet.name === scope) === true) throw read.reason;
+      // from a list read now.
+      if (!isApiError(error) || error.code !== 'tab_not_found') throw error;
+      await this.#fetch('meta', true);
+      if (cache.meta?.some((sheet) => sheet.name === scope) === true) throw error;
     }
     return cache.workbook();
   }

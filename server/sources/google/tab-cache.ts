@@ -70,15 +70,18 @@ export class TabCache {
     }
   }
 
-  /** A listed tab's id and visibility as its own read gave them (newer than the list, maybe). */
+  /**
+   * A tab's id and visibility as its own read gave them (newer than the list, maybe). A tab the
+   * list does not have yet joins it at the end: a read of one tab does not need the whole list.
+   */
   setSheet(sheet: SheetMeta): void {
-    const meta = this.#meta;
-    if (meta === null) return;
-    const at = meta.value.findIndex((candidate) => candidate.name === sheet.name);
-    if (at < 0) return;
-    const before = meta.value[at];
-    if (before.sheetId === sheet.sheetId && before.hidden === sheet.hidden) return;
-    this.#meta = { value: meta.value.map((candidate, i) => (i === at ? sheet : candidate)), readAt: meta.readAt };
+    const sheets = this.#meta?.value ?? [];
+    const at = sheets.findIndex((candidate) => candidate.name === sheet.name);
+    const before = at < 0 ? undefined : sheets[at];
+    if (before !== undefined && before.sheetId === sheet.sheetId && before.hidden === sheet.hidden) return;
+    const value = at < 0 ? [...sheets, sheet] : sheets.map((candidate, i) => (i === at ? sheet : candidate));
+    // A list grown this way is not a list read from Google: it stays stale.
+    this.#meta = { value, readAt: this.#meta?.readAt ?? Number.NEGATIVE_INFINITY };
     this.#workbook = null;
   }
 
