@@ -70,7 +70,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
-  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
+  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs',
 ];
 
@@ -204,7 +204,16 @@ export const GoogleOAuthSchema = strict('an object with "clientId", "clientSecre
   tokenUri: v.optional(absoluteUrl),
 });
 
-// Accepted and validated now; the Google source itself arrives with a later issue.
+/** Google's per-minute request limits (defaults: 60 per user, 300 per project, reads and writes apart). */
+export const GoogleQuotaSchema = strict('an object', {
+  readsPerMinutePerUser: v.optional(wholeNumber(1)),
+  writesPerMinutePerUser: v.optional(wholeNumber(1)),
+  readsPerMinutePerProject: v.optional(wholeNumber(1)),
+  writesPerMinutePerProject: v.optional(wholeNumber(1)),
+  /** How long a request may wait for a slot before it is answered 503 (default 10000 ms). */
+  maxWaitMs: v.optional(wholeNumber(0)),
+});
+
 export const GoogleSourceSchema = v.pipe(
   strictBare('an object', {
     type: v.literal('google'),
@@ -220,6 +229,8 @@ export const GoogleSourceSchema = v.pipe(
     timeoutMs: v.optional(wholeNumber(1)),
     /** Retries of a 429 or 5xx before 503 (default 4). */
     retries: v.optional(wholeNumber(0, 10)),
+    /** Google's per-minute limits, kept on this side for every connection with the same credentials. */
+    quota: v.optional(GoogleQuotaSchema),
   }),
   // None of them: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS).
   atMostOne(['credentialsFile', 'accessToken', 'apiKey', 'oauth']),

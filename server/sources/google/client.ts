@@ -5,7 +5,7 @@
 import sheetsModule from '@googleapis/sheets';
 import { quoteSheetName, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
 import { GRID_FIELDS, METADATA_FIELDS, type GoogleSpreadsheet } from './read-grid.ts';
-import { createSignIn, type AuthOption, type GoogleAuth, type SignInKind } from './sign-in.ts';
+import { createSignIn, type AuthOption, type GoogleAuth, type QuotaIdentity, type SignInKind } from './sign-in.ts';
 
 export type { GoogleAuth } from './sign-in.ts';
 export const GOOGLE_ROOT_URL = 'https://sheets.googleapis.com/';
@@ -13,6 +13,8 @@ export const GOOGLE_ROOT_URL = 'https://sheets.googleapis.com/';
 export interface SheetsApi {
   /** Which credentials the calls use, for messages when Google refuses them. */
   readonly signIn?: SignInKind;
+  /** Whom Google counts the calls against (loads the credentials on first use). */
+  identity?(): Promise<QuotaIdentity>;
   /** Every tab's properties and cells in one request. */
   getSpreadsheet(signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** Every tab's properties, no cells: a few hundred bytes. */
@@ -63,6 +65,7 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
   };
   return {
     signIn: { grant: signIn.grant, setting: signIn.setting },
+    identity: () => signIn.identity(),
     async getSpreadsheet(signal) {
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
       return response.data as GoogleSpreadsheet;

@@ -17,6 +17,7 @@ import type { SheetsApi } from './client.ts';
 import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
 import { readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
 import { TabCache, type SheetMeta } from './tab-cache.ts';
+import { admit, DEFAULT_QUOTA, SHARED_BUDGETS, type Budgets, type QuotaLimits } from './budget.ts';
 import { callUpstream, type CallSettings, type Repeatable, type RetryPolicy } from './upstream.ts';
 import { underWriteLock, writesSettled } from './write-lock.ts';
 
@@ -30,6 +31,12 @@ export interface GoogleSourceSettings {
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
   readonly log: (message: string) => void;
+  /** Google's per-minute limits, shared by every source signed in as the same user (budget.ts). */
+  readonly quota?: QuotaLimits;
+  /** Where the shared windows live (default: the process's); tests pass their own, with short windows. */
+  readonly budgets?: Budgets;
+  /** Sets budgets apart by the server they count for (the root URL): an emulator is not Google. */
+  readonly budgetScope?: string;
   /** Called once by close(), after the last write: releases the transport. */
   readonly release: () => Promise<void>;
   readonly now?: () => number;
@@ -222,14 +229,40 @@ export class GoogleSource implements Source {
     return result;
   }
 
+  /** A slot in the user's and the project's budget for one request: waits for it, or 503 when it is too far off. */
+  async #admit(kind: 'read' | 'write'): Promise<void> {
+    const { api, budgets = SHARED_BUDGETS, budgetScope = '' } = this.#settings;
+    const limits = this.#settings.quota ?? DEFAULT_QUOTA;
+    if (api.identity === undefined) return;
+    const { user, project } = await api.identity();
+    const admission = admit(budgets.windowsFor(kind, `${budgetScope} ${user}`, `${budgetScope} ${project}`, limits), this.#now(), limits.maxWaitMs);
+    if ('refusedForMs' in admission) {
+      const perMinute = kind === 'read' ? limits.readsPerMinutePerUser : limits.writesPerMinutePerUser;
+      const written = kind === 'write' ? ' Nothing was written.' : '';
+      throw apiError('upstream_unavailable', `Google Sheets' request quota for this server's credentials is used up for now (${perMinute} ${kind}s a minute); sheetrest did not send the request.${written}`, {
+        'Retry-After': String(seconds(admission.refusedForMs)),
+      });
+    }
+    if (admission.waitMs > 0) await (this.#settings.sleep ?? wait)(admission.waitMs);
+  }
+
   #call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const { timeoutMs, retry, sleep } = this.#settings;
-    const settings: CallSettings = { timeoutMs, retry, purpose, repeatable, what: `spreadsheet ${this.#settings.spreadsheetId}`, signIn: this.#settings.api.signIn, sleep };
+    const settings: CallSettings = { timeoutMs, retry, purpose, repeatable, what: `spreadsheet ${this.#settings.spreadsheetId}`, signIn: this.#settings.api.signIn, sleep, admit: () => this.#admit(purpose) };
     return callUpstream(settings, send).catch((error: unknown) => {
       if (isApiError(error)) this.#settings.log(`sheetrest: ${this.description}: ${purpose} failed: ${error.code} (${error.message})`);
       throw error;
     });
   }
+}
+
+function wait(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Seconds in Retry-After: at least 1. */
+function seconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 function isAppendOnly(plan: WritePlan | null): plan is WritePlan {

@@ -8,10 +8,12 @@ import { createSheetsApi, GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } fro
 import { GoogleSource } from './google-source.ts';
 import { openTransport, type Transport } from './transport.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './upstream.ts';
+import { Budgets, DEFAULT_QUOTA, type QuotaLimits } from './budget.ts';
 
 export { GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } from './client.ts';
 export { GoogleSource } from './google-source.ts';
 export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, worstCaseMs, type RetryPolicy } from './upstream.ts';
+export { Budgets, DEFAULT_QUOTA, type QuotaLimits } from './budget.ts';
 
 /** How long a read may be served from memory (ms) before Google is asked again. */
 export const DEFAULT_FRESHNESS_MS = 5_000;
@@ -32,6 +34,10 @@ export interface GoogleSourceOptions {
   readonly api?: SheetsApi;
   /** For tests and benchmarks: how waits between retries pass. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Google's per-minute limits for these credentials (default Google's: 60 per user, 300 per project). */
+  readonly quota?: Partial<QuotaLimits>;
+  /** For tests: budgets of their own (with a short window); default the process's. */
+  readonly budgets?: Budgets;
 }
 
 export async function openGoogleSource(options: GoogleSourceOptions): Promise<GoogleSource> {
@@ -51,6 +57,9 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     retry: { ...DEFAULT_RETRY, ...options.retry },
     log: options.log ?? (() => undefined),
+    quota: { ...DEFAULT_QUOTA, ...options.quota },
+    ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+    budgetScope: options.rootUrl ?? GOOGLE_ROOT_URL,
     release: async () => {
       await transport?.close();
     },
@@ -81,5 +90,6 @@ export function openGoogleSourceFromConfig(config: GoogleSourceConfig, options: 
     ...(config.freshnessMs === undefined ? {} : { freshnessMs: config.freshnessMs }),
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
     ...(config.retries === undefined ? {} : { retry: { retries: config.retries } }),
+    ...(config.quota === undefined ? {} : { quota: config.quota }),
   });
 }

@@ -5,6 +5,7 @@
 // answered 502 naming the setting to fix, and a key's `token_uri` is honoured (the library always
 // posts to Google's own token URL): `"token_uri": "http://127.0.0.1:8085/token"` in a test key
 // sends the JWT bearer grant to the emulator.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import process from 'node:process';
 import sheetsModule from '@googleapis/sheets';
@@ -32,9 +33,17 @@ export interface SignInKind {
   readonly setting: string;
 }
 
+/** Whom Google counts requests against: the user (a service account, an OAuth user, a token) and its project. */
+export interface QuotaIdentity {
+  readonly user: string;
+  readonly project: string;
+}
+
 export interface SignIn extends SignInKind {
   /** The library's auth; throws ApiError(upstream_error) when the credentials cannot be loaded. */
   auth(): Promise<AuthOption>;
+  /** Who the credentials are, for the shared quota budget (secrets only as digests). */
+  identity(): Promise<QuotaIdentity>;
   /** Whether a 401 may be cured by signing in again (the source then calls `reset` and retries once). */
   readonly renewable: boolean;
   /** Drops the auth client and its token: the next call signs in afresh. */
@@ -43,18 +52,20 @@ export interface SignIn extends SignInKind {
 
 export function createSignIn(auth: GoogleAuth, fetchImplementation: typeof fetch): SignIn {
   const kind = signInKind(auth);
-  let current: Promise<AuthOption> | null = null;
+  let current: Promise<Built> | null = null;
+  const built = () => {
+    current ??= build(auth, kind, fetchImplementation);
+    // A file that could not be read may be fixed meanwhile: try again on the next call.
+    current.catch(() => {
+      current = null;
+    });
+    return current;
+  };
   return {
     ...kind,
     renewable: auth.kind !== 'accessToken' && auth.kind !== 'apiKey',
-    auth() {
-      current ??= build(auth, kind, fetchImplementation);
-      // A file that could not be read may be fixed meanwhile: try again on the next call.
-      current.catch(() => {
-        current = null;
-      });
-      return current;
-    },
+    auth: async () => (await built()).auth,
+    identity: async () => (await built()).identity,
     reset() {
       current = null;
     },
@@ -76,17 +87,28 @@ function signInKind(auth: GoogleAuth): SignInKind {
   }
 }
 
-async function build(auth: GoogleAuth, kind: SignInKind, fetchImplementation: typeof fetch): Promise<AuthOption> {
+interface Built {
+  readonly auth: AuthOption;
+  readonly identity: QuotaIdentity;
+}
+
+/** A secret's stand-in in budget keys: equal secrets share a budget, and the key shows nothing. */
+function digest(secret: string): string {
+  return createHash('sha256').update(secret).digest('base64url').slice(0, 22);
+}
+
+async function build(auth: GoogleAuth, kind: SignInKind, fetchImplementation: typeof fetch): Promise<Built> {
   const { auth: google } = sheetsModule;
   const transporterOptions = { fetchImplementation };
+  const alone = (user: string): QuotaIdentity => ({ user, project: user });
   switch (auth.kind) {
     case 'apiKey':
       // The library sends a string as the `key` query parameter; such a connection only reads.
-      return auth.key.reveal();
+      return { auth: auth.key.reveal(), identity: alone(`key ${digest(auth.key.reveal())}`) };
     case 'accessToken': {
       const client = new google.OAuth2({ transporterOptions });
       client.setCredentials({ access_token: auth.token.reveal() });
-      return client;
+      return { auth: client, identity: alone(`token ${digest(auth.token.reveal())}`) };
     }
     case 'oauth':
       return refreshClient(auth.clientId, auth.clientSecret.reveal(), auth.refreshToken.reveal(), auth.tokenUri, fetchImplementation);
@@ -96,7 +118,7 @@ async function build(auth: GoogleAuth, kind: SignInKind, fetchImplementation: ty
       const path = process.env.GOOGLE_APPLICATION_CREDENTIALS;
       if (path !== undefined && path !== '') return fromKeyFile(path, kind, fetchImplementation);
       // No file named: the library looks further (gcloud's file, the metadata server on Google Cloud).
-      return new google.GoogleAuth({ scopes: [SPREADSHEETS_SCOPE], clientOptions: { transporterOptions } }) as AuthOption;
+      return { auth: new google.GoogleAuth({ scopes: [SPREADSHEETS_SCOPE], clientOptions: { transporterOptions } }) as AuthOption, identity: alone('application default') };
     }
   }
 }
@@ -110,10 +132,11 @@ interface KeyFile {
   readonly client_secret?: unknown;
   readonly refresh_token?: unknown;
   readonly token_uri?: unknown;
+  readonly project_id?: unknown;
 }
 
 /** A service-account key (or gcloud's authorized_user file) as the library's auth; 502 naming the setting when it cannot be. */
-async function fromKeyFile(path: string, kind: SignInKind, fetchImplementation: typeof fetch): Promise<AuthOption> {
+async function fromKeyFile(path: string, kind: SignInKind, fetchImplementation: typeof fetch): Promise<Built> {
   const unusable = (why: string): ApiError => apiError('upstream_error', `The Google credentials in ${kind.setting} cannot be used: ${why}; nothing was done.`);
   let text: string;
   try {
@@ -138,7 +161,8 @@ async function fromKeyFile(path: string, kind: SignInKind, fetchImplementation: 
       scopes: [SPREADSHEETS_SCOPE],
       transporterOptions: { fetchImplementation: toTokenUri(tokenUri, fetchImplementation) },
     });
-    return client;
+    const project = typeof json.project_id === 'string' ? json.project_id : json.client_email;
+    return { auth: client, identity: { user: `service account ${json.client_email}`, project: `project ${project}` } };
   }
   if (json.type === 'authorized_user') {
     if (typeof json.client_id !== 'string' || typeof json.client_secret !== 'string' || typeof json.refresh_token !== 'string') {
@@ -149,7 +173,8 @@ async function fromKeyFile(path: string, kind: SignInKind, fetchImplementation: 
   throw unusable(`"type" is ${JSON.stringify(String(json.type ?? 'missing')).slice(0, 40)}, not "service_account" or "authorized_user"`);
 }
 
-function refreshClient(clientId: string, clientSecret: string, refreshToken: string, tokenUri: string | undefined, fetchImplementation: typeof fetch): AuthOption {
+/** An OAuth client acting as the user who granted `refreshToken`; the client belongs to one project. */
+function refreshClient(clientId: string, clientSecret: string, refreshToken: string, tokenUri: string | undefined, fetchImplementation: typeof fetch): Built {
   const client = new sheetsModule.auth.OAuth2({
     clientId,
     clientSecret,
@@ -157,7 +182,7 @@ function refreshClient(clientId: string, clientSecret: string, refreshToken: str
     ...(tokenUri === undefined ? {} : { endpoints: { oauth2TokenUrl: tokenUri } }),
   });
   client.setCredentials({ refresh_token: refreshToken });
-  return client;
+  return { auth: client, identity: { user: `oauth user ${digest(`${clientId} ${refreshToken}`)}`, project: `oauth client ${clientId}` } };
 }
 
 /** The fetch for a service account's token requests: Google's token URL replaced by the key's `token_uri`. */

@@ -37,6 +37,8 @@ export interface CallSettings {
   readonly what: string;
   /** The credentials in use, to say which setting to fix when Google refuses to sign in. */
   readonly signIn?: SignInKind;
+  /** Called before each attempt, outside its timeout: waits for a quota slot, or throws 503. */
+  readonly admit?: () => Promise<void>;
   /** For tests: waits without timers; defaults to setTimeout. */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
@@ -56,6 +58,7 @@ export async function callUpstream<T>(settings: CallSettings, send: (signal: Abo
   const random = settings.random ?? Math.random;
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
+    await settings.admit?.();
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
