@@ -127,6 +127,36 @@ const RUNS = Number(process.env.BENCH_GOOGLE_TAB_RUNS ?? 5);
   }
   console.log(`Cold read of one tab (GET /tabs/Tab3?_limit=10) of ${TAB_COUNT} tabs x ${TAB_ROWS} rows x 5 columns, ${RUNS} runs, emulator latency ${LATENCY_MS} ms`);
   console.table(rowsOut);
+
+  // Outside edits: a read of a stale tab (freshnessMs 0: every read is past the window), without
+  // and with the revision check, the file unchanged; then with the check after an outside edit.
+  const staleRead = async (revisionCheck: boolean, edit: boolean) => {
+    const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 0, revisionCheck, quota: { readsPerMinutePerUser: 1e6, readsPerMinutePerProject: 1e6 } });
+    // Twice first: with the check, the first re-read still reads (no modifiedTime known yet).
+    await source.read({ tab: 'Tab3' });
+    await source.read({ tab: 'Tab3' });
+    const runs = [];
+    for (let n = 0; n < RUNS; n++) {
+      if (edit) {
+        const response = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}/values/Tab3!A2?valueInputOption=RAW`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ values: [[`Edit ${n}`]] }) });
+        await response.arrayBuffer();
+      }
+      emulator.resetRequests();
+      const started = performance.now();
+      await source.read({ tab: 'Tab3' });
+      runs.push({ ms: performance.now() - started, requests: emulator.requests.length, bytes: emulator.requests.reduce((sum, request) => sum + request.bytes, 0) });
+    }
+    await source.close();
+    runs.sort((a, b) => a.ms - b.ms);
+    return runs[Math.floor(runs.length / 2)];
+  };
+  const staleRows = [];
+  for (const [label, check, edit] of [['no check: the tab read again', false, false], ['check, file unchanged: kept', true, false], ['check, edited outside: read again', true, true]] as const) {
+    const median = await staleRead(check, edit);
+    staleRows.push({ 'stale read of Tab3': label, 'upstream requests': median.requests, 'upstream bytes': median.bytes, 'median ms': Math.round(median.ms) });
+  }
+  console.log(`Stale read of one ${TAB_ROWS}-row tab, with and without the revision check (Drive modifiedTime), ${RUNS} runs`);
+  console.table(staleRows);
 }
 
 await quota.close();

@@ -70,7 +70,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'cors', 'origins', 'log', 'level',
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
-  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
+  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs',
 ];
 
@@ -231,6 +231,12 @@ export const GoogleSourceSchema = v.pipe(
     retries: v.optional(wholeNumber(0, 10)),
     /** Google's per-minute limits, kept on this side for every connection with the same credentials. */
     quota: v.optional(GoogleQuotaSchema),
+    /** Before reading a stale tab again, ask Drive whether the file changed (its modifiedTime). */
+    checkModifiedTime: v.optional(flag()),
+    /** With checkModifiedTime: the longest a tab is kept unread however unchanged the file looks (default 300000 ms). */
+    maxAgeMs: v.optional(wholeNumber(0)),
+    /** Where Drive's API is (default rootUrl when set, else https://www.googleapis.com/). */
+    driveRootUrl: v.optional(absoluteUrl),
   }),
   // None of them: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS).
   atMostOne(['credentialsFile', 'accessToken', 'apiKey', 'oauth']),

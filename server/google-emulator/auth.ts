@@ -16,6 +16,9 @@ export type Principal =
 /** Scopes that let a token write spreadsheets; the `.readonly` ones only read. */
 const WRITE_SCOPES = new Set(['https://www.googleapis.com/auth/spreadsheets', 'https://www.googleapis.com/auth/drive', 'https://www.googleapis.com/auth/drive.file']);
 
+/** No scope needed beyond signing in (a Sheets read with any token). */
+const ANY: ReadonlySet<string> = new Set();
+
 export class Credentials {
   /** Every token or key ever granted: the ones the emulator accepts as-is. */
   private readonly known = new Set<string>();
@@ -51,15 +54,15 @@ export class Credentials {
 
 /**
  * Refuses a call the principal may not make: anonymous calls need an API key (403), API keys
- * cannot write (401, as Google answers), a read-only token cannot write (403), and the
- * spreadsheet must grant the role (403).
+ * cannot write (401, as Google answers), a token without one of `scopes` is refused (403: a
+ * read-only token writing, a Sheets token asking Drive), and the spreadsheet must grant the role (403).
  */
-export function authorize(principal: Principal, spreadsheet: Spreadsheet, need: Role): void {
+export function authorize(principal: Principal, spreadsheet: Spreadsheet, need: Role, scopes: ReadonlySet<string> = need === 'writer' ? WRITE_SCOPES : ANY): void {
   if (principal.kind === 'anonymous') throw new GoogleError(403, 'The request is missing a valid API key.');
   if (principal.kind === 'key' && need === 'writer') {
     throw new GoogleError(401, 'API keys are not supported by this API. Expected OAuth2 access token or other authentication credentials that assert a principal.');
   }
-  if (principal.kind === 'user' && need === 'writer' && principal.scopes !== undefined && !principal.scopes.some((scope) => WRITE_SCOPES.has(scope))) {
+  if (principal.kind === 'user' && scopes !== ANY && principal.scopes !== undefined && !principal.scopes.some((scope) => scopes.has(scope))) {
     throw new GoogleError(403, 'Request had insufficient authentication scopes.');
   }
   const role = principal.kind === 'user' ? (spreadsheet.access.get(principal.id) ?? spreadsheet.publicAccess) : spreadsheet.publicAccess === null ? null : 'reader';

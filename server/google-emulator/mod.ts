@@ -122,7 +122,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const sheets = input.sheets.map((sheet, index) => newSheet(index === 0 ? 0 : 1_000_000_000 + 7919 * index, sheet.title, index, sheet.rows.map((row) => row.map(seedCell))));
       const access = new Map(Object.entries(input.access ?? {}));
       for (const tokenOrKey of access.keys()) state.credentials.register(tokenOrKey);
-      state.spreadsheets.set(spreadsheetId, { spreadsheetId, title: input.title ?? 'Untitled spreadsheet', sheets, access, publicAccess: input.publicAccess ?? null });
+      state.spreadsheets.set(spreadsheetId, { spreadsheetId, title: input.title ?? 'Untitled spreadsheet', sheets, access, publicAccess: input.publicAccess ?? null, modifiedTime: Date.now() });
       return spreadsheetId;
     },
     deleteSpreadsheet(spreadsheetId) {

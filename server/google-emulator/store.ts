@@ -43,6 +43,8 @@ export interface Spreadsheet {
   sheets: Sheet[];
   readonly access: Map<string, Role>;
   publicAccess: Role | null;
+  /** When a write last changed it (ms since the epoch): Drive's `modifiedTime`. */
+  modifiedTime: number;
 }
 
 // A new sheet in Google Sheets has 1000 rows and 26 columns.

@@ -5,10 +5,11 @@
 import sheetsModule from '@googleapis/sheets';
 import { quoteSheetName, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
 import { GRID_FIELDS, METADATA_FIELDS, type GoogleSpreadsheet } from './read-grid.ts';
-import { createSignIn, type AuthOption, type GoogleAuth, type QuotaIdentity, type SignInKind } from './sign-in.ts';
+import { createSignIn, DRIVE_METADATA_SCOPE, SPREADSHEETS_SCOPE, type AuthOption, type GoogleAuth, type QuotaIdentity, type SignInKind } from './sign-in.ts';
 
 export type { GoogleAuth } from './sign-in.ts';
 export const GOOGLE_ROOT_URL = 'https://sheets.googleapis.com/';
+export const DRIVE_ROOT_URL = 'https://www.googleapis.com/';
 
 export interface SheetsApi {
   /** Which credentials the calls use, for messages when Google refuses them. */
@@ -21,6 +22,8 @@ export interface SheetsApi {
   getMetadata(signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** The named tabs' properties and cells, and nothing of the other tabs. */
   getTabs(names: readonly string[], signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Drive's `modifiedTime` of the spreadsheet (`2026-11-23T23:59:01.123Z`): one small request, outside the Sheets quota. */
+  getModifiedTime(signal: AbortSignal): Promise<string | null>;
   /** values.append; answers the range Google wrote (`'People'!A5:C7`) when it says. */
   append(range: string, values: UserEnteredValue[][], signal: AbortSignal): Promise<string | null>;
   /** values.batchUpdate of fixed ranges. */
@@ -34,6 +37,10 @@ export interface ClientOptions {
   readonly rootUrl?: string;
   readonly auth: GoogleAuth;
   readonly fetch: typeof fetch;
+  /** Where Drive's API is (default Google's, `https://www.googleapis.com/`). */
+  readonly driveRootUrl?: string;
+  /** Sign in for Drive's metadata too (the revision check). */
+  readonly driveScope?: boolean;
 }
 
 type Sheets = ReturnType<typeof sheetsModule.sheets>;
@@ -42,7 +49,8 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
   const { spreadsheetId } = options;
   // Every request: no retries of the client's own, and the pooled fetch.
   const requestOptions = { retry: false, fetchImplementation: options.fetch };
-  const signIn = createSignIn(options.auth, options.fetch);
+  const signIn = createSignIn(options.auth, options.fetch, options.driveScope === true ? [SPREADSHEETS_SCOPE, DRIVE_METADATA_SCOPE] : [SPREADSHEETS_SCOPE]);
+  const fileUrl = `${options.driveRootUrl ?? DRIVE_ROOT_URL}drive/v3/files/${encodeURIComponent(spreadsheetId)}?fields=modifiedTime&supportsAllDrives=true`;
   const clients = new WeakMap<object, Sheets>();
   const clientFor = (auth: AuthOption): Sheets => {
     const key = typeof auth === 'string' ? signIn : auth;
@@ -79,6 +87,20 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
       const ranges = names.map(quoteSheetName);
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, ranges, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
       return response.data as GoogleSpreadsheet;
+    },
+    async getModifiedTime(signal) {
+      const auth = await signIn.auth();
+      let data: unknown;
+      if (typeof auth === 'string') {
+        // An API key reads a public file's metadata as it reads its cells.
+        const response = await options.fetch(`${fileUrl}&key=${encodeURIComponent(auth)}`, { signal });
+        data = await response.json();
+        if (!response.ok) throw Object.assign(new Error(`Drive answered ${response.status}`), { response: { status: response.status, data, headers: response.headers } });
+      } else {
+        data = (await (auth as { request(options: object): Promise<{ data: unknown }> }).request({ url: fileUrl, signal, retry: false })).data;
+      }
+      const modified = (data as { modifiedTime?: unknown } | null)?.modifiedTime;
+      return typeof modified === 'string' ? modified : null;
     },
     async append(range, values, signal) {
       const response = await run((client) =>

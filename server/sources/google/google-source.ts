@@ -31,6 +31,11 @@ export interface GoogleSourceSettings {
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
   readonly log: (message: string) => void;
+  /**
+   * The revision check: a stale tab is first checked against Drive's modifiedTime and counts as
+   * fresh again when the file is unchanged, unless fetched longer than `maxAgeMs` ago. null: off.
+   */
+  readonly revisionCheck?: { readonly maxAgeMs: number } | null;
   /** Google's per-minute limits, shared by every source signed in as the same user (budget.ts). */
   readonly quota?: QuotaLimits;
   /** Where the shared windows live (default: the process's); tests pass their own, with short windows. */
@@ -49,6 +54,8 @@ interface Basis {
   readonly sheetIds: ReadonlyMap<string, number>;
 }
 
+const NONE: ReadonlySet<string | null> = new Set();
+
 /** A read's scope: every tab (undefined), the first tab (null), or one tab by name. */
 type Scope = string | null | undefined;
 
@@ -63,6 +70,9 @@ export class GoogleSource implements Source {
   /** Requests in flight, by what they fetch ('all', 'meta', 'tab:People'), for readers to share. */
   readonly #inflight = new Map<string, { readonly promise: Promise<void>; readonly generation: number }>();
   #closing: Promise<void> | null = null;
+  /** Drive's modifiedTime as last seen; a read begun after seeing it holds rows at least that new. */
+  #seenModified: string | undefined;
+  #checking: Promise<string | undefined> | null = null;
 
   constructor(settings: GoogleSourceSettings) {
     this.#settings = settings;
@@ -95,20 +105,24 @@ export class GoogleSource implements Source {
   async #read(scope: Scope, fresh: boolean): Promise<Workbook> {
     const cache = this.#cache;
     const window = fresh ? -1 : this.#settings.freshnessMs;
+    // Parts the revision check found unchanged count as fresh for this read, whatever the window (even 0).
+    const renewed = !fresh && this.#settings.revisionCheck ? await this.#renewUnchanged(scope, this.#settings.revisionCheck.maxAgeMs) : NONE;
     const now = this.#now();
+    const tabFresh = (name: string) => renewed.has(name) || cache.tabFresh(name, now, window);
+    const listFresh = () => renewed.has(null) || cache.metaFresh(now, this.#settings.freshnessMs);
     if (scope === undefined) {
-      if (!cache.allFresh(now, window)) await this.#fetch('all', fresh);
+      if (!(listFresh() && cache.allRead() && (cache.meta ?? []).every((sheet) => tabFresh(sheet.name)))) await this.#fetch('all', fresh);
       return cache.workbook();
     }
     if (scope === null) {
       // Which tab is first is only known from the list, read once per window (a no-cache read
       // asks for the tab again, not the list).
-      if (!cache.metaFresh(now, this.#settings.freshnessMs)) await this.#fetch('meta', false);
-      for (const name of cache.firstTabs()) if (!cache.tabFresh(name, now, window)) await this.#fetch(`tab:${name}`, fresh);
+      if (!listFresh()) await this.#fetch('meta', false);
+      for (const name of cache.firstTabs()) if (!tabFresh(name)) await this.#fetch(`tab:${name}`, fresh);
       return cache.workbook();
     }
     // A named tab needs only itself: its read brings its sheet id and visibility.
-    if (cache.tabFresh(scope, now, window)) return cache.workbook();
+    if (tabFresh(scope)) return cache.workbook();
     try {
       await this.#fetch(`tab:${scope}`, fresh);
     } catch (error) {
@@ -121,6 +135,45 @@ export class GoogleSource implements Source {
     return cache.workbook();
   }
 
+  /**
+   * The revision check: when what the scope needs is stale, one Drive request for the file's
+   * modifiedTime; each stale part read when the file had that same time counts as fresh again.
+   * A check that fails leaves everything stale (the read then asks Sheets, as without the check).
+   */
+  async #renewUnchanged(scope: Scope, maxAgeMs: number): Promise<ReadonlySet<string | null>> {
+    const cache = this.#cache;
+    const { freshnessMs } = this.#settings;
+    const now = this.#now();
+    const names = scope === undefined ? (cache.meta ?? []).map((sheet) => sheet.name) : scope === null ? cache.firstTabs() : [scope];
+    const stale = names.filter((name) => cache.has(name) && !cache.tabFresh(name, now, freshnessMs));
+    const listStale = scope !== undefined && scope !== null ? false : cache.meta !== null && !cache.metaFresh(now, freshnessMs);
+    if (stale.length === 0 && !listStale) return NONE;
+    const modified = await this.#checkModified();
+    if (modified === undefined) return NONE;
+    const at = this.#now();
+    const renewed = new Set<string | null>();
+    if (listStale && cache.renew(null, modified, at, maxAgeMs)) renewed.add(null);
+    for (const name of stale) if (cache.renew(name, modified, at, maxAgeMs)) renewed.add(name);
+    return renewed;
+  }
+
+  /** Drive's modifiedTime, one request shared by concurrent readers; undefined when the check fails. */
+  #checkModified(): Promise<string | undefined> {
+    this.#checking ??= this.#call('read', 'idempotent', (signal) => this.#settings.api.getModifiedTime(signal), false)
+      .then((modified) => {
+        this.#seenModified = modified ?? undefined;
+        return this.#seenModified;
+      })
+      .catch((error: unknown) => {
+        this.#settings.log(`sheetrest: ${this.description}: the revision check (Drive's modifiedTime) failed (${isApiError(error) ? error.code : 'error'}); reading the rows instead`);
+        return undefined;
+      })
+      .finally(() => {
+        this.#checking = null;
+      });
+    return this.#checking;
+  }
+
   /** One request, shared by every reader that may use it; what it reads goes into the cache. */
   #fetch(what: string, fresh: boolean): Promise<void> {
     const inflight = this.#inflight.get(what);
@@ -128,6 +181,8 @@ export class GoogleSource implements Source {
     if (!fresh && inflight !== undefined && inflight.generation === this.#generation) return inflight.promise;
     const generation = this.#generation;
     const readAt = this.#now();
+    // Seen before this request is sent: what it reads is at least that new.
+    const modified = this.#seenModified;
     const { api } = this.#settings;
     const keep = (apply: () => void) => {
       if (generation === this.#generation) apply();
@@ -137,12 +192,12 @@ export class GoogleSource implements Source {
       promise = this.#call('read', 'idempotent', (signal) => api.getSpreadsheet(signal)).then((data) =>
         keep(() => {
           const { workbook, sheetIds } = readSpreadsheet(data);
-          this.#cache.setMeta(metaOf(workbook, sheetIds), readAt);
-          for (const tab of workbook.tabs) this.#cache.setTab(tab, readAt);
+          this.#cache.setMeta(metaOf(workbook, sheetIds), readAt, modified);
+          for (const tab of workbook.tabs) this.#cache.setTab(tab, readAt, modified);
         }),
       );
     } else if (what === 'meta') {
-      promise = this.#call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => keep(() => this.#cache.setMeta(metaOf(...parts(data)), readAt)));
+      promise = this.#call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => keep(() => this.#cache.setMeta(metaOf(...parts(data)), readAt, modified)));
     } else {
       const name = what.slice('tab:'.length);
       promise = this.#call('read', 'idempotent', (signal) => api.getTabs([name], signal)).then((data) =>
@@ -151,7 +206,7 @@ export class GoogleSource implements Source {
           const tab = workbook.tabs.find((candidate) => candidate.name === name);
           if (tab === undefined) return;
           this.#cache.setSheet({ name, sheetId: sheetIds.get(name) ?? 0, hidden: tab.visibility === 'hidden' });
-          this.#cache.setTab(tab, readAt);
+          this.#cache.setTab(tab, readAt, modified);
         }),
       );
     }
@@ -246,9 +301,10 @@ export class GoogleSource implements Source {
     if (admission.waitMs > 0) await (this.#settings.sleep ?? wait)(admission.waitMs);
   }
 
-  #call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  /** One upstream call; `counted`: a Sheets API request, which takes a slot of the budget (Drive's do not). */
+  #call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>, counted = true): Promise<T> {
     const { timeoutMs, retry, sleep } = this.#settings;
-    const settings: CallSettings = { timeoutMs, retry, purpose, repeatable, what: `spreadsheet ${this.#settings.spreadsheetId}`, signIn: this.#settings.api.signIn, sleep, admit: () => this.#admit(purpose) };
+    const settings: CallSettings = { timeoutMs, retry, purpose, repeatable, what: `spreadsheet ${this.#settings.spreadsheetId}`, signIn: this.#settings.api.signIn, sleep, ...(counted ? { admit: () => this.#admit(purpose) } : {}) };
     return callUpstream(settings, send).catch((error: unknown) => {
       if (isApiError(error)) this.#settings.log(`sheetrest: ${this.description}: ${purpose} failed: ${error.code} (${error.message})`);
       throw error;

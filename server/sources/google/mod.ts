@@ -38,14 +38,34 @@ export interface GoogleSourceOptions {
   readonly quota?: Partial<QuotaLimits>;
   /** For tests: budgets of their own (with a short window); default the process's. */
   readonly budgets?: Budgets;
+  /**
+   * Check Drive's modifiedTime before reading a stale tab again, and keep the tab when the file
+   * is unchanged (for at most `maxAgeMs` since it was read; default 5 minutes). Needs the Drive
+   * API enabled and, for OAuth, the drive.metadata.readonly scope granted.
+   */
+  readonly revisionCheck?: boolean | { readonly maxAgeMs?: number };
+  /** Where Drive's API is: default `rootUrl` when that is set (the emulator serves both), else Google's. */
+  readonly driveRootUrl?: string;
+  /** For tests: the source's clock (ms, monotonic). */
+  readonly now?: () => number;
 }
+
+/** How long the revision check may keep a tab read from Google without reading it again. */
+export const DEFAULT_MAX_AGE_MS = 300_000;
 
 export async function openGoogleSource(options: GoogleSourceOptions): Promise<GoogleSource> {
   let transport: Transport | null = null;
   let api = options.api;
   if (api === undefined) {
     transport = await openTransport();
-    api = createSheetsApi({ spreadsheetId: options.spreadsheetId, rootUrl: options.rootUrl, auth: options.auth, fetch: transport.fetch });
+    api = createSheetsApi({
+      spreadsheetId: options.spreadsheetId,
+      rootUrl: options.rootUrl,
+      auth: options.auth,
+      fetch: transport.fetch,
+      driveRootUrl: options.driveRootUrl ?? options.rootUrl,
+      driveScope: options.revisionCheck !== undefined && options.revisionCheck !== false,
+    });
   }
   return new GoogleSource({
     spreadsheetId: options.spreadsheetId,
@@ -60,11 +80,18 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
     quota: { ...DEFAULT_QUOTA, ...options.quota },
     ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
     budgetScope: options.rootUrl ?? GOOGLE_ROOT_URL,
+    revisionCheck: revisionCheckOf(options.revisionCheck),
+    ...(options.now === undefined ? {} : { now: options.now }),
     release: async () => {
       await transport?.close();
     },
     sleep: options.sleep,
   });
+}
+
+function revisionCheckOf(option: GoogleSourceOptions['revisionCheck']): { maxAgeMs: number } | null {
+  if (option === undefined || option === false) return null;
+  return { maxAgeMs: (option === true ? undefined : option.maxAgeMs) ?? DEFAULT_MAX_AGE_MS };
 }
 
 /** The checked configuration's way in, as the client's auth. */
@@ -91,5 +118,7 @@ export function openGoogleSourceFromConfig(config: GoogleSourceConfig, options: 
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
     ...(config.retries === undefined ? {} : { retry: { retries: config.retries } }),
     ...(config.quota === undefined ? {} : { quota: config.quota }),
+    ...(config.checkModifiedTime === true ? { revisionCheck: { maxAgeMs: config.maxAgeMs } } : {}),
+    ...(config.driveRootUrl === undefined ? {} : { driveRootUrl: config.driveRootUrl }),
   });
 }

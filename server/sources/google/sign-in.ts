@@ -13,7 +13,9 @@ import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Secret } from '../../config.ts';
 
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
-const SPREADSHEETS_SCOPE = 'https://www.googleapis.com/auth/spreadsheets';
+export const SPREADSHEETS_SCOPE = 'https://www.googleapis.com/auth/spreadsheets';
+/** What the revision check (Drive's files.get of `modifiedTime`) needs besides the Sheets scope. */
+export const DRIVE_METADATA_SCOPE = 'https://www.googleapis.com/auth/drive.metadata.readonly';
 
 /** How the source proves who it is to Google: exactly one way, as the configuration allows. */
 export type GoogleAuth =
@@ -50,11 +52,11 @@ export interface SignIn extends SignInKind {
   reset(): void;
 }
 
-export function createSignIn(auth: GoogleAuth, fetchImplementation: typeof fetch): SignIn {
+export function createSignIn(auth: GoogleAuth, fetchImplementation: typeof fetch, scopes: readonly string[] = [SPREADSHEETS_SCOPE]): SignIn {
   const kind = signInKind(auth);
   let current: Promise<Built> | null = null;
   const built = () => {
-    current ??= build(auth, kind, fetchImplementation);
+    current ??= build(auth, kind, fetchImplementation, scopes);
     // A file that could not be read may be fixed meanwhile: try again on the next call.
     current.catch(() => {
       current = null;
@@ -97,7 +99,7 @@ function digest(secret: string): string {
   return createHash('sha256').update(secret).digest('base64url').slice(0, 22);
 }
 
-async function build(auth: GoogleAuth, kind: SignInKind, fetchImplementation: typeof fetch): Promise<Built> {
+async function build(auth: GoogleAuth, kind: SignInKind, fetchImplementation: typeof fetch, scopes: readonly string[]): Promise<Built> {
   const { auth: google } = sheetsModule;
   const transporterOptions = { fetchImplementation };
   const alone = (user: string): QuotaIdentity => ({ user, project: user });
@@ -113,12 +115,12 @@ async function build(auth: GoogleAuth, kind: SignInKind, fetchImplementation: ty
     case 'oauth':
       return refreshClient(auth.clientId, auth.clientSecret.reveal(), auth.refreshToken.reveal(), auth.tokenUri, fetchImplementation);
     case 'credentialsFile':
-      return fromKeyFile(auth.path, kind, fetchImplementation);
+      return fromKeyFile(auth.path, kind, fetchImplementation, scopes);
     case 'applicationDefault': {
       const path = process.env.GOOGLE_APPLICATION_CREDENTIALS;
-      if (path !== undefined && path !== '') return fromKeyFile(path, kind, fetchImplementation);
+      if (path !== undefined && path !== '') return fromKeyFile(path, kind, fetchImplementation, scopes);
       // No file named: the library looks further (gcloud's file, the metadata server on Google Cloud).
-      return { auth: new google.GoogleAuth({ scopes: [SPREADSHEETS_SCOPE], clientOptions: { transporterOptions } }) as AuthOption, identity: alone('application default') };
+      return { auth: new google.GoogleAuth({ scopes: [...scopes], clientOptions: { transporterOptions } }) as AuthOption, identity: alone('application default') };
     }
   }
 }
@@ -136,7 +138,7 @@ interface KeyFile {
 }
 
 /** A service-account key (or gcloud's authorized_user file) as the library's auth; 502 naming the setting when it cannot be. */
-async function fromKeyFile(path: string, kind: SignInKind, fetchImplementation: typeof fetch): Promise<Built> {
+async function fromKeyFile(path: string, kind: SignInKind, fetchImplementation: typeof fetch, scopes: readonly string[]): Promise<Built> {
   const unusable = (why: string): ApiError => apiError('upstream_error', `The Google credentials in ${kind.setting} cannot be used: ${why}; nothing was done.`);
   let text: string;
   try {
@@ -158,7 +160,7 @@ async function fromKeyFile(path: string, kind: SignInKind, fetchImplementation: 
       email: json.client_email,
       key: json.private_key,
       keyId: typeof json.private_key_id === 'string' ? json.private_key_id : undefined,
-      scopes: [SPREADSHEETS_SCOPE],
+      scopes: [...scopes],
       transporterOptions: { fetchImplementation: toTokenUri(tokenUri, fetchImplementation) },
     });
     const project = typeof json.project_id === 'string' ? json.project_id : json.client_email;

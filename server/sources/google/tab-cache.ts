@@ -16,8 +16,12 @@ export interface SheetMeta {
 
 interface Dated<T> {
   readonly value: T;
-  /** When the request it comes from was sent (the source's clock); a write carries its basis's time over. */
+  /** When it was last known current: its read was sent, or a revision check found the file unchanged since. */
   readonly readAt: number;
+  /** When the request it comes from was sent (a revision check does not move it). */
+  readonly fetchedAt: number;
+  /** Drive's modifiedTime seen before that request was sent; undefined when unknown (or after a write here). */
+  readonly modifiedTime?: string;
 }
 
 export class TabCache {
@@ -48,25 +52,19 @@ export class TabCache {
     return this.#tabs.get(name)?.readAt;
   }
 
-  /** Every listed tab read and fresh: the whole workbook can be answered from here. */
-  allFresh(now: number, windowMs: number): boolean {
-    const meta = this.meta;
-    return meta !== null && this.metaFresh(now, windowMs) && meta.every((sheet) => this.tabFresh(sheet.name, now, windowMs));
-  }
-
   allRead(): boolean {
     return this.meta?.every((sheet) => this.#tabs.has(sheet.name)) ?? false;
   }
 
-  setMeta(sheets: readonly SheetMeta[], readAt: number): void {
+  setMeta(sheets: readonly SheetMeta[], readAt: number, modifiedTime?: string): void {
     const before = this.#meta?.value;
-    this.#meta = { value: sheets, readAt };
+    this.#meta = { value: sheets, readAt, fetchedAt: readAt, modifiedTime };
     if (before === undefined || !sameMeta(before, sheets)) this.#workbook = null;
     for (const [name, entry] of this.#tabs) {
       const sheet = sheets.find((candidate) => candidate.name === name);
       // Tabs no longer listed are gone (deleted or renamed in Google Sheets); one hidden or shown since is a changed tab.
       if (sheet === undefined) this.drop(name);
-      else if ((entry.value.visibility === 'hidden') !== sheet.hidden) this.setTab(withVisibility(entry.value, sheet.hidden), entry.readAt);
+      else if ((entry.value.visibility === 'hidden') !== sheet.hidden) this.setTab(withVisibility(entry.value, sheet.hidden), entry.readAt, entry.modifiedTime);
     }
   }
 
@@ -81,16 +79,29 @@ export class TabCache {
     if (before !== undefined && before.sheetId === sheet.sheetId && before.hidden === sheet.hidden) return;
     const value = at < 0 ? [...sheets, sheet] : sheets.map((candidate, i) => (i === at ? sheet : candidate));
     // A list grown this way is not a list read from Google: it stays stale.
-    this.#meta = { value, readAt: this.#meta?.readAt ?? Number.NEGATIVE_INFINITY };
+    const stale = Number.NEGATIVE_INFINITY;
+    this.#meta = { value, readAt: this.#meta?.readAt ?? stale, fetchedAt: this.#meta?.fetchedAt ?? stale, modifiedTime: this.#meta?.modifiedTime };
     this.#workbook = null;
   }
 
   /** Keeps a tab as read; the old object stays when the content is the same. */
-  setTab(tab: Tab, readAt: number): void {
+  setTab(tab: Tab, readAt: number, modifiedTime?: string): void {
     const before = this.#tabs.get(tab.name)?.value;
     const kept = before !== undefined && before.visibility === tab.visibility && tabVersion(before) === tabVersion(tab) ? before : tab;
-    this.#tabs.set(tab.name, { value: kept, readAt });
+    this.#tabs.set(tab.name, { value: kept, readAt, fetchedAt: readAt, modifiedTime });
     if (kept !== before) this.#workbook = null;
+  }
+
+  /**
+   * The revision check found the file unchanged (`modifiedTime`) since the tab (or, with no name,
+   * the list) was read: it counts as read now, unless it was fetched longer than `maxAgeMs` ago.
+   */
+  renew(name: string | null, modifiedTime: string, now: number, maxAgeMs: number): boolean {
+    const entry = name === null ? this.#meta : this.#tabs.get(name);
+    if (entry === null || entry === undefined || entry.modifiedTime !== modifiedTime || now - entry.fetchedAt >= maxAgeMs) return false;
+    if (name === null) this.#meta = { ...(entry as Dated<readonly SheetMeta[]>), readAt: now };
+    else this.#tabs.set(name, { ...(entry as Dated<Tab>), readAt: now });
+    return true;
   }
 
   drop(name: string): void {
