@@ -71,25 +71,25 @@ test('a read of one tab asks for that tab only', async (t) => {
   const orders = await call(`${tabPath('Orders')}?_limit=2`);
   assert.equal(orders.status, 200);
   assert.deepEqual(await orders.json(), [{ Name: 'Orders 0', Tab: '1' }, { Name: 'Orders 1', Tab: '1' }]);
-  assert.deepEqual(reads(emulator), ["tab 'Orders'"], 'the tab, nothing of the others, not even their names');
+  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000"], 'the tab, nothing of the others, not even their names');
 
   emulator.resetRequests();
   for (const name of ["Bob's tab", 'A1']) assert.equal((await call(tabPath(name))).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'Bob''s tab'", "tab 'A1'"], 'names quoted as A1 notation wants');
+  assert.deepEqual(reads(emulator), ["tab 'Bob''s tab'!1:10000", "tab 'A1'!1:10000"], 'names quoted as A1 notation wants');
 
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm?_limit=1')).status, 200);
-  assert.deepEqual(reads(emulator), ['list', "tab 'People'"], 'no tab named: the list says which is first');
+  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000"], 'no tab named: the list says which is first');
   const [list] = emulator.requests;
   assert.ok(list.bytes < 1_000, `the list is small (${list.bytes} bytes)`);
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm?_limit=1', { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'People'"], 'no-cache: the tab again; the list follows its window');
+  assert.deepEqual(reads(emulator), ["tab 'People'!1:10000"], 'no-cache: the tab again; the list follows its window');
   emulator.resetRequests();
   assert.equal((await call(`${tabPath('Orders')}/3`)).status, 200);
   assert.deepEqual(reads(emulator), [], 'within the window: nothing upstream');
   assert.equal((await call(tabPath('Orders'), { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'Orders'"], 'no-cache: the tab again, not the list');
+  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000"], 'no-cache: the tab again, not the list');
 
   emulator.resetRequests();
   const tabs = await call('/sheets/crm/tabs');
@@ -117,7 +117,7 @@ test('a missing tab is tab_not_found naming the tabs, with a fresh list', async 
   const body = (await missing.json()) as { error: string; message: string };
   assert.equal(body.error, 'tab_not_found');
   assert.match(body.message, /Orders/);
-  assert.deepEqual(reads(emulator), ["tab 'Nope'", 'list'], 'the list is asked again before saying the tab is not there');
+  assert.deepEqual(reads(emulator), ["tab 'Nope'!1:10000", 'list'], 'the list is asked again before saying the tab is not there');
 });
 
 test('a tab read again keeps its object while its content is the same', async (t) => {
@@ -155,7 +155,7 @@ test('writes read only the tab they address', async (t) => {
   emulator.resetRequests();
   const json = (method: string, body: unknown): RequestInit => ({ method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   assert.equal((await call(`${tabPath('Orders')}/Name/Orders%203`, json('PATCH', { Tab: 'x' }))).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'Orders'", 'POST values:batchUpdate'], 'a fresh read of Orders, then the write');
+  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000", 'POST values:batchUpdate'], 'a fresh read of Orders, then the write');
   emulator.resetRequests();
   assert.equal((await call(tabPath('Orders'), json('POST', { Name: 'New' }))).status, 201);
   assert.deepEqual(reads(emulator), ["POST 'Orders'!A52:append"], 'a POST plans on the kept tab');
@@ -164,7 +164,7 @@ test('writes read only the tab they address', async (t) => {
   assert.equal(emulator.requests.length, 1, 'the read after the write comes from memory');
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm/1', { method: 'DELETE' })).status, 200);
-  assert.deepEqual(reads(emulator), ['list', "tab 'People'", `POST ${spreadsheetId}:batchUpdate`], 'which tab is first, that tab fresh, then the deletion');
+  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000", `POST ${spreadsheetId}:batchUpdate`], 'which tab is first, that tab fresh, then the deletion');
 });
 
 test('which tab a request reads, from its path', () => {
@@ -195,4 +195,26 @@ test('the first tab, and the first visible one when the first is hidden', () => 
   assert.deepEqual(before.tabs, [{ name: 'A', rows: [] }, { name: 'C', rows: [], visibility: 'hidden' }]);
   cache.setMeta([{ name: 'A', sheetId: 0, hidden: false }, { name: 'C', sheetId: 2, hidden: true }], 10);
   assert.equal(cache.workbook(), before, 'the same list: the same workbook');
+});
+
+test('a large tab is read in pages of whole rows, the same rows as one request gives', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  const rows: (string | number | null)[][] = [['Name', 'N']];
+  for (let n = 0; n < 24_000; n++) rows.push([`P${n}`, n]);
+  // Empty rows across a page's edge, and a row alone far below.
+  for (let n = 9_990; n < 10_020; n++) rows[n] = [];
+  while (rows.length < 30_000) rows.push([]);
+  rows.push(['Last', 30_000]);
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'Big', rows }, { title: 'Small', rows: [['A'], [1]] }], access: { [TOKEN]: 'writer' } });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+  t.after(() => source.close());
+  emulator.resetRequests();
+  const paged = (await source.read({ tab: 'Big' })).tabs.find((tab) => tab.name === 'Big');
+  // 2 columns: pages of 100,000 rows after the first 10,000; the grid has 30,001 rows.
+  assert.deepEqual(reads(emulator), ["tab 'Big'!1:10000", "tab 'Big'!10001:30001"]);
+  const whole = (await source.read({ fresh: true })).tabs.find((tab) => tab.name === 'Big');
+  assert.equal(paged?.rows.length, 30_001);
+  assert.deepEqual(paged?.rows, whole?.rows);
+  assert.deepEqual(paged?.rows[30_000].text, ['Last', '30000']);
 });

@@ -20,8 +20,8 @@ export interface SheetsApi {
   getSpreadsheet(signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** Every tab's properties, no cells: a few hundred bytes. */
   getMetadata(signal: AbortSignal): Promise<GoogleSpreadsheet>;
-  /** The named tabs' properties and cells, and nothing of the other tabs. */
-  getTabs(names: readonly string[], signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Rows `startRow` (0-based) up to `endRow` (exclusive) of one tab, with its properties; nothing of the other tabs. */
+  getTabPage(name: string, startRow: number, endRow: number, signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** Drive's `modifiedTime` of the spreadsheet (`2026-11-23T23:59:01.123Z`): one small request, outside the Sheets quota. */
   getModifiedTime(signal: AbortSignal): Promise<string | null>;
   /** values.append; answers the range Google wrote (`'People'!A5:C7`) when it says. */
@@ -82,9 +82,9 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, fields: METADATA_FIELDS }, { ...requestOptions, signal }));
       return response.data as GoogleSpreadsheet;
     },
-    async getTabs(names, signal) {
-      // A range that is only a quoted sheet name is the whole sheet: `'People'`, `'Bob''s'`.
-      const ranges = names.map(quoteSheetName);
+    async getTabPage(name, startRow, endRow, signal) {
+      // Whole rows of one sheet: `'People'!1:10000`, `'Bob''s'!10001:60000`.
+      const ranges = [`${quoteSheetName(name)}!${startRow + 1}:${endRow}`];
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, ranges, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
       return response.data as GoogleSpreadsheet;
     },

@@ -11,11 +11,11 @@
 // spreadsheets.batchUpdate removing the rows bottom-up.
 import { applyPlanToTab, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
-import { headerRowIndex, type Workbook } from '../../../lib/workbook.ts';
+import { createInterner, headerRowIndex, type SheetRow, type Tab, type Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source, WriteOptions } from '../source.ts';
 import type { SheetsApi } from './client.ts';
 import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
-import { readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
+import { readPage, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
 import { TabCache, type SheetMeta } from './tab-cache.ts';
 import { admit, DEFAULT_QUOTA, SHARED_BUDGETS, type Budgets, type QuotaLimits } from './budget.ts';
 import { callUpstream, type CallSettings, type Repeatable, type RetryPolicy } from './upstream.ts';
@@ -55,6 +55,12 @@ interface Basis {
 }
 
 const NONE: ReadonlySet<string | null> = new Set();
+
+/** A tab's first request asks for this many rows; most tabs end within it. */
+export const FIRST_PAGE_ROWS = 10_000;
+/** Later pages hold about this many cells (a 5-column tab: 50,000 rows, about 20 MB of Google's JSON). */
+export const PAGE_CELLS = 250_000;
+const MAX_PAGE_ROWS = 100_000;
 
 /** A read's scope: every tab (undefined), the first tab (null), or one tab by name. */
 type Scope = string | null | undefined;
@@ -200,13 +206,11 @@ export class GoogleSource implements Source {
       promise = this.#call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => keep(() => this.#cache.setMeta(metaOf(...parts(data)), readAt, modified)));
     } else {
       const name = what.slice('tab:'.length);
-      promise = this.#call('read', 'idempotent', (signal) => api.getTabs([name], signal)).then((data) =>
+      promise = this.#readTab(name).then((read) =>
         keep(() => {
-          const { workbook, sheetIds } = readSpreadsheet(data);
-          const tab = workbook.tabs.find((candidate) => candidate.name === name);
-          if (tab === undefined) return;
-          this.#cache.setSheet({ name, sheetId: sheetIds.get(name) ?? 0, hidden: tab.visibility === 'hidden' });
-          this.#cache.setTab(tab, readAt, modified);
+          if (read === null) return;
+          this.#cache.setSheet({ name, sheetId: read.sheetId, hidden: read.tab.visibility === 'hidden' });
+          this.#cache.setTab(read.tab, readAt, modified);
         }),
       );
     }
@@ -217,6 +221,28 @@ export class GoogleSource implements Source {
     };
     promise.then(clear, clear);
     return promise;
+  }
+
+  /**
+   * One tab, in pages of whole rows: the first of FIRST_PAGE_ROWS rows says how many rows the
+   * grid has; the rest follow in pages of about PAGE_CELLS cells (by the columns the first page
+   * used), one request each, each page's JSON dropped once its rows are taken. A tab within the
+   * first page, the usual case, is one request. null: Google gave no such tab.
+   */
+  async #readTab(name: string): Promise<{ tab: Tab; sheetId: number } | null> {
+    const { api } = this.#settings;
+    const interner = createInterner();
+    const rows: SheetRow[] = [];
+    const first = readPage(rows, await this.#call('read', 'idempotent', (signal) => api.getTabPage(name, 0, FIRST_PAGE_ROWS, signal)), name, interner);
+    if (first === null) return null;
+    const columns = Math.max(1, ...rows.slice(0, 100).map((row) => row.text.length));
+    const pageRows = Math.min(MAX_PAGE_ROWS, Math.max(FIRST_PAGE_ROWS, Math.floor(PAGE_CELLS / columns)));
+    for (let start = FIRST_PAGE_ROWS; start < first.rowCount; start += pageRows) {
+      const end = Math.min(first.rowCount, start + pageRows);
+      readPage(rows, await this.#call('read', 'idempotent', (signal) => api.getTabPage(name, start, end, signal)), name, interner);
+    }
+    const tab: Tab = first.hidden ? { name, rows, visibility: 'hidden' } : { name, rows };
+    return { tab, sheetId: first.sheetId };
   }
 
   async #write<T>(plan: (workbook: Workbook) => Planned<T>, scope: Scope): Promise<T> {
