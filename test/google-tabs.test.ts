@@ -218,3 +218,15 @@ test('a large tab is read in pages of whole rows, the same rows as one request g
   assert.deepEqual(paged?.rows, whole?.rows);
   assert.deepEqual(paged?.rows[30_000].text, ['Last', '30000']);
 });
+
+test('a write to the first tab after reads of other tabs only goes to the first tab', async (t) => {
+  const { emulator, spreadsheetId, call } = await setUp(t);
+  // Orders read by name: the source knows Orders, not yet which tab is first.
+  await call(tabPath('Orders'));
+  emulator.resetRequests();
+  const posted = await call('/sheets/crm', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name": "First"}' });
+  assert.equal(posted.status, 201);
+  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000", "POST 'People'!A52:append"]);
+  assert.equal(emulator.sheet(spreadsheetId, 'People').rows[51][0].formattedValue, 'First');
+  assert.equal(emulator.sheet(spreadsheetId, 'Orders').rows.length, 51, 'Orders untouched');
+});

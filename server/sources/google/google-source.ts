@@ -248,7 +248,10 @@ export class GoogleSource implements Source {
   async #write<T>(plan: (workbook: Workbook) => Planned<T>, scope: Scope): Promise<T> {
     const cache = this.#cache;
     const target = scope === undefined ? null : scope === null ? (cache.firstTabs()[0] ?? null) : scope;
-    const planned = cache.meta !== null && (scope === undefined ? cache.allRead() : target !== null && cache.has(target)) ? plan(cache.workbook()) : null;
+    // Planning on what is kept needs the tab; a write naming no tab (or the first) needs the list
+    // as Google gave it, not one grown from reads of other tabs, to know which tab it is.
+    const known = scope === undefined ? cache.listRead() && cache.allRead() : scope === null ? cache.listRead() && target !== null && cache.has(target) : cache.has(scope);
+    const planned = known ? plan(cache.workbook()) : null;
     // An append lands after whatever is there when Google applies it: no fresh read needed.
     if (planned !== null && isAppendOnly(planned.plan)) {
       try {

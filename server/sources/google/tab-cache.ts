@@ -52,6 +52,11 @@ export class TabCache {
     return this.#tabs.get(name)?.readAt;
   }
 
+  /** Whether the list was read from Google (at any age), not only grown from single tabs' reads. */
+  listRead(): boolean {
+    return this.#meta !== null && this.#meta.fetchedAt !== Number.NEGATIVE_INFINITY;
+  }
+
   allRead(): boolean {
     return this.meta?.every((sheet) => this.#tabs.has(sheet.name)) ?? false;
   }
