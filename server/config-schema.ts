@@ -19,8 +19,11 @@
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
 //       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
 //              or { "type": "google", "spreadsheetId": "...", "rootUrl"?: "https://...",
-//                   and exactly one of "credentialsFile" (a path), "accessToken", "apiKey",
-//                   "oauth": { "clientId", "clientSecret", "refreshToken" } },
+//                   and at most one of "credentialsFile" (a path), "accessToken", "apiKey",
+//                   "oauth": { "clientId", "clientSecret", "refreshToken", "tokenUri"? }
+//                   (none: Application Default Credentials),
+//                   "freshnessMs"?, "timeoutMs"?, "retries"?, "checkModifiedTime"?, "maxAgeMs"?,
+//                   "driveRootUrl"?, "quota"?: { "readsPerMinutePerUser": 60, ... } }
 //       "keys": [                        left out or []: an open connection
 //         { "key": "a-secret" },                      hashed at start-up
 //         { "sha256": "<64 hex digits>", "scope": "read" },   never known in plaintext
