@@ -159,6 +159,7 @@ test('refused sign-ins answer 502 naming the setting to fix, never a secret', as
     ['a missing key file', { kind: 'credentialsFile', path: join(tmpdir(), 'no-such-key.json') }, /credentialsFile cannot be used: the file cannot be read \(ENOENT\)/, []],
     ['a key file that is not JSON', { kind: 'credentialsFile', path: await keyFile('-----BEGIN PRIVATE KEY-----', 'pem.json') }, /credentialsFile cannot be used: the file is not JSON/, []],
     ['a key file without its private key', { kind: 'credentialsFile', path: await keyFile({ ...key, private_key: undefined }, 'half.json') }, /no client_email or private_key/, []],
+    ['a key file without a type', { kind: 'credentialsFile', path: await keyFile({ ...key, type: undefined }, 'untyped.json') }, /it has no "type"/, []],
   ];
   for (const [name, auth, message, requests] of cases) {
     await t.test(name, async () => {

@@ -172,7 +172,12 @@ async function fromKeyFile(path: string, kind: SignInKind, fetchImplementation: 
     }
     return refreshClient(json.client_id, json.client_secret, json.refresh_token, tokenUri, fetchImplementation);
   }
-  throw unusable(`"type" is ${JSON.stringify(String(json.type ?? 'missing')).slice(0, 40)}, not "service_account" or "authorized_user"`);
+  if (typeof json.type !== 'string') throw unusable('it has no "type" (a service account key says "service_account")');
+  // Other kinds (external_account for workload identity federation, impersonated_service_account)
+  // go to the library as they did before; their token requests are its business.
+  const other = new sheetsModule.auth.GoogleAuth({ credentials: json as never, scopes: [...scopes], clientOptions: { transporterOptions: { fetchImplementation } } });
+  const who = `${json.type} ${digest(text)}`;
+  return { auth: other as AuthOption, identity: { user: who, project: who } };
 }
 
 /** An OAuth client acting as the user who granted `refreshToken`; the client belongs to one project. */
