@@ -23,6 +23,7 @@ import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
 import { rootIndex } from './root-index.ts';
+import { readScope } from './sources/scope.ts';
 import type { Source } from './sources/source.ts';
 import type { Tab, Workbook } from '../lib/workbook.ts';
 
@@ -214,10 +215,13 @@ export function createApp(options: AppOptions): App {
     }
     // A write with an Idempotency-Key runs once; its retries get the stored answer (idempotency.ts).
     return idempotent(keyStoreOf(connection), connection.source, request, body, async (source) => {
-      const result = await source.write((workbook) => {
-        const result = execute(workbook, parsed as ParsedRequest, connection.engine);
-        return { plan: result.plan, workbook: result.workbook, result };
-      });
+      const result = await source.write(
+        (workbook) => {
+          const result = execute(workbook, parsed as ParsedRequest, connection.engine);
+          return { plan: result.plan, workbook: result.workbook, result };
+        },
+        { tab: parsed.tab },
+      );
       return { status: result.status, headers: result.headers, body: result.body };
     }, (message) => options.log.error(message));
   }
@@ -228,7 +232,8 @@ export function createApp(options: AppOptions): App {
    */
   async function answerRead(connection: Connection, request: IncomingRequest): Promise<Answer> {
     const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
-    const workbook = await connection.source.read({ fresh });
+    // Sources that read tab by tab (Google) are told which tab the answer needs.
+    const workbook = await connection.source.read({ fresh, ...readScope(request.url) });
     const key = answers === null ? '' : `${generationOf(connection)}\n${pathAndQuery(request.url)}`;
     const kept = answers?.get(key, workbook);
     if (kept !== undefined) return revalidated(kept, request.headers.get('if-none-match'));

@@ -22,8 +22,11 @@
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
 //       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
 //              or { "type": "google", "spreadsheetId": "...", "rootUrl"?: "https://...",
-//                   and exactly one of "credentialsFile" (a path), "accessToken", "apiKey",
-//                   "oauth": { "clientId", "clientSecret", "refreshToken" } },
+//                   and at most one of "credentialsFile" (a path), "accessToken", "apiKey",
+//                   "oauth": { "clientId", "clientSecret", "refreshToken", "tokenUri"? }
+//                   (none: Application Default Credentials),
+//                   "freshnessMs"?, "timeoutMs"?, "retries"?, "checkModifiedTime"?, "maxAgeMs"?,
+//                   "driveRootUrl"?, "quota"?: { "readsPerMinutePerUser": 60, ... } }
 //       "keys": [                        left out or []: an open connection
 //         { "key": "a-secret" },                      hashed at start-up
 //         { "sha256": "<64 hex digits>", "scope": "read" },   never known in plaintext
@@ -72,8 +75,8 @@ export const DEFAULTS = {
 export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'log', 'level',
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
-  'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
-  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
+  'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
+  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
 ];
 
@@ -199,13 +202,24 @@ export const FileSourceSchema = strictBare('an object', {
   path: text('a file path'),
 });
 
-export const GoogleOAuthSchema = strict('an object with "clientId", "clientSecret" and "refreshToken"', {
+export const GoogleOAuthSchema = strict('an object with "clientId", "clientSecret" and "refreshToken" (and optionally "tokenUri")', {
   clientId: text(),
   clientSecret: secret,
   refreshToken: secret,
+  /** Where refresh tokens are exchanged (default Google's, https://oauth2.googleapis.com/token). */
+  tokenUri: v.optional(absoluteUrl),
 });
 
-// Accepted and validated now; the Google source itself arrives with a later issue.
+/** Google's per-minute request limits (defaults: 60 per user, 300 per project, reads and writes apart). */
+export const GoogleQuotaSchema = strict('an object', {
+  readsPerMinutePerUser: v.optional(wholeNumber(1)),
+  writesPerMinutePerUser: v.optional(wholeNumber(1)),
+  readsPerMinutePerProject: v.optional(wholeNumber(1)),
+  writesPerMinutePerProject: v.optional(wholeNumber(1)),
+  /** How long a request may wait for a slot before it is answered 503 (default 10000 ms). */
+  maxWaitMs: v.optional(wholeNumber(0)),
+});
+
 export const GoogleSourceSchema = v.pipe(
   strictBare('an object', {
     type: v.literal('google'),
@@ -221,6 +235,14 @@ export const GoogleSourceSchema = v.pipe(
     timeoutMs: v.optional(wholeNumber(1)),
     /** Retries of a 429 or 5xx before 503 (default 4). */
     retries: v.optional(wholeNumber(0, 10)),
+    /** Google's per-minute limits, kept on this side for every connection with the same credentials. */
+    quota: v.optional(GoogleQuotaSchema),
+    /** Before reading a stale tab again, ask Drive whether the file changed (its modifiedTime). */
+    checkModifiedTime: v.optional(flag()),
+    /** With checkModifiedTime: the longest a tab is kept unread however unchanged the file looks (default 300000 ms). */
+    maxAgeMs: v.optional(wholeNumber(0)),
+    /** Where Drive's API is (default rootUrl when set, else https://www.googleapis.com/). */
+    driveRootUrl: v.optional(absoluteUrl),
   }),
   // None of them: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS).
   atMostOne(['credentialsFile', 'accessToken', 'apiKey', 'oauth']),

@@ -58,6 +58,8 @@ export interface GoogleOAuthConfig {
   readonly clientId: string;
   readonly clientSecret: Secret;
   readonly refreshToken: Secret;
+  /** The OAuth token endpoint (default Google's); for emulators and private endpoints. */
+  readonly tokenUri?: string;
 }
 
 /** A Google source with its secrets resolved; at most one of credentialsFile, accessToken, apiKey, oauth is set (none: Application Default Credentials). */
@@ -304,6 +306,7 @@ function resolveSource(
           oauth: {
             clientId: oauth.clientId,
             clientSecret: readSecret(oauth.clientSecret, `${field}.oauth.clientSecret`),
+            ...(oauth.tokenUri === undefined ? {} : { tokenUri: oauth.tokenUri }),
             refreshToken: readSecret(oauth.refreshToken, `${field}.oauth.refreshToken`),
           },
         }),

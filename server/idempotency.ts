@@ -92,12 +92,12 @@ export function requestFingerprint(request: KeyedRequest, body: Uint8Array | nul
  * (`status`, `headers`, `body` of the plan's result). Everything else goes to the source itself.
  */
 function withReceipt(source: Source, base: Pick<Receipt, 'key' | 'fingerprint' | 'at'>): Source {
-  const write: Source['write'] = (plan) =>
+  const write: Source['write'] = (plan, options) =>
     source.write((workbook) => {
       const planned = plan(workbook);
       const answer = answerOf(planned.result);
       return answer === null ? planned : { ...planned, receipt: { ...base, ...answer } };
-    });
+    }, options);
   return new Proxy(source, {
     get(target, property) {
       if (property === 'write') return write;

@@ -93,8 +93,8 @@ test('server settings and a google source are read', async () => {
     timeouts: { headersMs: 5000, shutdownMs: 0 },
     log: { level: 'silent' },
     connections: [
-      { id: 'g', source: { type: 'google', spreadsheetId: '1AbC-d_E', credentialsFile: 'sa.json', rootUrl: 'http://127.0.0.1:9999' } },
-      { id: 'o', source: { type: 'google', spreadsheetId: 'x', oauth: { clientId: 'id', clientSecret: { env: 'CS' }, refreshToken: 'rt-123' } } },
+      { id: 'g', source: { type: 'google', spreadsheetId: '1AbC-d_E', credentialsFile: 'sa.json', rootUrl: 'http://127.0.0.1:9999', quota: { readsPerMinutePerUser: 30, maxWaitMs: 0 } } },
+      { id: 'o', source: { type: 'google', spreadsheetId: 'x', oauth: { clientId: 'id', clientSecret: { env: 'CS' }, refreshToken: 'rt-123', tokenUri: 'http://127.0.0.1:9999/token' } } },
     ],
   });
   await withConfig(text, async (path, dir) => {
@@ -111,7 +111,9 @@ test('server settings and a google source are read', async () => {
     const google = config.connections[0].source as GoogleSourceConfig;
     assert.equal(google.credentialsFile, join(dir, 'sa.json'));
     assert.equal(google.rootUrl, 'http://127.0.0.1:9999');
+    assert.deepEqual(google.quota, { readsPerMinutePerUser: 30, maxWaitMs: 0 });
     const oauth = (config.connections[1].source as GoogleSourceConfig).oauth;
+    assert.equal(oauth?.tokenUri, 'http://127.0.0.1:9999/token');
     assert.equal(oauth?.clientSecret.reveal(), 'client-secret-value');
     assert.equal(oauth?.refreshToken.reveal(), 'rt-123');
     // Logging or serialising the config shows no Google secret.
@@ -152,6 +154,8 @@ const mistakes: [string, string][] = [
   ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "retries": 11}}]}', 'connections[0].source.retries: expected a whole number from 0 to 10, got 11'],
   ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "apiKey": "k", "rootUrl": "not a url"}}]}', 'connections[0].source.rootUrl: expected an absolute URL'],
   ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "oauth": {"clientId": "c"}}}]}', 'connections[0].source.oauth.clientSecret: is required'],
+  ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "quota": {"readsPerMinutePerUser": 0}}}]}', 'connections[0].source.quota.readsPerMinutePerUser: expected a whole number >= 1, got 0'],
+  ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "quota": {"readsPerMinute": 5}}}]}', 'connections[0].source.quota.readsPerMinute'],
   ['{"connections": [{"id": "a", "source": {"type": "google", "spreadsheetId": "x", "accessToken": 42}}]}', 'connections[0].source.accessToken: expected a non-empty string or { "env": "VARIABLE_NAME" }, got a number'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}, {"id": "a", "source": {"type": "file", "path": "y"}}]}', 'connections[1].id: "a" is already the id of connections[0]'],
   ['{"connections": []}', 'connections: expected at least one connection'],

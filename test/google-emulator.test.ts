@@ -3,8 +3,9 @@
 // left out; USER_ENTERED parsing; append finding the table's end; deleteDimension; permissions;
 // quotas; injected failures. Runs under Node, Deno and Bun.
 import assert from 'node:assert/strict';
+import { createSign } from 'node:crypto';
 import { test } from 'node:test';
-import { startEmulator, type Emulator, type EmulatorCell, type EmulatorOptions } from '../server/google-emulator/mod.ts';
+import { ALLOWED_SKEW_SECONDS, GOOGLE_TOKEN_URL, startEmulator, type Emulator, type EmulatorCell, type EmulatorOptions } from '../server/google-emulator/mod.ts';
 
 interface Context {
   after(fn: () => unknown): void;
@@ -29,6 +30,20 @@ async function call(emulator: Emulator, method: string, path: string, options: {
   if (token !== null) headers.authorization = `Bearer ${token}`;
   const response = await fetch(emulator.rootUrl + path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), signal: options.signal });
   return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+/** POSTs a form to the token endpoint, as OAuth clients do. */
+async function tokenRequest(emulator: Emulator, fields: Record<string, string>): Promise<Answer> {
+  const response = await fetch(emulator.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+}
+
+/** A JWT signed RS256 with `privateKey` (PEM); null leaves the signature out. */
+function signJwt(privateKey: string | null, claims: Record<string, unknown>): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const signed = `${part({ alg: 'RS256', typ: 'JWT' })}.${part(claims)}`;
+  if (privateKey === null) return `${signed}.`;
+  return `${signed}.${createSign('RSA-SHA256').update(signed).sign(privateKey, 'base64url')}`;
 }
 
 const PEOPLE: EmulatorCell[][] = [
@@ -264,21 +279,86 @@ test('permissions: editors write, viewers read, others are refused', async (t) =
     emulator.grant(id, 'newcomer', null);
     assert.equal((await call(emulator, 'GET', read, { token: 'newcomer' })).status, 403);
   });
-  await t.test('token endpoint: refresh token and service-account assertion', async () => {
-    const form = (fields: Record<string, string>) => fetch(`${emulator.rootUrl}token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
-    emulator.grant(id, 'refresh-1', 'writer');
-    const refreshed = (await (await form({ grant_type: 'refresh_token', refresh_token: 'refresh-1', client_id: 'c', client_secret: 's' })).json()) as { access_token: string };
-    assert.equal((await call(emulator, 'PUT', write, { token: refreshed.access_token, body: { values: [['v']] } })).status, 200);
-    const part = (value: unknown) => btoa(JSON.stringify(value)).replaceAll('=', '').replaceAll('+', '-').replaceAll('/', '_');
-    const claims = { iss: 'robot@demo.iam.gserviceaccount.com', aud: 'https://oauth2.googleapis.com/token', scope: 'https://www.googleapis.com/auth/spreadsheets', exp: Math.floor(Date.now() / 1000) + 3600 };
-    const assertion = `${part({ alg: 'RS256', typ: 'JWT' })}.${part(claims)}.signature`;
-    const response = await form({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion });
-    assert.equal(response.status, 200);
-    const { access_token } = (await response.json()) as { access_token: string };
-    assert.equal((await call(emulator, 'GET', read, { token: access_token })).status, 403);
-    emulator.grant(id, 'robot@demo.iam.gserviceaccount.com', 'reader');
-    assert.equal((await call(emulator, 'GET', read, { token: access_token })).status, 200);
-    assert.equal((await form({ grant_type: 'password' })).status, 400);
+  await t.test('token endpoint: a refresh token issued to a client, for that client only', async () => {
+    const { clientId, clientSecret } = emulator.createOAuthClient();
+    const refreshToken = emulator.issueRefreshToken(clientId, 'ann@example.com');
+    emulator.grant(id, 'ann@example.com', 'writer');
+    const refreshed = await tokenRequest(emulator, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret });
+    assert.equal(refreshed.status, 200);
+    assert.equal((await call(emulator, 'PUT', write, { token: refreshed.body.access_token, body: { values: [['v']] } })).status, 200);
+    const cases: [string, Record<string, string>, number, string][] = [
+      ['wrong secret', { client_secret: 'nope' }, 401, 'invalid_client'],
+      ['unknown client', { client_id: 'other.apps.googleusercontent.com' }, 401, 'invalid_client'],
+      ['unknown refresh token', { refresh_token: '1//made-up' }, 400, 'invalid_grant'],
+      ['unknown grant type', { grant_type: 'password' }, 400, 'unsupported_grant_type'],
+    ];
+    for (const [name, change, status, error] of cases) {
+      const answer = await tokenRequest(emulator, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret, ...change });
+      assert.deepEqual([name, answer.status, answer.body.error], [name, status, error]);
+    }
+    emulator.revokeRefreshToken(refreshToken);
+    const revoked = await tokenRequest(emulator, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, client_secret: clientSecret });
+    assert.deepEqual([revoked.status, revoked.body.error], [400, 'invalid_grant']);
+  });
+  await t.test('token endpoint: a service account assertion must be signed by its key, with sound claims', async () => {
+    const email = 'robot@demo.iam.gserviceaccount.com';
+    const key = emulator.createServiceAccountKey(email);
+    assert.equal(key.token_uri, emulator.tokenUrl);
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { iss: email, aud: GOOGLE_TOKEN_URL, scope: 'https://www.googleapis.com/auth/spreadsheets', iat: now, exp: now + 3600 };
+    const other = emulator.createServiceAccountKey('other@demo.iam.gserviceaccount.com');
+    const cases: [string, string, number, string | undefined][] = [
+      ['signed by its key', signJwt(key.private_key, claims), 200, undefined],
+      ['audience: the emulator\'s own token URL', signJwt(key.private_key, { ...claims, aud: emulator.tokenUrl }), 200, undefined],
+      ['signed by another account\'s key', signJwt(other.private_key, claims), 400, 'invalid_grant'],
+      ['not signed', signJwt(null, claims), 400, 'invalid_grant'],
+      ['unknown account', signJwt(key.private_key, { ...claims, iss: 'ghost@demo.iam.gserviceaccount.com' }), 400, 'invalid_grant'],
+      ['wrong audience', signJwt(key.private_key, { ...claims, aud: 'https://example.com/token' }), 400, 'invalid_grant'],
+      ['expired', signJwt(key.private_key, { ...claims, iat: now - 7200, exp: now - 3600 }), 400, 'invalid_grant'],
+      ['lives longer than an hour', signJwt(key.private_key, { ...claims, exp: now + 7200 }), 400, 'invalid_grant'],
+      ['issued in the future', signJwt(key.private_key, { ...claims, iat: now + 3000, exp: now + 3600 }), 400, 'invalid_grant'],
+      ['no scope', signJwt(key.private_key, { ...claims, scope: '' }), 400, 'invalid_scope'],
+      ['not a JWT', 'abc', 400, 'invalid_grant'],
+    ];
+    for (const [name, assertion, status, error] of cases) {
+      const answer = await tokenRequest(emulator, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion });
+      assert.deepEqual([name, answer.status, answer.body.error], [name, status, error]);
+    }
+    const minted = await tokenRequest(emulator, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signJwt(key.private_key, claims) });
+    assert.equal(minted.body.expires_in, 3599);
+    const token = minted.body.access_token;
+    assert.equal((await call(emulator, 'GET', read, { token })).status, 403);
+    emulator.grant(id, email, 'writer');
+    assert.equal((await call(emulator, 'GET', read, { token })).status, 200);
+    // A read-only scope reads but does not write.
+    const readOnly = await tokenRequest(emulator, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signJwt(key.private_key, { ...claims, scope: 'https://www.googleapis.com/auth/spreadsheets.readonly' }) });
+    assert.equal((await call(emulator, 'GET', read, { token: readOnly.body.access_token })).status, 200);
+    assert.equal((await call(emulator, 'PUT', write, { token: readOnly.body.access_token, body: { values: [['v']] } })).status, 403);
+    // Tokens expire; a deleted key signs nothing more.
+    emulator.expireAccessTokens();
+    assert.equal((await call(emulator, 'GET', read, { token })).status, 401);
+    emulator.deleteServiceAccountKey(email);
+    const refused = await tokenRequest(emulator, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signJwt(key.private_key, claims) });
+    assert.deepEqual([refused.status, refused.body.error_description], [400, 'Invalid JWT Signature.']);
+  });
+  await t.test('token endpoint: the emulator\'s clock may run apart from this machine\'s', async () => {
+    const email = 'clock@demo.iam.gserviceaccount.com';
+    const key = emulator.createServiceAccountKey(email);
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = signJwt(key.private_key, { iss: email, aud: GOOGLE_TOKEN_URL, scope: 'https://www.googleapis.com/auth/spreadsheets', iat: now, exp: now + 3600 });
+    const cases: [number, number][] = [
+      [0, 200],
+      [(ALLOWED_SKEW_SECONDS - 60) * -1000, 200],
+      [(ALLOWED_SKEW_SECONDS + 60) * -1000, 400],
+      [30 * 60_000, 200],
+      [2 * 3_600_000, 400],
+    ];
+    for (const [skew, status] of cases) {
+      emulator.setClockSkew(skew);
+      const answer = await tokenRequest(emulator, { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion });
+      assert.deepEqual([skew, answer.status], [skew, status]);
+    }
+    emulator.setClockSkew(0);
   });
 });
 

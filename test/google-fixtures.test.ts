@@ -13,6 +13,8 @@ import { startEmulator, type EmulatorCell } from '../server/google-emulator/mod.
 import { createLogger } from '../server/log.ts';
 import { openQuotaStore } from '../server/quota.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
+
+const UNLIMITED = { readsPerMinutePerUser: 1e9, writesPerMinutePerUser: 1e9, readsPerMinutePerProject: 1e9, writesPerMinutePerProject: 1e9 };
 import { isoToSerial } from '../server/sources/google/read-grid.ts';
 import { caseMethod, caseName, checkCase, fixtureCellToModel, loadFixtures, toEngineRequest, type FixtureCell } from './fixture-loader.ts';
 
@@ -49,7 +51,8 @@ function emulatorCell(cell: FixtureCell): EmulatorCell {
 const fixtures = await loadFixtures();
 
 test('golden fixtures over the Google source (emulator)', async (t) => {
-  // Google's per-minute quotas are not what the fixtures test: a file's writes come faster than 60 a minute.
+  // Google's per-minute quotas are not what the fixtures test: a file's writes come faster than 60 a minute
+  // (nor, so, the source's own budget for them, UNLIMITED below).
   const emulator = await startEmulator({ quota: { readPerMinutePerUser: 1e9, writePerMinutePerUser: 1e9, readPerMinutePerProject: 1e9, writePerMinutePerProject: 1e9 } });
   const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-fixtures-'));
   t.after(async () => {
@@ -63,7 +66,7 @@ test('golden fixtures over the Google source (emulator)', async (t) => {
         sheets: fixture.workbook.tabs.map((tab) => ({ title: tab.name, rows: tab.rows.map((cells) => cells.map(emulatorCell)) })),
         access: { [TOKEN]: 'writer' },
       });
-      const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+      const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, quota: UNLIMITED });
       const quota = await openQuotaStore({ stateDir: join(stateDir, file) });
       t.after(async () => {
         await source.close();

@@ -55,7 +55,8 @@ function trimTrailing(lines: readonly (readonly (string | number | boolean | und
 }
 
 function transpose<T>(rows: readonly (readonly (T | undefined)[])[]): (T | undefined)[][] {
-  const width = Math.max(0, ...rows.map((row) => row.length));
+  // A loop, not Math.max(...rows): a spread of 200,000 rows overflows the stack.
+  const width = rows.reduce((widest, row) => Math.max(widest, row.length), 0);
   return Array.from({ length: width }, (_, c) => rows.map((row) => row[c]));
 }
 
@@ -85,7 +86,8 @@ export function inputRows(values: WriteValue[][], majorDimension: Dimension): Wr
  * ValueRange.values. A bounded range refuses values that would spill out of it.
  */
 export function writeRows(spreadsheetId: string, { sheet, box }: ResolvedRange, rows: WriteValue[][], option: ValueInputOption, bounded: boolean): UpdateValuesResponse {
-  const width = Math.max(0, ...rows.map((row) => row.length));
+  // A loop, not Math.max(...rows): a spread of 200,000 rows overflows the stack.
+  const width = rows.reduce((widest, row) => Math.max(widest, row.length), 0);
   if (bounded && rows.length > box.endRow - box.startRow) {
     throw badRequest(`Requested writing within range [${formatA1(sheet.title, box)}], but tried writing to row [${box.startRow + rows.length}]`);
   }

@@ -15,6 +15,8 @@ export interface LoggedRequest {
   readonly status: number;
   /** When the request arrived (ms since the epoch). */
   readonly at: number;
+  /** The answer's body size in bytes (what the client downloaded, before any compression). */
+  readonly bytes: number;
 }
 
 export interface Running {
@@ -65,7 +67,7 @@ async function serve(state: State, faults: Faults, log: LoggedRequest[], incomin
     injected?.kind === 'fail'
       ? errorResponse(injected.error)
       : route(state, { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: headerValue(incoming.headers.authorization), body });
-  log.push({ method: incoming.method ?? 'GET', path, query: url.search.slice(1), status: response.status, at });
+  log.push({ method: incoming.method ?? 'GET', path, query: url.search.slice(1), status: response.status, at, bytes: Buffer.byteLength(response.body) });
   send(outgoing, response);
 }
 

@@ -10,10 +10,13 @@ import { Quota, type QuotaLimits } from './quota.ts';
 import { SheetReader } from './render.ts';
 import { seedCell, type EmulatorCell } from './seed.ts';
 import { getCell, newSheet, usedExtent, type Role, type Spreadsheet } from './store.ts';
+import { TokenIssuer, type ServiceAccountKey } from './tokens.ts';
 
 export type { EmulatorCell } from './seed.ts';
 export type { LoggedRequest } from './listener.ts';
 export type { QuotaLimits } from './quota.ts';
+export type { ServiceAccountKey } from './tokens.ts';
+export { ALLOWED_SKEW_SECONDS, GOOGLE_TOKEN_URL } from './tokens.ts';
 
 export interface EmulatorOptions {
   host?: string;
@@ -21,6 +24,8 @@ export interface EmulatorOptions {
   port?: number;
   latencyMs?: number;
   quota?: QuotaLimits;
+  /** How long minted access tokens live (`expires_in`); default 3599 s, as Google's. */
+  tokenLifetimeSeconds?: number;
 }
 
 export interface SpreadsheetInput {
@@ -58,12 +63,33 @@ export interface Emulator {
   hangNext(options?: HangOptions): void;
   /** Forgets the requests counted against the per-minute quotas. */
   resetQuota(): void;
+  /** `{rootUrl}token`: the token endpoint (also each service-account key's `token_uri`). */
+  readonly tokenUrl: string;
+  /**
+   * A new JSON key for service account `email` (created on first use), generated now; the
+   * emulator keeps only its public half. Share a spreadsheet with the account: `grant(id, email, role)`.
+   */
+  createServiceAccountKey(email: string): ServiceAccountKey;
+  /** Deletes the account's keys (or one, by `private_key_id`): token requests they sign are refused. */
+  deleteServiceAccountKey(email: string, keyId?: string): void;
+  /** A Desktop-app OAuth client: refresh-token grants must name it with its secret. */
+  createOAuthClient(): { clientId: string; clientSecret: string };
+  /** A refresh token acting as user `principal` for `clientId` (grant the user access like any principal). */
+  issueRefreshToken(clientId: string, principal: string, scopes?: readonly string[]): string;
+  revokeRefreshToken(refreshToken: string): void;
+  /** Every access token minted so far stops working (401), as if expired. */
+  expireAccessTokens(): void;
+  /** The emulator's clock runs `ms` ahead of this machine's (negative: behind), for token times. */
+  setClockSkew(ms: number): void;
+  /** The lifetime (`expires_in`) of tokens minted from now on. */
+  setTokenLifetime(seconds: number): void;
   close(): Promise<void>;
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const host = options.host ?? '127.0.0.1';
-  const state = { spreadsheets: new Map<string, Spreadsheet>(), credentials: new Credentials(), quota: new Quota(options.quota) };
+  const tokens = new TokenIssuer(options.tokenLifetimeSeconds);
+  const state = { spreadsheets: new Map<string, Spreadsheet>(), credentials: new Credentials(tokens), quota: new Quota(options.quota) };
   const faults = new Faults(options.latencyMs ?? 0);
   const log: LoggedRequest[] = [];
   const running = await listen(state, faults, log, host, options.port ?? 0);
@@ -72,8 +98,23 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     if (spreadsheet === undefined) throw new Error(`No spreadsheet ${spreadsheetId} in the emulator`);
     return spreadsheet;
   };
+  const rootUrl = `http://${host.includes(':') ? `[${host}]` : host}:${running.port}/`;
+  tokens.tokenUrl = `${rootUrl}token`;
   return {
-    rootUrl: `http://${host.includes(':') ? `[${host}]` : host}:${running.port}/`,
+    rootUrl,
+    tokenUrl: tokens.tokenUrl,
+    createServiceAccountKey: (email) => tokens.createServiceAccountKey(email),
+    deleteServiceAccountKey: (email, keyId) => tokens.deleteServiceAccountKey(email, keyId),
+    createOAuthClient: () => tokens.createOAuthClient(),
+    issueRefreshToken: (clientId, principal, scopes) => tokens.issueRefreshToken(clientId, principal, scopes),
+    revokeRefreshToken: (refreshToken) => tokens.revokeRefreshToken(refreshToken),
+    expireAccessTokens: () => tokens.expireAccessTokens(),
+    setClockSkew(ms) {
+      tokens.clockSkewMs = ms;
+    },
+    setTokenLifetime(seconds) {
+      tokens.lifetimeSeconds = seconds;
+    },
     createSpreadsheet(input) {
       const spreadsheetId = input.spreadsheetId ?? randomId();
       if (state.spreadsheets.has(spreadsheetId)) throw new Error(`Spreadsheet ${spreadsheetId} already exists`);
@@ -81,7 +122,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const sheets = input.sheets.map((sheet, index) => newSheet(index === 0 ? 0 : 1_000_000_000 + 7919 * index, sheet.title, index, sheet.rows.map((row) => row.map(seedCell))));
       const access = new Map(Object.entries(input.access ?? {}));
       for (const tokenOrKey of access.keys()) state.credentials.register(tokenOrKey);
-      state.spreadsheets.set(spreadsheetId, { spreadsheetId, title: input.title ?? 'Untitled spreadsheet', sheets, access, publicAccess: input.publicAccess ?? null });
+      state.spreadsheets.set(spreadsheetId, { spreadsheetId, title: input.title ?? 'Untitled spreadsheet', sheets, access, publicAccess: input.publicAccess ?? null, modifiedTime: Date.now() });
       return spreadsheetId;
     },
     deleteSpreadsheet(spreadsheetId) {

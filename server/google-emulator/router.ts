@@ -1,7 +1,7 @@
 // From a request to Google's answer: which method a path names, who calls, quota, permission,
 // then the method itself. `POST /v4/spreadsheets/{id}/values/Sheet1!A1:append` -> values.append,
 // a write: checked against the write quota and the caller's 'writer' grant.
-import { authorize, principalKey, tokenEndpoint, type Credentials } from './auth.ts';
+import { authorize, principalKey, type Credentials } from './auth.ts';
 import { badRequest, GoogleError } from './errors.ts';
 import { applyFieldMask, parseFieldMask } from './fields.ts';
 import type { Bucket, Quota } from './quota.ts';
@@ -31,7 +31,8 @@ export interface State {
 }
 
 interface Method {
-  readonly bucket: Bucket;
+  /** Which quota it counts against; Drive's is not emulated. */
+  readonly bucket: Bucket | 'drive';
   readonly spreadsheetId: string;
   readonly run: (call: Call) => unknown;
 }
@@ -41,20 +42,25 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=UTF-8' };
 export function route(state: State, request: ApiRequest): ApiResponse {
   try {
     if (request.path === '/token' && request.method === 'POST') {
-      const { status, body } = tokenEndpoint(formOrJson(request.body));
+      const { status, body } = state.credentials.tokens.grant(formOrJson(request.body));
       return { status, headers: JSON_HEADERS, body: JSON.stringify(body) };
     }
-    const method = findMethod(request);
+    const method = findMethod(request) ?? driveMethod(request);
     if (method === undefined) throw new GoogleError(404, 'Method not found.');
     const principal = state.credentials.principal(request.authorization, request.query);
-    state.quota.take(method.bucket, principalKey(principal));
+    // Drive has quotas of its own, far larger than the Sheets API's: not counted here.
+    if (method.bucket !== 'drive') state.quota.take(method.bucket, principalKey(principal));
     const stored = findSpreadsheet(state.spreadsheets, method.spreadsheetId);
-    authorize(principal, stored, method.bucket === 'read' ? 'reader' : 'writer');
+    authorize(principal, stored, method.bucket === 'write' ? 'writer' : 'reader', method.bucket === 'drive' ? DRIVE_READ_SCOPES : undefined);
     const body = parseBody(request.body);
     // Writes run on a copy that replaces the spreadsheet only when the whole call succeeded.
     const spreadsheet = method.bucket === 'write' ? cloneSpreadsheet(stored) : stored;
     const result = method.run({ spreadsheet, query: request.query, body });
-    if (method.bucket === 'write') state.spreadsheets.set(spreadsheet.spreadsheetId, spreadsheet);
+    if (method.bucket === 'write') {
+      // Every change moves Drive's modifiedTime forward, even two in one millisecond.
+      spreadsheet.modifiedTime = Math.max(Date.now(), stored.modifiedTime + 1);
+      state.spreadsheets.set(spreadsheet.spreadsheetId, spreadsheet);
+    }
     const fields = request.query.get('fields');
     const answer = fields === null || fields === '' ? result : applyFieldMask(result, parseFieldMask(fields));
     return { status: 200, headers: JSON_HEADERS, body: JSON.stringify(answer) };
@@ -96,6 +102,36 @@ function findMethod({ method, path }: ApiRequest): Method | undefined {
   if (method === 'POST' && rangeVerb === 'append') return write((call) => appendValues(call, range));
   if (method === 'POST' && rangeVerb === 'clear') return write((call) => clearValues(call, range));
   return undefined;
+}
+
+/** Scopes that let a token read a file's metadata through Drive (the Sheets scopes do not). */
+const DRIVE_READ_SCOPES = new Set([
+  'https://www.googleapis.com/auth/drive',
+  'https://www.googleapis.com/auth/drive.readonly',
+  'https://www.googleapis.com/auth/drive.file',
+  'https://www.googleapis.com/auth/drive.metadata',
+  'https://www.googleapis.com/auth/drive.metadata.readonly',
+]);
+
+/**
+ * Drive v3 `files.get` of a spreadsheet's metadata: `GET /drive/v3/files/{id}?fields=modifiedTime`
+ * -> `{"modifiedTime": "2026-11-23T23:59:01.123Z"}` (with `fields` left out: id, name, mimeType, kind).
+ */
+function driveMethod({ method, path }: ApiRequest): Method | undefined {
+  const match = /^\/drive\/v3\/files\/([^/:]+)$/.exec(path);
+  if (match === null || method !== 'GET') return undefined;
+  const spreadsheetId = decodeSegment(match[1]);
+  return {
+    bucket: 'drive',
+    spreadsheetId,
+    run: ({ spreadsheet }) => ({
+      kind: 'drive#file',
+      id: spreadsheet.spreadsheetId,
+      name: spreadsheet.title,
+      mimeType: 'application/vnd.google-apps.spreadsheet',
+      modifiedTime: new Date(spreadsheet.modifiedTime).toISOString(),
+    }),
+  };
 }
 
 /** `abc:batchUpdate` -> ['abc', 'batchUpdate']; a range keeps its colons unless it ends in one of `verbs`. */

@@ -43,6 +43,8 @@ export interface Spreadsheet {
   sheets: Sheet[];
   readonly access: Map<string, Role>;
   publicAccess: Role | null;
+  /** When a write last changed it (ms since the epoch): Drive's `modifiedTime`. */
+  modifiedTime: number;
 }
 
 // A new sheet in Google Sheets has 1000 rows and 26 columns.
@@ -50,7 +52,8 @@ export const DEFAULT_ROWS = 1000;
 export const DEFAULT_COLUMNS = 26;
 
 export function newSheet(sheetId: number, title: string, index: number, rows: (Cell | undefined)[][] = []): Sheet {
-  const width = Math.max(0, ...rows.map((row) => row.length));
+  // A loop, not Math.max(...rows): a spread of 200,000 rows overflows the stack.
+  const width = rows.reduce((widest, row) => Math.max(widest, row.length), 0);
   return { sheetId, title, index, rowCount: Math.max(DEFAULT_ROWS, rows.length), columnCount: Math.max(DEFAULT_COLUMNS, width), rows };
 }
 

@@ -48,6 +48,17 @@ export interface ReceiptSink {
 export interface ReadOptions {
   /** Skip any freshness window and look at the backing store (a client's `Cache-Control: no-cache`). */
   readonly fresh?: boolean;
+  /**
+   * The one tab the caller will use (null: the first tab); left out: any tab. A source that
+   * reads tab by tab (Google) then needs only that tab's rows to be current: the workbook lists
+   * every tab, but others' rows may be older, or empty if never read. Sources may ignore it.
+   */
+  readonly tab?: string | null;
+}
+
+export interface WriteOptions {
+  /** The tab the write addresses (null: the first), as for reads. */
+  readonly tab?: string | null;
 }
 
 export interface Source {
@@ -65,7 +76,7 @@ export interface Source {
    * one call at a time in arrival order, then makes its plan durable and resolves with its
    * result. Throws ApiError(write_error) when the store refuses the write; nothing is written then.
    */
-  write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T>;
+  write<T>(plan: (workbook: Workbook) => Planned<T>, options?: WriteOptions): Promise<T>;
   /**
    * When the rows `read` answers last changed (ms since the epoch), where the source knows it:
    * the answers' `Last-Modified`. Left out where it does not (Google: the Sheets API does not say).

@@ -1,27 +1,29 @@
-// The four Sheets API calls the source makes, through the official `@googleapis/sheets` client:
+// The Sheets API calls the source makes, through the official `@googleapis/sheets` client:
 // authenticated as configured, sent to `rootUrl`, over the runtime's transport (transport.ts),
 // with the client's own retries off (upstream.ts retries, with a bound it can state).
 // `getSpreadsheet()` -> GET {rootUrl}/v4/spreadsheets/1AbC...?includeGridData=true&fields=...
 import sheetsModule from '@googleapis/sheets';
-import type { Secret } from '../../config.ts';
-import type { DeleteDimensionRequest, UserEnteredValue, ValueRange } from './encode-plan.ts';
-import { GRID_FIELDS, type GoogleSpreadsheet } from './read-grid.ts';
+import { quoteSheetName, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
+import { GRID_FIELDS, METADATA_FIELDS, type GoogleSpreadsheet } from './read-grid.ts';
+import { createSignIn, DRIVE_METADATA_SCOPE, SPREADSHEETS_SCOPE, type AuthOption, type GoogleAuth, type QuotaIdentity, type SignInKind } from './sign-in.ts';
 
+export type { GoogleAuth } from './sign-in.ts';
 export const GOOGLE_ROOT_URL = 'https://sheets.googleapis.com/';
-const SPREADSHEETS_SCOPE = 'https://www.googleapis.com/auth/spreadsheets';
-
-/** How the source proves who it is to Google: exactly one way, as the configuration allows. */
-export type GoogleAuth =
-  | { readonly kind: 'credentialsFile'; readonly path: string }
-  /** The service account named by GOOGLE_APPLICATION_CREDENTIALS (Application Default Credentials). */
-  | { readonly kind: 'applicationDefault' }
-  | { readonly kind: 'accessToken'; readonly token: Secret }
-  | { readonly kind: 'apiKey'; readonly key: Secret }
-  | { readonly kind: 'oauth'; readonly clientId: string; readonly clientSecret: Secret; readonly refreshToken: Secret };
+export const DRIVE_ROOT_URL = 'https://www.googleapis.com/';
 
 export interface SheetsApi {
+  /** Which credentials the calls use, for messages when Google refuses them. */
+  readonly signIn?: SignInKind;
+  /** Whom Google counts the calls against (loads the credentials on first use). */
+  identity?(): Promise<QuotaIdentity>;
   /** Every tab's properties and cells in one request. */
   getSpreadsheet(signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Every tab's properties, no cells: a few hundred bytes. */
+  getMetadata(signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Rows `startRow` (0-based) up to `endRow` (exclusive) of one tab, with its properties; nothing of the other tabs. */
+  getTabPage(name: string, startRow: number, endRow: number, signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Drive's `modifiedTime` of the spreadsheet (`2026-11-23T23:59:01.123Z`): one small request, outside the Sheets quota. */
+  getModifiedTime(signal: AbortSignal): Promise<string | null>;
   /** values.append; answers the range Google wrote (`'People'!A5:C7`) when it says. */
   append(range: string, values: UserEnteredValue[][], signal: AbortSignal): Promise<string | null>;
   /** values.batchUpdate of fixed ranges. */
@@ -35,76 +37,106 @@ export interface ClientOptions {
   readonly rootUrl?: string;
   readonly auth: GoogleAuth;
   readonly fetch: typeof fetch;
+  /** Where Drive's API is (default Google's, `https://www.googleapis.com/`). */
+  readonly driveRootUrl?: string;
+  /** Sign in for Drive's metadata too (the revision check). */
+  readonly driveScope?: boolean;
 }
+
+type Sheets = ReturnType<typeof sheetsModule.sheets>;
 
 export function createSheetsApi(options: ClientOptions): SheetsApi {
   const { spreadsheetId } = options;
   // Every request: no retries of the client's own, and the pooled fetch.
   const requestOptions = { retry: false, fetchImplementation: options.fetch };
-  const client = sheetsModule.sheets({
-    version: 'v4',
-    rootUrl: options.rootUrl ?? GOOGLE_ROOT_URL,
-    auth: authClient(options.auth, options.fetch),
-    ...requestOptions,
-  });
+  const signIn = createSignIn(options.auth, options.fetch, options.driveScope === true ? [SPREADSHEETS_SCOPE, DRIVE_METADATA_SCOPE] : [SPREADSHEETS_SCOPE]);
+  const fileUrl = `${options.driveRootUrl ?? DRIVE_ROOT_URL}drive/v3/files/${encodeURIComponent(spreadsheetId)}?fields=modifiedTime&supportsAllDrives=true`;
+  const clients = new WeakMap<object, Sheets>();
+  const clientFor = (auth: AuthOption): Sheets => {
+    const key = typeof auth === 'string' ? signIn : auth;
+    let client = clients.get(key);
+    if (client === undefined) {
+      client = sheetsModule.sheets({ version: 'v4', rootUrl: options.rootUrl ?? GOOGLE_ROOT_URL, auth, ...requestOptions });
+      clients.set(key, client);
+    }
+    return client;
+  };
+  /** One call; after a 401 (a token Google no longer accepts) it signs in afresh and sends it once more. */
+  const run = async <T>(call: (client: Sheets) => Promise<T>): Promise<T> => {
+    try {
+      return await call(clientFor(await signIn.auth()));
+    } catch (error) {
+      if (!signIn.renewable || !isRefusedToken(error)) throw error;
+      signIn.reset();
+      return call(clientFor(await signIn.auth()));
+    }
+  };
   return {
+    signIn: { grant: signIn.grant, setting: signIn.setting },
+    identity: () => signIn.identity(),
     async getSpreadsheet(signal) {
-      const response = await client.spreadsheets.get({ spreadsheetId, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal });
+      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
       return response.data as GoogleSpreadsheet;
     },
+    async getMetadata(signal) {
+      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, fields: METADATA_FIELDS }, { ...requestOptions, signal }));
+      return response.data as GoogleSpreadsheet;
+    },
+    async getTabPage(name, startRow, endRow, signal) {
+      // Whole rows of one sheet: `'People'!1:10000`, `'Bob''s'!10001:60000`.
+      const ranges = [`${quoteSheetName(name)}!${startRow + 1}:${endRow}`];
+      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, ranges, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
+      return response.data as GoogleSpreadsheet;
+    },
+    async getModifiedTime(signal) {
+      const auth = await signIn.auth();
+      let data: unknown;
+      if (typeof auth === 'string') {
+        // An API key reads a public file's metadata as it reads its cells.
+        const response = await options.fetch(`${fileUrl}&key=${encodeURIComponent(auth)}`, { signal });
+        data = await response.json();
+        if (!response.ok) throw Object.assign(new Error(`Drive answered ${response.status}`), { response: { status: response.status, data, headers: response.headers } });
+      } else {
+        data = (await (auth as { request(options: object): Promise<{ data: unknown }> }).request({ url: fileUrl, signal, retry: false })).data;
+      }
+      const modified = (data as { modifiedTime?: unknown } | null)?.modifiedTime;
+      return typeof modified === 'string' ? modified : null;
+    },
     async append(range, values, signal) {
-      const response = await client.spreadsheets.values.append(
-        {
-          spreadsheetId,
-          range,
-          valueInputOption: 'USER_ENTERED',
-          // New rows are inserted, never written over cells someone else filled meanwhile.
-          insertDataOption: 'INSERT_ROWS',
-          fields: 'updates(updatedRange)',
-          requestBody: { values },
-        },
-        { ...requestOptions, signal },
+      const response = await run((client) =>
+        client.spreadsheets.values.append(
+          {
+            spreadsheetId,
+            range,
+            valueInputOption: 'USER_ENTERED',
+            // New rows are inserted, never written over cells someone else filled meanwhile.
+            insertDataOption: 'INSERT_ROWS',
+            fields: 'updates(updatedRange)',
+            requestBody: { values },
+          },
+          { ...requestOptions, signal },
+        ),
       );
       return response.data.updates?.updatedRange ?? null;
     },
     async updateValues(data, signal) {
-      await client.spreadsheets.values.batchUpdate(
-        { spreadsheetId, fields: 'totalUpdatedCells', requestBody: { valueInputOption: 'USER_ENTERED', data: data.map((range) => ({ range: range.range, values: range.values })) } },
-        { ...requestOptions, signal },
+      await run((client) =>
+        client.spreadsheets.values.batchUpdate(
+          { spreadsheetId, fields: 'totalUpdatedCells', requestBody: { valueInputOption: 'USER_ENTERED', data: data.map((range) => ({ range: range.range, values: range.values })) } },
+          { ...requestOptions, signal },
+        ),
       );
     },
     async batchUpdate(requests, signal) {
-      await client.spreadsheets.batchUpdate(
-        { spreadsheetId, fields: 'spreadsheetId', requestBody: { requests: requests.map((request) => ({ ...request })) } },
-        { ...requestOptions, signal },
+      await run((client) =>
+        client.spreadsheets.batchUpdate({ spreadsheetId, fields: 'spreadsheetId', requestBody: { requests: requests.map((request) => ({ ...request })) } }, { ...requestOptions, signal }),
       );
     },
   };
 }
 
-type AuthOption = NonNullable<Parameters<typeof sheetsModule.sheets>[0] extends infer O ? (O extends { auth?: infer A } ? A : never) : never>;
-
-/** The client library's auth for each way in; token refreshes use the same transport. */
-function authClient(auth: GoogleAuth, fetchImplementation: typeof fetch): AuthOption {
-  const transporterOptions = { fetchImplementation };
-  const { auth: google } = sheetsModule;
-  switch (auth.kind) {
-    case 'apiKey':
-      // The library sends a string as the `key` query parameter; such a connection only reads.
-      return auth.key.reveal();
-    case 'accessToken': {
-      const client = new google.OAuth2({ transporterOptions });
-      client.setCredentials({ access_token: auth.token.reveal() });
-      return client;
-    }
-    case 'oauth': {
-      const client = new google.OAuth2({ clientId: auth.clientId, clientSecret: auth.clientSecret.reveal(), transporterOptions });
-      client.setCredentials({ refresh_token: auth.refreshToken.reveal() });
-      return client;
-    }
-    case 'credentialsFile':
-      return new google.GoogleAuth({ keyFile: auth.path, scopes: [SPREADSHEETS_SCOPE], clientOptions: { transporterOptions } }) as AuthOption;
-    case 'applicationDefault':
-      return new google.GoogleAuth({ scopes: [SPREADSHEETS_SCOPE], clientOptions: { transporterOptions } }) as AuthOption;
-  }
+/** A 401 from the Sheets API itself (not the token endpoint, whose refusals say why in OAuth's shape). */
+function isRefusedToken(error: unknown): boolean {
+  const response = (error as { response?: { status?: unknown; data?: { error?: unknown } } } | null)?.response;
+  return response?.status === 401 && typeof response.data?.error !== 'string';
 }

@@ -79,7 +79,7 @@ export function appendedValues(rows: readonly SheetRow[]): UserEnteredValue[][] 
   });
 }
 
-/** Whether the snapshot can take a row as the engine wrote it: a formula's result is only known to Google. */
+/** Whether the kept tab can take a row as the engine wrote it: a formula's result is only known to Google. */
 export function hasFormula(plan: WritePlan): boolean {
   const rows = [...plan.replaced.map((replaced) => replaced.row), ...(plan.appended?.rows ?? [])];
   return rows.some((row) => row.formula?.some((formula) => formula !== undefined && formula !== '') ?? false);

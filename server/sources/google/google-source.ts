@@ -1,18 +1,21 @@
-// A Google spreadsheet as a source. Reads come from an in-memory snapshot of the whole
-// spreadsheet, refreshed by one `spreadsheets.get` once it is older than the freshness window
-// (concurrent reads share that request). Writes run under the spreadsheet's write lock: a fresh
-// read, the engine's plan, one request carrying it, then the snapshot takes the plan, so the
-// next read sees the write without asking Google again. A POST plans on the snapshot and costs
-// one `values.append`: appends do not depend on where the other rows are.
-// `GET /sheets/crm` twice within 5 s -> one upstream request; `DELETE /sheets/crm/Status/done`
-// -> spreadsheets.get, then one atomic spreadsheets.batchUpdate removing the rows bottom-up.
-import { applyPlan, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
+// A Google spreadsheet as a source: reads through the tab reader (tab-reader.ts: what is kept,
+// tab by tab, and how it is refreshed), writes here. Writes run under the spreadsheet's write
+// lock: a fresh read of the tab they address, the engine's plan, one request carrying it, then
+// the kept tab takes the plan, so the next read sees the write without asking Google again. A
+// POST plans on the kept tab and costs one `values.append`. Every Sheets API request first takes
+// a slot of the shared quota budget (budget.ts).
+// `PATCH /sheets/crm/tabs/Orders/Name/Ann` -> `spreadsheets.get?ranges='Orders'!1:10000`, then
+// one values.batchUpdate; `DELETE /sheets/crm/Status/done` -> the tab list (which tab is first?)
+// when stale, a fresh read of that tab, then one atomic spreadsheets.batchUpdate removing the
+// rows bottom-up.
+import { applyPlanToTab, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
 import { headerRowIndex, type Workbook } from '../../../lib/workbook.ts';
-import type { Planned, ReadOptions, Source } from '../source.ts';
+import type { Planned, ReadOptions, Source, WriteOptions } from '../source.ts';
+import { admit, DEFAULT_QUOTA, SHARED_BUDGETS, type Budgets, type QuotaLimits } from './budget.ts';
 import type { SheetsApi } from './client.ts';
 import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
-import { readSpreadsheet } from './read-grid.ts';
+import { TabReader, type Scope } from './tab-reader.ts';
 import { callUpstream, type CallSettings, type Repeatable, type RetryPolicy } from './upstream.ts';
 import { underWriteLock, writesSettled } from './write-lock.ts';
 
@@ -26,24 +29,27 @@ export interface GoogleSourceSettings {
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
   readonly log: (message: string) => void;
+  /**
+   * The revision check: a stale tab is first checked against Drive's modifiedTime and counts as
+   * fresh again when the file is unchanged, unless fetched longer than `maxAgeMs` ago. null: off.
+   */
+  readonly revisionCheck?: { readonly maxAgeMs: number } | null;
+  /** Google's per-minute limits, shared by every source signed in as the same user (budget.ts). */
+  readonly quota?: QuotaLimits;
+  /** Where the shared windows live (default: the process's); tests pass their own, with short windows. */
+  readonly budgets?: Budgets;
+  /** Sets budgets apart by the server they count for (the root URL): an emulator is not Google. */
+  readonly budgetScope?: string;
   /** Called once by close(), after the last write: releases the transport. */
   readonly release: () => Promise<void>;
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** The spreadsheet as last read or written, and what writes need to address its tabs. */
-interface Snapshot {
+/** What a write plans against: the workbook, and the sheet ids its requests address. */
+interface Basis {
   readonly workbook: Workbook;
   readonly sheetIds: ReadonlyMap<string, number>;
-  /** When the read it comes from was sent; a write carries its basis's time over. */
-  readonly readAt: number;
-}
-
-interface Fetch {
-  readonly promise: Promise<Snapshot>;
-  /** The write generation the read began in: a read begun before a write may not show it. */
-  readonly generation: number;
 }
 
 export class GoogleSource implements Source {
@@ -51,85 +57,73 @@ export class GoogleSource implements Source {
   readonly writable: boolean;
   readonly #settings: GoogleSourceSettings;
   readonly #now: () => number;
-  #snapshot: Snapshot | null = null;
-  /** Bumped whenever a write reaches Google (or may have): older reads may not become the snapshot. */
-  #generation = 0;
-  #inflight: Fetch | null = null;
+  readonly #reader: TabReader;
   #closing: Promise<void> | null = null;
 
   constructor(settings: GoogleSourceSettings) {
     this.#settings = settings;
     this.#now = settings.now ?? (() => performance.now());
+    this.#reader = new TabReader({
+      api: settings.api,
+      description: `google spreadsheet ${settings.spreadsheetId}`,
+      freshnessMs: settings.freshnessMs,
+      revisionCheck: settings.revisionCheck,
+      log: settings.log,
+      now: this.#now,
+      call: (purpose, repeatable, send, counted) => this.#call(purpose, repeatable, send, counted),
+    });
     this.description = `google spreadsheet ${settings.spreadsheetId}`;
     this.writable = settings.writable;
   }
 
-  async read(options: ReadOptions = {}): Promise<Workbook> {
-    const snapshot = this.#snapshot;
-    if (options.fresh !== true && snapshot !== null && this.#now() - snapshot.readAt < this.#settings.freshnessMs) return snapshot.workbook;
-    return (await this.#fetch(options.fresh === true)).workbook;
+  read(options: ReadOptions = {}): Promise<Workbook> {
+    return this.#reader.read('tab' in options ? options.tab : undefined, options.fresh === true);
   }
 
-  write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T> {
+  write<T>(plan: (workbook: Workbook) => Planned<T>, options: WriteOptions = {}): Promise<T> {
     if (!this.writable) return Promise.reject(apiError('write_error', 'This connection can only read its Google spreadsheet (read-only, or an API key); nothing was written.'));
     if (this.#closing !== null) return Promise.reject(apiError('write_error', 'The server is shutting down; send the write again once it is back.'));
-    return underWriteLock(this.#settings.lockKey, () => this.#write(plan));
+    const scope: Scope = 'tab' in options ? options.tab : undefined;
+    return underWriteLock(this.#settings.lockKey, () => this.#write(plan, scope));
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await writesSettled(this.#settings.lockKey);
-      await this.#inflight?.promise.catch(() => undefined);
+      await this.#reader.settled();
       await this.#settings.release();
     })();
     return this.#closing;
   }
 
-  /** One read of the whole spreadsheet, shared by every reader that may use it. */
-  #fetch(fresh: boolean): Promise<Snapshot> {
-    const inflight = this.#inflight;
-    // A client's no-cache asks for a read begun after it asked, so it never joins one in flight.
-    if (!fresh && inflight !== null && inflight.generation === this.#generation) return inflight.promise;
-    const generation = this.#generation;
-    const readAt = this.#now();
-    const promise = this.#call('read', 'idempotent', (signal) => this.#settings.api.getSpreadsheet(signal)).then((data) => {
-      const { workbook, sheetIds } = readSpreadsheet(data);
-      const snapshot: Snapshot = { workbook, sheetIds, readAt };
-      const current = this.#snapshot;
-      if (generation === this.#generation && (current === null || current.readAt <= readAt)) this.#snapshot = snapshot;
-      return snapshot;
-    });
-    const entry: Fetch = { promise, generation };
-    this.#inflight = entry;
-    const clear = () => {
-      if (this.#inflight === entry) this.#inflight = null;
-    };
-    promise.then(clear, clear);
-    return promise;
-  }
-
-  async #write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T> {
-    const snapshot = this.#snapshot;
-    if (snapshot !== null) {
-      const planned = plan(snapshot.workbook);
-      // An append lands after whatever is there when Google applies it: no fresh read needed.
-      if (isAppendOnly(planned.plan)) {
-        try {
-          return await this.#send(snapshot, planned.plan, planned.result);
-        } catch (error) {
-          // The tab went away since the snapshot: plan again on a fresh read, which says so.
-          if (!isApiError(error) || error.code !== 'tab_not_found') throw error;
-        }
+  async #write<T>(plan: (workbook: Workbook) => Planned<T>, scope: Scope): Promise<T> {
+    const cache = this.#reader.cache;
+    const target = scope === undefined ? null : scope === null ? (cache.firstTabs()[0] ?? null) : scope;
+    // Planning on what is kept needs the tab; a write naming no tab (or the first) needs the list
+    // as Google gave it, not one grown from reads of other tabs, to know which tab it is.
+    const known = scope === undefined ? cache.listRead() && cache.allRead() : scope === null ? cache.listRead() && target !== null && cache.has(target) : cache.has(scope);
+    const planned = known ? plan(cache.workbook()) : null;
+    // An append lands after whatever is there when Google applies it: no fresh read needed.
+    if (planned !== null && isAppendOnly(planned.plan)) {
+      try {
+        return await this.#send(this.#basis(), planned.plan, planned.result);
+      } catch (error) {
+        // The tab went away since it was read: plan again on a fresh read, which says so.
+        if (!isApiError(error) || error.code !== 'tab_not_found') throw error;
       }
     }
-    const fresh = await this.#fetch(true);
-    const planned = plan(fresh.workbook);
-    if (planned.plan === null || isEmptyPlan(planned.plan)) return planned.result;
-    return this.#send(fresh, planned.plan, planned.result);
+    const fresh = await this.#reader.read(scope, true);
+    const replanned = plan(fresh);
+    if (replanned.plan === null || isEmptyPlan(replanned.plan)) return replanned.result;
+    return this.#send(this.#basis(), replanned.plan, replanned.result);
   }
 
-  /** Carries a plan out upstream, then lets the snapshot take it. */
-  async #send<T>(basis: Snapshot, plan: WritePlan, result: T): Promise<T> {
+  #basis(): Basis {
+    return { workbook: this.#reader.cache.workbook(), sheetIds: this.#reader.cache.sheetIds() };
+  }
+
+  /** Carries a plan out upstream, then lets the cached tab take it. */
+  async #send<T>(basis: Basis, plan: WritePlan, result: T): Promise<T> {
     const { api } = this.#settings;
     let landedElsewhere = false;
     // Data rows start below the header row, which is lower down in a tab starting with empty rows.
@@ -156,31 +150,55 @@ export class GoogleSource implements Source {
         landedElsewhere = updated !== null && firstRowOf(updated) !== expectedRow;
       }
     } catch (error) {
-      // Part of it, or all of it, may have reached Google: the next read asks Google again.
-      this.#forget();
+      // Part of it, or all of it, may have reached Google: the next read of the tab asks Google again.
+      this.#reader.generation++;
+      this.#reader.cache.drop(plan.tab);
       throw error;
     }
-    this.#generation++;
-    // A formula's result, or rows placed where the snapshot did not expect them, are only known upstream.
-    if (hasFormula(plan) || landedElsewhere) this.#snapshot = null;
-    else this.#snapshot = { workbook: applyPlan(basis.workbook, plan), sheetIds: basis.sheetIds, readAt: basis.readAt };
-    if (landedElsewhere) this.#settings.log(`sheetrest: rows appended to ${this.description} landed below rows added by someone else; the snapshot was dropped`);
+    this.#reader.generation++;
+    const readAt = this.#reader.cache.readAtOf(plan.tab);
+    // A formula's result, or rows placed where the cache did not expect them, are only known upstream.
+    if (hasFormula(plan) || landedElsewhere || basisTab === undefined || readAt === undefined) this.#reader.cache.drop(plan.tab);
+    else this.#reader.cache.setTab(applyPlanToTab(basisTab, plan), readAt);
+    if (landedElsewhere) this.#settings.log(`sheetrest: rows appended to ${this.description} landed below rows added by someone else; the cached tab was dropped`);
     return result;
   }
 
-  #forget(): void {
-    this.#generation++;
-    this.#snapshot = null;
+  /** A slot in the user's and the project's budget for one request: waits for it, or 503 when it is too far off. */
+  async #admit(kind: 'read' | 'write'): Promise<void> {
+    const { api, budgets = SHARED_BUDGETS, budgetScope = '' } = this.#settings;
+    const limits = this.#settings.quota ?? DEFAULT_QUOTA;
+    if (api.identity === undefined) return;
+    const { user, project } = await api.identity();
+    const admission = admit(budgets.windowsFor(kind, `${budgetScope} ${user}`, `${budgetScope} ${project}`, limits), this.#now(), limits.maxWaitMs);
+    if ('refusedForMs' in admission) {
+      const perMinute = kind === 'read' ? limits.readsPerMinutePerUser : limits.writesPerMinutePerUser;
+      const written = kind === 'write' ? ' Nothing was written.' : '';
+      throw apiError('upstream_unavailable', `Google Sheets' request quota for this server's credentials is used up for now (${perMinute} ${kind}s a minute); sheetrest did not send the request.${written}`, {
+        'Retry-After': String(seconds(admission.refusedForMs)),
+      });
+    }
+    if (admission.waitMs > 0) await (this.#settings.sleep ?? wait)(admission.waitMs);
   }
 
-  #call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  /** One upstream call; `counted`: a Sheets API request, which takes a slot of the budget (Drive's do not). */
+  #call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>, counted = true): Promise<T> {
     const { timeoutMs, retry, sleep } = this.#settings;
-    const settings: CallSettings = { timeoutMs, retry, purpose, repeatable, what: `spreadsheet ${this.#settings.spreadsheetId}`, sleep };
+    const settings: CallSettings = { timeoutMs, retry, purpose, repeatable, what: `spreadsheet ${this.#settings.spreadsheetId}`, signIn: this.#settings.api.signIn, sleep, ...(counted ? { admit: () => this.#admit(purpose) } : {}) };
     return callUpstream(settings, send).catch((error: unknown) => {
       if (isApiError(error)) this.#settings.log(`sheetrest: ${this.description}: ${purpose} failed: ${error.code} (${error.message})`);
       throw error;
     });
   }
+}
+
+function wait(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Seconds in Retry-After: at least 1. */
+function seconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 function isAppendOnly(plan: WritePlan | null): plan is WritePlan {

@@ -8,10 +8,12 @@ import { createSheetsApi, GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } fro
 import { GoogleSource } from './google-source.ts';
 import { openTransport, type Transport } from './transport.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './upstream.ts';
+import { Budgets, DEFAULT_QUOTA, type QuotaLimits } from './budget.ts';
 
 export { GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } from './client.ts';
 export { GoogleSource } from './google-source.ts';
 export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, worstCaseMs, type RetryPolicy } from './upstream.ts';
+export { Budgets, DEFAULT_QUOTA, type QuotaLimits } from './budget.ts';
 
 /** How long a read may be served from memory (ms) before Google is asked again. */
 export const DEFAULT_FRESHNESS_MS = 5_000;
@@ -32,14 +34,38 @@ export interface GoogleSourceOptions {
   readonly api?: SheetsApi;
   /** For tests and benchmarks: how waits between retries pass. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Google's per-minute limits for these credentials (default Google's: 60 per user, 300 per project). */
+  readonly quota?: Partial<QuotaLimits>;
+  /** For tests: budgets of their own (with a short window); default the process's. */
+  readonly budgets?: Budgets;
+  /**
+   * Check Drive's modifiedTime before reading a stale tab again, and keep the tab when the file
+   * is unchanged (for at most `maxAgeMs` since it was read; default 5 minutes). Needs the Drive
+   * API enabled and, for OAuth, the drive.metadata.readonly scope granted.
+   */
+  readonly revisionCheck?: boolean | { readonly maxAgeMs?: number };
+  /** Where Drive's API is: default `rootUrl` when that is set (the emulator serves both), else Google's. */
+  readonly driveRootUrl?: string;
+  /** For tests: the source's clock (ms, monotonic). */
+  readonly now?: () => number;
 }
+
+/** How long the revision check may keep a tab read from Google without reading it again. */
+export const DEFAULT_MAX_AGE_MS = 300_000;
 
 export async function openGoogleSource(options: GoogleSourceOptions): Promise<GoogleSource> {
   let transport: Transport | null = null;
   let api = options.api;
   if (api === undefined) {
     transport = await openTransport();
-    api = createSheetsApi({ spreadsheetId: options.spreadsheetId, rootUrl: options.rootUrl, auth: options.auth, fetch: transport.fetch });
+    api = createSheetsApi({
+      spreadsheetId: options.spreadsheetId,
+      rootUrl: options.rootUrl,
+      auth: options.auth,
+      fetch: transport.fetch,
+      driveRootUrl: options.driveRootUrl ?? options.rootUrl,
+      driveScope: options.revisionCheck !== undefined && options.revisionCheck !== false,
+    });
   }
   return new GoogleSource({
     spreadsheetId: options.spreadsheetId,
@@ -51,6 +77,11 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     retry: { ...DEFAULT_RETRY, ...options.retry },
     log: options.log ?? (() => undefined),
+    quota: { ...DEFAULT_QUOTA, ...options.quota },
+    ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+    budgetScope: options.rootUrl ?? GOOGLE_ROOT_URL,
+    revisionCheck: revisionCheckOf(options.revisionCheck),
+    ...(options.now === undefined ? {} : { now: options.now }),
     release: async () => {
       await transport?.close();
     },
@@ -58,12 +89,20 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
   });
 }
 
+function revisionCheckOf(option: GoogleSourceOptions['revisionCheck']): { maxAgeMs: number } | null {
+  if (option === undefined || option === false) return null;
+  return { maxAgeMs: (option === true ? undefined : option.maxAgeMs) ?? DEFAULT_MAX_AGE_MS };
+}
+
 /** The checked configuration's way in, as the client's auth. */
 export function authOf(config: GoogleSourceConfig): GoogleAuth {
   if (config.credentialsFile !== undefined) return { kind: 'credentialsFile', path: config.credentialsFile };
   if (config.accessToken !== undefined) return { kind: 'accessToken', token: config.accessToken };
   if (config.apiKey !== undefined) return { kind: 'apiKey', key: config.apiKey };
-  if (config.oauth !== undefined) return { kind: 'oauth', clientId: config.oauth.clientId, clientSecret: config.oauth.clientSecret, refreshToken: config.oauth.refreshToken };
+  if (config.oauth !== undefined) {
+    const { clientId, clientSecret, refreshToken, tokenUri } = config.oauth;
+    return { kind: 'oauth', clientId, clientSecret, refreshToken, ...(tokenUri === undefined ? {} : { tokenUri }) };
+  }
   return { kind: 'applicationDefault' };
 }
 
@@ -78,5 +117,8 @@ export function openGoogleSourceFromConfig(config: GoogleSourceConfig, options: 
     ...(config.freshnessMs === undefined ? {} : { freshnessMs: config.freshnessMs }),
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
     ...(config.retries === undefined ? {} : { retry: { retries: config.retries } }),
+    ...(config.quota === undefined ? {} : { quota: config.quota }),
+    ...(config.checkModifiedTime === true ? { revisionCheck: { maxAgeMs: config.maxAgeMs } } : {}),
+    ...(config.driveRootUrl === undefined ? {} : { driveRootUrl: config.driveRootUrl }),
   });
 }

@@ -6,8 +6,11 @@ import { createInterner, type Interner, type SheetRow, type Tab, type TypedValue
 
 /** The fields of `spreadsheets.get` the source needs, and no more: Google sends less, and faster. */
 export const GRID_FIELDS =
-  'sheets(properties(sheetId,title,index,sheetType,hidden),' +
+  'sheets(properties(sheetId,title,index,sheetType,hidden,gridProperties(rowCount)),' +
   'data(startRow,startColumn,rowData(values(formattedValue,effectiveValue,effectiveFormat(numberFormat(type))))))';
+
+/** The tabs without their cells: what `/tabs`-like questions and writes' sheet ids need. */
+export const METADATA_FIELDS = 'sheets(properties(sheetId,title,index,sheetType,hidden))';
 
 /** The parts of Google's Spreadsheet resource read here (a subset of sheets_v4.Schema$Spreadsheet). */
 export interface GoogleSpreadsheet {
@@ -21,6 +24,7 @@ interface GoogleSheet {
     readonly index?: number | null;
     readonly sheetType?: string | null;
     readonly hidden?: boolean | null;
+    readonly gridProperties?: { readonly rowCount?: number | null } | null;
   } | null;
   readonly data?: readonly GoogleGridData[] | null;
 }
@@ -65,7 +69,23 @@ export function readSpreadsheet(spreadsheet: GoogleSpreadsheet): ReadSpreadsheet
 }
 
 function readRows(grids: readonly GoogleGridData[], interner: Interner): SheetRow[] {
-  const rows: SheetRow[] = [];
+  return readRowsInto([], grids, interner);
+}
+
+/**
+ * One page of a tab read in pages (`ranges='People'!10001:60000`): its rows go into `rows` at
+ * their places (each grid says where it starts), so the page's JSON can go before the next one
+ * is read. Answers the tab's properties as the page gave them.
+ */
+export function readPage(rows: SheetRow[], page: GoogleSpreadsheet, name: string, interner: Interner): { sheetId: number; hidden: boolean; rowCount: number } | null {
+  const sheet = (page.sheets ?? []).find((candidate) => (candidate.properties?.title ?? '') === name);
+  if (sheet === undefined) return null;
+  readRowsInto(rows, sheet.data ?? [], interner);
+  const properties = sheet.properties;
+  return { sheetId: properties?.sheetId ?? 0, hidden: properties?.hidden === true, rowCount: properties?.gridProperties?.rowCount ?? 0 };
+}
+
+function readRowsInto(rows: SheetRow[], grids: readonly GoogleGridData[], interner: Interner): SheetRow[] {
   for (const grid of grids) {
     const startRow = grid.startRow ?? 0;
     const startColumn = grid.startColumn ?? 0;

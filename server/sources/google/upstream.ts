@@ -2,7 +2,8 @@
 // retries with exponential backoff and full jitter on 429 and 5xx, and Google's answer turned
 // into the contract's errors. `GET /sheets/crm` while Google answers 503 three times, then 200
 // -> the rows, about 1.5 s late; five 503s in a row -> 503 upstream_unavailable, Retry-After.
-import { apiError, type ApiError } from '../../../lib/errors.ts';
+import { apiError, isApiError, type ApiError } from '../../../lib/errors.ts';
+import type { SignInKind } from './sign-in.ts';
 
 export interface RetryPolicy {
   /** Retries after the first attempt (default 4: five attempts in all). */
@@ -34,6 +35,10 @@ export interface CallSettings {
   readonly repeatable: Repeatable;
   /** Names the spreadsheet in messages: `spreadsheet 1AbC...`. */
   readonly what: string;
+  /** The credentials in use, to say which setting to fix when Google refuses to sign in. */
+  readonly signIn?: SignInKind;
+  /** Called before each attempt, outside its timeout: waits for a quota slot, or throws 503. */
+  readonly admit?: () => Promise<void>;
   /** For tests: waits without timers; defaults to setTimeout. */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
@@ -44,6 +49,8 @@ export interface UpstreamFailure {
   readonly status: number | null;
   readonly message: string;
   readonly retryAfterSeconds: number | null;
+  /** Set when the token endpoint refused to sign in (OAuth's `{"error": "invalid_grant", "error_description"}`). */
+  readonly oauth?: { readonly error: string; readonly description: string };
 }
 
 export async function callUpstream<T>(settings: CallSettings, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
@@ -51,6 +58,7 @@ export async function callUpstream<T>(settings: CallSettings, send: (signal: Abo
   const random = settings.random ?? Math.random;
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
+    await settings.admit?.();
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -62,6 +70,8 @@ export async function callUpstream<T>(settings: CallSettings, send: (signal: Abo
     } catch (error) {
       // A hung upstream is not retried: the caller has already waited timeoutMs.
       if (timedOut) throw timeoutError(settings);
+      // Already the contract's answer (credentials that cannot be loaded): retrying changes nothing.
+      if (isApiError(error)) throw error;
       const failure = describeFailure(error);
       if (!isRetryable(failure, settings.repeatable)) throw toApiError(failure, settings);
       const wait = backoffMs(attempt, failure, settings.retry, random);
@@ -110,7 +120,15 @@ export function describeFailure(error: unknown): UpstreamFailure {
   };
   const status = typeof record.response?.status === 'number' ? record.response.status : typeof record.status === 'number' ? record.status : null;
   const message = googleMessage(record.response?.data) ?? (typeof record.message === 'string' ? record.message : String(error));
-  return { status, message, retryAfterSeconds: retryAfterOf(record.response?.headers) };
+  const oauth = oauthError(record.response?.data);
+  return { status, message, retryAfterSeconds: retryAfterOf(record.response?.headers), ...(oauth === null ? {} : { oauth }) };
+}
+
+/** OAuth's error body (`{"error": "invalid_grant", "error_description": "..."}`), unlike the Sheets API's `{"error": {...}}`. */
+function oauthError(data: unknown): { error: string; description: string } | null {
+  const body = (typeof data === 'string' ? safeJson(data) : data) as { error?: unknown; error_description?: unknown } | null;
+  if (typeof body?.error !== 'string') return null;
+  return { error: body.error, description: typeof body.error_description === 'string' ? body.error_description : '' };
 }
 
 function googleMessage(data: unknown): string | null {
@@ -137,8 +155,9 @@ function retryAfterOf(headers: unknown): number | null {
 }
 
 /** Google's answer as the contract's error. Google's own message is never sent to clients: it may name accounts. */
-export function toApiError(failure: UpstreamFailure, settings: Pick<CallSettings, 'purpose' | 'what'>): ApiError {
+export function toApiError(failure: UpstreamFailure, settings: Pick<CallSettings, 'purpose' | 'what' | 'signIn'>): ApiError {
   const { status } = failure;
+  if (failure.oauth !== undefined && status !== null && status >= 400 && status < 500 && status !== 429) return signInRefused(failure.oauth, settings.signIn);
   if (status === 404) return apiError('not_found', `The Google ${settings.what} was not found: it was deleted or its id is wrong.`);
   if (status === 403 && settings.purpose === 'write') {
     return apiError('write_error', `This server's Google credentials may not edit the ${settings.what}; nothing was written.`);
@@ -149,6 +168,24 @@ export function toApiError(failure: UpstreamFailure, settings: Pick<CallSettings
   if (status === 400 && /unable to parse range/i.test(failure.message)) return apiError('tab_not_found', `A tab of the ${settings.what} no longer exists.`);
   if (status === 429 || status === null || status >= 500) return exhausted(failure, settings);
   return apiError('upstream_error', `Google Sheets refused the request (status ${status}); nothing was done.`);
+}
+
+/**
+ * Google's token endpoint refused to sign in: a 502 saying what to fix, in the configuration's
+ * terms. Google's description picks the advice; it is not passed on, and no secret is.
+ */
+export function signInRefused(oauth: { readonly error: string; readonly description: string }, signIn: SignInKind = { grant: 'other', setting: 'the credentials' }): ApiError {
+  const refused = (advice: string) => apiError('upstream_error', `Google refused to sign this server in with ${signIn.setting}: ${advice}; nothing was done.`);
+  if (/\b(iat|exp)\b|timeframe/i.test(oauth.description)) {
+    return refused("this machine's clock is off by more than a few minutes from Google's (a signed sign-in request is valid only around the time it was made): set the clock right (NTP)");
+  }
+  if (oauth.error === 'invalid_client') return refused('Google does not know oauth.clientId, or oauth.clientSecret is not its secret: copy both from the Cloud console');
+  if (oauth.error === 'invalid_grant' && signIn.grant === 'service-account') {
+    return refused('the service account key was deleted or disabled, or its account no longer exists: create a new JSON key for the account and configure it');
+  }
+  if (oauth.error === 'invalid_grant' && signIn.grant === 'refresh-token') return refused('the refresh token has expired or was revoked: obtain a new one');
+  if (oauth.error === 'invalid_scope') return refused('the credentials may not ask for the Google Sheets scope');
+  return refused(`Google answered "${oauth.error.replace(/[^a-z_]/gi, '').slice(0, 40)}": check the credentials`);
 }
 
 function exhausted(failure: UpstreamFailure, settings: Pick<CallSettings, 'purpose' | 'what'>): ApiError {

@@ -1,0 +1,204 @@
+// The read side of the Google source: what is kept (tab-cache.ts) and how it is refreshed. A
+// read of one tab asks for that tab only, in pages of whole rows when it is large; a read of the
+// first tab needs the list of tabs; a read of every tab is one request. Concurrent readers share
+// each request; a read begun before a write (the generation) is not kept. With the revision
+// check, a stale part is first checked against Drive's modifiedTime.
+// `read('Orders', false)` cold -> `spreadsheets.get?ranges='Orders'!1:10000`; again within the
+// window -> nothing upstream.
+import { isApiError } from '../../../lib/errors.ts';
+import { createInterner, type SheetRow, type Tab, type Workbook } from '../../../lib/workbook.ts';
+import type { SheetsApi } from './client.ts';
+import { readPage, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
+import { TabCache, type SheetMeta } from './tab-cache.ts';
+import type { Repeatable } from './upstream.ts';
+
+/** A read's scope: every tab (undefined), the first tab (null), or one tab by name. */
+export type Scope = string | null | undefined;
+
+export interface ReaderDeps {
+  readonly api: SheetsApi;
+  readonly description: string;
+  readonly freshnessMs: number;
+  readonly revisionCheck?: { readonly maxAgeMs: number } | null;
+  readonly log: (message: string) => void;
+  readonly now: () => number;
+  /** One upstream call (retries, timeouts, errors); `counted`: it takes a slot of the Sheets quota budget. */
+  call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>, counted?: boolean): Promise<T>;
+}
+
+const NONE: ReadonlySet<string | null> = new Set();
+
+/** A tab's first request asks for this many rows; most tabs end within it. */
+export const FIRST_PAGE_ROWS = 10_000;
+/** Later pages hold about this many cells (a 5-column tab: 50,000 rows, about 20 MB of Google's JSON). */
+export const PAGE_CELLS = 250_000;
+const MAX_PAGE_ROWS = 100_000;
+
+export class TabReader {
+  readonly cache = new TabCache();
+  /** Bumped whenever a write reaches Google (or may have): reads begun before may not be kept. */
+  generation = 0;
+  readonly #deps: ReaderDeps;
+  /** Requests in flight, by what they fetch ('all', 'meta', 'tab:People'), for readers to share. */
+  readonly #inflight = new Map<string, { readonly promise: Promise<void>; readonly generation: number }>();
+  /** Drive's modifiedTime as last seen; a read begun after seeing it holds rows at least that new. */
+  #seenModified: string | undefined;
+  #checking: Promise<string | undefined> | null = null;
+
+  constructor(deps: ReaderDeps) {
+    this.#deps = deps;
+  }
+
+  /** Resolves once the reads in flight have settled. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#inflight.values()].map((entry) => entry.promise.catch(() => undefined)));
+  }
+
+  /** The workbook with at least the scope's tabs fresh (all of them when the scope is undefined). */
+  async read(scope: Scope, fresh: boolean): Promise<Workbook> {
+    const cache = this.cache;
+    const window = fresh ? -1 : this.#deps.freshnessMs;
+    // Parts the revision check found unchanged count as fresh for this read, whatever the window (even 0).
+    const renewed = !fresh && this.#deps.revisionCheck ? await this.#renewUnchanged(scope, this.#deps.revisionCheck.maxAgeMs) : NONE;
+    const now = this.#deps.now();
+    const tabFresh = (name: string) => renewed.has(name) || cache.tabFresh(name, now, window);
+    const listFresh = () => renewed.has(null) || cache.metaFresh(now, this.#deps.freshnessMs);
+    if (scope === undefined) {
+      if (!(listFresh() && cache.allRead() && (cache.meta ?? []).every((sheet) => tabFresh(sheet.name)))) await this.#fetch('all', fresh);
+      return cache.workbook();
+    }
+    if (scope === null) {
+      // Which tab is first is only known from the list, read once per window (a no-cache read
+      // asks for the tab again, not the list).
+      if (!listFresh()) await this.#fetch('meta', false);
+      for (const name of cache.firstTabs()) if (!tabFresh(name)) await this.#fetch(`tab:${name}`, fresh);
+      return cache.workbook();
+    }
+    // A named tab needs only itself: its read brings its sheet id and visibility.
+    if (tabFresh(scope)) return cache.workbook();
+    try {
+      await this.#fetch(`tab:${scope}`, fresh);
+    } catch (error) {
+      // A tab Google does not know: the engine answers tab_not_found, naming the tabs there are,
+      // from a list read now.
+      if (!isApiError(error) || error.code !== 'tab_not_found') throw error;
+      await this.#fetch('meta', true);
+      if (cache.meta?.some((sheet) => sheet.name === scope) === true) throw error;
+    }
+    return cache.workbook();
+  }
+
+  /**
+   * The revision check: when what the scope needs is stale, one Drive request for the file's
+   * modifiedTime; each stale part read when the file had that same time counts as fresh again.
+   * A check that fails leaves everything stale (the read then asks Sheets, as without the check).
+   */
+  async #renewUnchanged(scope: Scope, maxAgeMs: number): Promise<ReadonlySet<string | null>> {
+    const cache = this.cache;
+    const { freshnessMs } = this.#deps;
+    const now = this.#deps.now();
+    const names = scope === undefined ? (cache.meta ?? []).map((sheet) => sheet.name) : scope === null ? cache.firstTabs() : [scope];
+    const stale = names.filter((name) => cache.has(name) && !cache.tabFresh(name, now, freshnessMs));
+    const listStale = scope !== undefined && scope !== null ? false : cache.meta !== null && !cache.metaFresh(now, freshnessMs);
+    if (stale.length === 0 && !listStale) return NONE;
+    const modified = await this.#checkModified();
+    if (modified === undefined) return NONE;
+    const at = this.#deps.now();
+    const renewed = new Set<string | null>();
+    if (listStale && cache.renew(null, modified, at, maxAgeMs)) renewed.add(null);
+    for (const name of stale) if (cache.renew(name, modified, at, maxAgeMs)) renewed.add(name);
+    return renewed;
+  }
+
+  /** Drive's modifiedTime, one request shared by concurrent readers; undefined when the check fails. */
+  #checkModified(): Promise<string | undefined> {
+    this.#checking ??= this.#deps.call('read', 'idempotent', (signal) => this.#deps.api.getModifiedTime(signal), false)
+      .then((modified) => {
+        this.#seenModified = modified ?? undefined;
+        return this.#seenModified;
+      })
+      .catch((error: unknown) => {
+        this.#deps.log(`sheetrest: ${this.#deps.description}: the revision check (Drive's modifiedTime) failed (${isApiError(error) ? error.code : 'error'}); reading the rows instead`);
+        return undefined;
+      })
+      .finally(() => {
+        this.#checking = null;
+      });
+    return this.#checking;
+  }
+
+  /** One request, shared by every reader that may use it; what it reads goes into the cache. */
+  #fetch(what: string, fresh: boolean): Promise<void> {
+    const inflight = this.#inflight.get(what);
+    // A client's no-cache asks for a read begun after it asked, so it never joins one in flight.
+    if (!fresh && inflight !== undefined && inflight.generation === this.generation) return inflight.promise;
+    const generation = this.generation;
+    const readAt = this.#deps.now();
+    // Seen before this request is sent: what it reads is at least that new.
+    const modified = this.#seenModified;
+    const { api } = this.#deps;
+    const keep = (apply: () => void) => {
+      if (generation === this.generation) apply();
+    };
+    let promise: Promise<void>;
+    if (what === 'all') {
+      promise = this.#deps.call('read', 'idempotent', (signal) => api.getSpreadsheet(signal)).then((data) =>
+        keep(() => {
+          const { workbook, sheetIds } = readSpreadsheet(data);
+          this.cache.setMeta(metaOf(workbook, sheetIds), readAt, modified);
+          for (const tab of workbook.tabs) this.cache.setTab(tab, readAt, modified);
+        }),
+      );
+    } else if (what === 'meta') {
+      promise = this.#deps.call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => keep(() => this.cache.setMeta(metaOf(...parts(data)), readAt, modified)));
+    } else {
+      const name = what.slice('tab:'.length);
+      promise = this.#readTab(name).then((read) =>
+        keep(() => {
+          if (read === null) return;
+          this.cache.setSheet({ name, sheetId: read.sheetId, hidden: read.tab.visibility === 'hidden' });
+          this.cache.setTab(read.tab, readAt, modified);
+        }),
+      );
+    }
+    const entry = { promise, generation };
+    this.#inflight.set(what, entry);
+    const clear = () => {
+      if (this.#inflight.get(what) === entry) this.#inflight.delete(what);
+    };
+    promise.then(clear, clear);
+    return promise;
+  }
+
+  /**
+   * One tab, in pages of whole rows: the first of FIRST_PAGE_ROWS rows says how many rows the
+   * grid has; the rest follow in pages of about PAGE_CELLS cells (by the columns the first page
+   * used), one request each, each page's JSON dropped once its rows are taken. A tab within the
+   * first page, the usual case, is one request. null: Google gave no such tab.
+   */
+  async #readTab(name: string): Promise<{ tab: Tab; sheetId: number } | null> {
+    const { api } = this.#deps;
+    const interner = createInterner();
+    const rows: SheetRow[] = [];
+    const first = readPage(rows, await this.#deps.call('read', 'idempotent', (signal) => api.getTabPage(name, 0, FIRST_PAGE_ROWS, signal)), name, interner);
+    if (first === null) return null;
+    const columns = Math.max(1, ...rows.slice(0, 100).map((row) => row.text.length));
+    const pageRows = Math.min(MAX_PAGE_ROWS, Math.max(FIRST_PAGE_ROWS, Math.floor(PAGE_CELLS / columns)));
+    for (let start = FIRST_PAGE_ROWS; start < first.rowCount; start += pageRows) {
+      const end = Math.min(first.rowCount, start + pageRows);
+      readPage(rows, await this.#deps.call('read', 'idempotent', (signal) => api.getTabPage(name, start, end, signal)), name, interner);
+    }
+    const tab: Tab = first.hidden ? { name, rows, visibility: 'hidden' } : { name, rows };
+    return { tab, sheetId: first.sheetId };
+  }
+}
+
+/** The tab list of a spreadsheet read with or without cells. */
+function metaOf(workbook: Workbook, sheetIds: ReadonlyMap<string, number>): SheetMeta[] {
+  return workbook.tabs.map((tab) => ({ name: tab.name, sheetId: sheetIds.get(tab.name) ?? 0, hidden: tab.visibility === 'hidden' }));
+}
+
+function parts(data: GoogleSpreadsheet): [Workbook, ReadonlyMap<string, number>] {
+  const { workbook, sheetIds } = readSpreadsheet(data);
+  return [workbook, sheetIds];
+}

@@ -1,0 +1,232 @@
+// Per-tab reads of the Google source, through the HTTP handler and the emulator: a read of one
+// tab asks Google for that tab's cells only (plus the list of tabs when it is stale), each tab
+// is kept on its own, a tab read again with the same content keeps its object (so kept answers
+// and ETags stay valid), and writes read only the tab they address.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../server/app.ts';
+import { Secret } from '../server/config.ts';
+import { startEmulator, type Emulator, type LoggedRequest } from '../server/google-emulator/mod.ts';
+import { createLogger } from '../server/log.ts';
+import { openQuotaStore } from '../server/quota.ts';
+import { openGoogleSource } from '../server/sources/google/mod.ts';
+import { TabCache } from '../server/sources/google/tab-cache.ts';
+import { readScope } from '../server/sources/scope.ts';
+
+const TOKEN = 'writer-token';
+const TABS = ['People', 'Orders', "Bob's tab", 'A1'];
+
+interface Context {
+  after(fn: () => unknown): void;
+}
+
+async function setUp(t: Context, freshnessMs = 60_000) {
+  const emulator = await startEmulator();
+  const spreadsheetId = emulator.createSpreadsheet({
+    sheets: TABS.map((title, n) => ({ title, rows: [['Name', 'Tab'], ...Array.from({ length: 50 }, (_, i) => [`${title} ${i}`, n])] })),
+    access: { [TOKEN]: 'writer' },
+  });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs, retry: { retries: 0 } });
+  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-tabs-'));
+  const quota = await openQuotaStore({ stateDir });
+  const app = createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1024 * 1024, cors: '*', log: createLogger('silent') });
+  t.after(async () => {
+    await source.close();
+    await quota.close();
+    await emulator.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+  const call = (path: string, init: RequestInit = {}) => app.fetch(new Request('http://x' + path, init));
+  return { emulator, spreadsheetId, source, call };
+}
+
+/** What each upstream request read: `list` (no cells), `all` (every tab's cells), `tab People`, or the write. */
+function reads(emulator: Emulator): string[] {
+  return emulator.requests.map(describe);
+}
+
+function describe(request: LoggedRequest): string {
+  if (request.method !== 'GET') return `${request.method} ${request.path.split('/').at(-1)}`;
+  const query = new URLSearchParams(request.query);
+  const ranges = query.getAll('ranges');
+  if (ranges.length > 0) return `tab ${ranges.join(', ')}`;
+  return query.get('fields')?.includes('rowData') === true ? 'all' : 'list';
+}
+
+/** The bytes of a read of every tab (a no-cache read that names none). */
+async function allBytes(emulator: Emulator, call: (path: string, init?: RequestInit) => Promise<Response>): Promise<number> {
+  const before = emulator.requests.length;
+  await call('/sheets/crm/tabs', { headers: { 'Cache-Control': 'no-cache' } });
+  return emulator.requests[before].bytes;
+}
+
+const tabPath = (name: string) => `/sheets/crm/tabs/${encodeURIComponent(name)}`;
+
+test('a read of one tab asks for that tab only', async (t) => {
+  const { emulator, call } = await setUp(t);
+  emulator.resetRequests();
+  const orders = await call(`${tabPath('Orders')}?_limit=2`);
+  assert.equal(orders.status, 200);
+  assert.deepEqual(await orders.json(), [{ Name: 'Orders 0', Tab: '1' }, { Name: 'Orders 1', Tab: '1' }]);
+  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000"], 'the tab, nothing of the others, not even their names');
+
+  emulator.resetRequests();
+  for (const name of ["Bob's tab", 'A1']) assert.equal((await call(tabPath(name))).status, 200);
+  assert.deepEqual(reads(emulator), ["tab 'Bob''s tab'!1:10000", "tab 'A1'!1:10000"], 'names quoted as A1 notation wants');
+
+  emulator.resetRequests();
+  assert.equal((await call('/sheets/crm?_limit=1')).status, 200);
+  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000"], 'no tab named: the list says which is first');
+  const [list] = emulator.requests;
+  assert.ok(list.bytes < 1_000, `the list is small (${list.bytes} bytes)`);
+  emulator.resetRequests();
+  assert.equal((await call('/sheets/crm?_limit=1', { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
+  assert.deepEqual(reads(emulator), ["tab 'People'!1:10000"], 'no-cache: the tab again; the list follows its window');
+  emulator.resetRequests();
+  assert.equal((await call(`${tabPath('Orders')}/3`)).status, 200);
+  assert.deepEqual(reads(emulator), [], 'within the window: nothing upstream');
+  assert.equal((await call(tabPath('Orders'), { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
+  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000"], 'no-cache: the tab again, not the list');
+
+  emulator.resetRequests();
+  const tabs = await call('/sheets/crm/tabs');
+  assert.deepEqual(((await tabs.json()) as { name: string; rows: number }[]).map((tab) => [tab.name, tab.rows]), TABS.map((name) => [name, 50]));
+  assert.deepEqual(reads(emulator), [], 'every tab was read within the window');
+});
+
+test('the list of tabs needs every tab: their row counts come from their cells', async (t) => {
+  const { emulator, call } = await setUp(t);
+  emulator.resetRequests();
+  assert.equal((await call('/sheets/crm/tabs')).status, 200);
+  assert.deepEqual(reads(emulator), ['all'], 'one request for all of them');
+  emulator.resetRequests();
+  assert.equal((await call(tabPath('Orders'), { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
+  const [all, one] = [await allBytes(emulator, call), emulator.requests[0].bytes];
+  assert.ok(one * 3 < all, `one tab of four downloads under a third of the whole (${one} of ${all} bytes)`);
+});
+
+test('a missing tab is tab_not_found naming the tabs, with a fresh list', async (t) => {
+  const { emulator, call } = await setUp(t);
+  await call(tabPath('Orders'));
+  emulator.resetRequests();
+  const missing = await call(tabPath('Nope'));
+  assert.equal(missing.status, 404);
+  const body = (await missing.json()) as { error: string; message: string };
+  assert.equal(body.error, 'tab_not_found');
+  assert.match(body.message, /Orders/);
+  assert.deepEqual(reads(emulator), ["tab 'Nope'!1:10000", 'list'], 'the list is asked again before saying the tab is not there');
+});
+
+test('a tab read again keeps its object while its content is the same', async (t) => {
+  const { emulator, spreadsheetId, source } = await setUp(t, 0);
+  const first = (await source.read({ tab: 'Orders' })).tabs.find((tab) => tab.name === 'Orders');
+  const people = (await source.read({ tab: 'People' })).tabs.find((tab) => tab.name === 'People');
+  const again = (await source.read({ tab: 'Orders' })).tabs.find((tab) => tab.name === 'Orders');
+  assert.ok(first !== undefined && first === again, 'same content, same object');
+  // An edit made in Google Sheets to People leaves Orders' object alone, and replaces People's.
+  await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}/values/People!A2?valueInputOption=RAW`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ values: [['Edited']] }),
+  });
+  const workbook = await source.read({ tab: 'People' });
+  assert.equal(workbook.tabs.find((tab) => tab.name === 'Orders'), first);
+  const edited = workbook.tabs.find((tab) => tab.name === 'People');
+  assert.notEqual(edited, people);
+  assert.equal(edited?.rows[1].text[0], 'Edited');
+});
+
+test('a read that names no tab reads them all in one request, as before', async (t) => {
+  const { emulator, source } = await setUp(t);
+  emulator.resetRequests();
+  const workbook = await source.read();
+  assert.deepEqual(workbook.tabs.map((tab) => [tab.name, tab.rows.length]), TABS.map((name) => [name, 51]));
+  assert.deepEqual(reads(emulator), ['all']);
+  await source.read({ tab: 'Orders' });
+  assert.deepEqual(reads(emulator), ['all'], 'every tab is fresh from that read');
+});
+
+test('writes read only the tab they address', async (t) => {
+  const { emulator, spreadsheetId, call } = await setUp(t);
+  await call(tabPath('Orders'));
+  emulator.resetRequests();
+  const json = (method: string, body: unknown): RequestInit => ({ method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  assert.equal((await call(`${tabPath('Orders')}/Name/Orders%203`, json('PATCH', { Tab: 'x' }))).status, 200);
+  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000", 'POST values:batchUpdate'], 'a fresh read of Orders, then the write');
+  emulator.resetRequests();
+  assert.equal((await call(tabPath('Orders'), json('POST', { Name: 'New' }))).status, 201);
+  assert.deepEqual(reads(emulator), ["POST 'Orders'!A52:append"], 'a POST plans on the kept tab');
+  const read = await call(`${tabPath('Orders')}/50:`);
+  assert.deepEqual(await read.json(), [{ Name: 'New', Tab: '' }]);
+  assert.equal(emulator.requests.length, 1, 'the read after the write comes from memory');
+  emulator.resetRequests();
+  assert.equal((await call('/sheets/crm/1', { method: 'DELETE' })).status, 200);
+  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000", `POST ${spreadsheetId}:batchUpdate`], 'which tab is first, that tab fresh, then the deletion');
+});
+
+test('which tab a request reads, from its path', () => {
+  const cases: [string, ReturnType<typeof readScope>][] = [
+    ['http://x/sheets/crm', { tab: null }],
+    ['http://x/sheets/crm/', { tab: null }],
+    ['http://x/sheets/crm?_limit=5', { tab: null }],
+    ['http://x/sheets/crm/3', { tab: null }],
+    ['http://x/sheets/crm/tabs', {}],
+    ['http://x/sheets/crm/tabs/', {}],
+    ['http://x/sheets/crm/tabs?x=/tabs/y', {}],
+    ['http://x/sheets/crm/tabs/Orders', { tab: 'Orders' }],
+    ['http://x/sheets/crm/tabs/Bob%27s%20tab/Name/x?_limit=1', { tab: "Bob's tab" }],
+    ['/sheets/crm/tabs/Orders/3', { tab: 'Orders' }],
+    ['http://x/sheets/crm/tabs/%E0%A4%A', {}],
+  ];
+  for (const [url, scope] of cases) assert.deepEqual([url, readScope(url)], [url, scope]);
+});
+
+test('the first tab, and the first visible one when the first is hidden', () => {
+  const cache = new TabCache();
+  cache.setMeta([{ name: 'Secret', sheetId: 0, hidden: true }, { name: 'B', sheetId: 1, hidden: true }, { name: 'C', sheetId: 2, hidden: false }], 0);
+  assert.deepEqual(cache.firstTabs(), ['Secret', 'C']);
+  cache.setMeta([{ name: 'A', sheetId: 0, hidden: false }, { name: 'C', sheetId: 2, hidden: true }], 0);
+  assert.deepEqual(cache.firstTabs(), ['A']);
+  // Unread tabs stand in empty, one object each, and visibility follows the list.
+  const before = cache.workbook();
+  assert.deepEqual(before.tabs, [{ name: 'A', rows: [] }, { name: 'C', rows: [], visibility: 'hidden' }]);
+  cache.setMeta([{ name: 'A', sheetId: 0, hidden: false }, { name: 'C', sheetId: 2, hidden: true }], 10);
+  assert.equal(cache.workbook(), before, 'the same list: the same workbook');
+});
+
+test('a large tab is read in pages of whole rows, the same rows as one request gives', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  const rows: (string | number | null)[][] = [['Name', 'N']];
+  for (let n = 0; n < 24_000; n++) rows.push([`P${n}`, n]);
+  // Empty rows across a page's edge, and a row alone far below.
+  for (let n = 9_990; n < 10_020; n++) rows[n] = [];
+  while (rows.length < 30_000) rows.push([]);
+  rows.push(['Last', 30_000]);
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'Big', rows }, { title: 'Small', rows: [['A'], [1]] }], access: { [TOKEN]: 'writer' } });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+  t.after(() => source.close());
+  emulator.resetRequests();
+  const paged = (await source.read({ tab: 'Big' })).tabs.find((tab) => tab.name === 'Big');
+  // 2 columns: pages of 100,000 rows after the first 10,000; the grid has 30,001 rows.
+  assert.deepEqual(reads(emulator), ["tab 'Big'!1:10000", "tab 'Big'!10001:30001"]);
+  const whole = (await source.read({ fresh: true })).tabs.find((tab) => tab.name === 'Big');
+  assert.equal(paged?.rows.length, 30_001);
+  assert.deepEqual(paged?.rows, whole?.rows);
+  assert.deepEqual(paged?.rows[30_000].text, ['Last', '30000']);
+});
+
+test('a write to the first tab after reads of other tabs only goes to the first tab', async (t) => {
+  const { emulator, spreadsheetId, call } = await setUp(t);
+  // Orders read by name: the source knows Orders, not yet which tab is first.
+  await call(tabPath('Orders'));
+  emulator.resetRequests();
+  const posted = await call('/sheets/crm', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name": "First"}' });
+  assert.equal(posted.status, 201);
+  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000", "POST 'People'!A52:append"]);
+  assert.equal(emulator.sheet(spreadsheetId, 'People').rows[51][0].formattedValue, 'First');
+  assert.equal(emulator.sheet(spreadsheetId, 'Orders').rows.length, 51, 'Orders untouched');
+});
