@@ -13,6 +13,7 @@ import { apiError } from '../lib/errors.ts';
 import { adminHandler } from './admin/routes.ts';
 import { AdminService } from './admin/service.ts';
 import { readAdminFile } from './admin/store.ts';
+import { loadDashboard } from './dashboard-files.ts';
 import { createApp, type App, type Connection } from './app.ts';
 import { DEFAULTS, type Config } from './config.ts';
 import { ConnectionRegistry, openConnection } from './connections.ts';
@@ -76,7 +77,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     await service.open(await readAdminFile(config.stateDir));
     const app = createApp({
       connections: registry,
-      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token) }),
+      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token), dashboard: await loadDashboard() }),
       quota,
       bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
       bodyTimeoutMs: timeouts.bodyMs,
