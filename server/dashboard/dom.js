@@ -1,5 +1,5 @@
 // Builds elements without ever parsing markup: every string becomes a text node, so a column
-// named `<img onerror=…>` or a cell value shows as the characters it is. No innerHTML anywhere.
+// named `<img onerror=…>` or a cell value shows as the characters it is. No markup is ever parsed from a string.
 //   h('button', { onclick: save, class: 'primary' }, 'Save') -> <button class="primary">Save</button>
 
 /** An element with attributes (functions under `on…` become listeners) and children (strings are text). */
@@ -7,8 +7,10 @@ export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === null || value === false) continue;
-    if (name.startsWith('on') && typeof value === 'function') element.addEventListener(name.slice(2), value);
-    else if (name === 'value') element.value = String(value);
+    if (name.startsWith('on')) {
+      // Only listeners: a handler given as text would be code (and CSP refuses it anyway).
+      if (typeof value === 'function') element.addEventListener(name.slice(2), value);
+    } else if (name === 'value') element.value = String(value);
     else if (name === 'checked') element.checked = Boolean(value);
     else element.setAttribute(name, value === true ? '' : String(value));
   }
