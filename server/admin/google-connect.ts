@@ -56,12 +56,12 @@ export class GoogleConnect {
   }
 
   /** `GET /_admin/google`: what the dashboard needs to offer the flow (no secret). */
-  describe(requestUrl: string): { clientId: string; redirectUri: string } {
-    return { clientId: this.#options.config.clientId, redirectUri: this.#redirectUri(requestUrl) };
+  describe(origin: string): { clientId: string; redirectUri: string } {
+    return { clientId: this.#options.config.clientId, redirectUri: this.#redirectUri(origin) };
   }
 
   /** The address of Google's consent page for a new connection `id` of `spreadsheet`. */
-  authorize(input: v.InferOutput<typeof AuthorizeSchema>, requestUrl: string): { url: string } | ApiError {
+  authorize(input: v.InferOutput<typeof AuthorizeSchema>, origin: string): { url: string } | ApiError {
     const spreadsheetId = spreadsheetIdOf(input.spreadsheet);
     if (spreadsheetId === null) return apiError('invalid_body', 'spreadsheet: expected a Google Sheets URL (https://docs.google.com/spreadsheets/d/<id>/...) or a spreadsheet id');
     if (!isApiError(this.#options.service.get(input.id))) {
@@ -71,7 +71,7 @@ export class GoogleConnect {
     for (const [state, pending] of this.#pending) if (pending.expires < now || this.#pending.size >= MAX_PENDING) this.#pending.delete(state);
     const state = randomBytes(32).toString('base64url');
     const verifier = randomBytes(32).toString('base64url');
-    const redirectUri = this.#redirectUri(requestUrl);
+    const redirectUri = this.#redirectUri(origin);
     this.#pending.set(state, { id: input.id, spreadsheetId, verifier, redirectUri, expires: now + FLOW_LIFETIME_MS });
     const url = new URL(this.#options.config.authorizationUrl);
     url.search = new URLSearchParams({
@@ -165,8 +165,8 @@ export class GoogleConnect {
     }
   }
 
-  #redirectUri(requestUrl: string): string {
-    return this.#options.config.redirectUri ?? new URL(CALLBACK_PATH, requestUrl).href;
+  #redirectUri(origin: string): string {
+    return this.#options.config.redirectUri ?? new URL(CALLBACK_PATH, origin).href;
   }
 
   #fetch(): typeof fetch {

@@ -22,8 +22,8 @@ const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
 type Params = readonly string[];
 /** Reads the request's body and checks it against `schema`. */
 type ReadBody = <TSchema extends v.GenericSchema>(schema: TSchema) => Promise<v.InferOutput<TSchema> | ApiError>;
-/** `url`: the request's, for the Google routes (the callback address is this server's as the browser reached it). */
-type Handler = (params: Params, read: ReadBody, url: string) => Promise<Answer> | Answer;
+/** `origin`: this server as the client reached it (`http://` and its Host), for the Google callback's address. */
+type Handler = (params: Params, read: ReadBody, origin: string) => Promise<Answer> | Answer;
 
 interface Route {
   /** Path segments after `_admin`; `:` marks a parameter. */
@@ -90,13 +90,13 @@ export function adminHandler(service: AdminService, token: Secret, google?: Goog
   ];
   if (google !== undefined) {
     routes.push(
-      { pattern: ['google'], methods: { GET: (_params, _read, url) => json(200, { ...google.describe(url), links: { authorize: '/_admin/google/authorize' } }) } },
+      { pattern: ['google'], methods: { GET: (_params, _read, origin) => json(200, { ...google.describe(origin), links: { authorize: '/_admin/google/authorize' } }) } },
       {
         pattern: ['google', 'authorize'],
         methods: {
-          POST: async (_, read, url) => {
+          POST: async (_, read, origin) => {
             const input = await read(AuthorizeSchema);
-            return isApiError(input) ? failure(input) : answer(200, google.authorize(input, url));
+            return isApiError(input) ? failure(input) : answer(200, google.authorize(input, origin));
           },
         },
       },
@@ -123,7 +123,9 @@ export function adminHandler(service: AdminService, token: Secret, google?: Goog
       const bytes = await readBody();
       return isApiError(bytes) ? bytes : parseAdminBody(schema, request.headers.get('content-type'), bytes);
     };
-    return handler(params, read, request.url);
+    // The Host was checked against allowedHosts before routing; behind a proxy, admin.google.redirectUri says better.
+    const host = request.headers.get('host');
+    return handler(params, read, host === null ? new URL(request.url, 'http://localhost').origin : `http://${host}`);
   };
 }
 
