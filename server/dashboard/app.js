@@ -8,13 +8,21 @@ import { googleSection } from './google.js';
 import { playground } from './playground.js';
 
 const main = document.getElementById('main');
-/** The API key the user gave the playground, per connection: in memory only, gone on reload. */
+/**
+ * The API key the playground sends, per connection: `{ key, pasted }`, in memory only, gone on
+ * reload. A key made here is sent but shown in curl as $SHEETREST_KEY; a pasted one is shown.
+ */
 const playgroundKeys = new Map();
+/** The last OpenAPI document of each connection: the playground stays when its key stops working. */
+const documents = new Map();
 let connections = [];
 let google = null;
 let notice = null;
 
 start();
+addEventListener('hashchange', () => {
+  if (token.get() && connections.length > 0) render();
+});
 
 async function start() {
   if (!token.get()) return signIn();
@@ -28,6 +36,11 @@ async function start() {
   if (hash.has('connected')) notice = { error: false, text: `Connected the Google spreadsheet as "${hash.get('connected')}".` };
   if (hash.has('connected')) history.replaceState(null, '', `#connection=${encodeURIComponent(hash.get('connected'))}`);
   await refresh();
+}
+
+/** Marks the first screen drawn, for the browser test's time to first render. */
+function rendered() {
+  if (performance.getEntriesByName('sheetrest:first-render').length === 0) performance.mark('sheetrest:first-render');
 }
 
 function signIn(message) {
@@ -44,6 +57,7 @@ function signIn(message) {
     start();
   });
   main.replaceChildren(form);
+  rendered();
   input.focus();
 }
 
@@ -67,11 +81,12 @@ function render() {
       notice ? h('p', { class: notice.error ? 'error' : 'ok', role: 'status', id: 'notice' }, notice.text) : null,
       h('h2', {}, 'Connections'),
       h('ul', { class: 'connections', id: 'connection-list' }, connections.map((connection) =>
-        h('li', {}, h('a', { href: `#connection=${encodeURIComponent(connection.id)}`, 'aria-current': connection === chosen ? 'page' : null, onclick: () => setTimeout(render) },
+        h('li', {}, h('a', { href: `#connection=${encodeURIComponent(connection.id)}`, 'aria-current': connection === chosen ? 'page' : null },
           connection.id, connection.status === 'ok' ? null : h('small', { class: 'error' }, ` ${connection.status}`))))),
       newConnection(),
       googleSection(google, connections, (text) => showNotice(text, true))),
     chosen === undefined ? h('section', { class: 'detail' }, h('p', {}, 'No connection yet: create one.')) : detail(chosen));
+  rendered();
 }
 
 function showNotice(text, error = false) {
@@ -181,26 +196,30 @@ function keyBox(made, connection) {
     h('p', {}, 'The new key is shown only now: copy it.'),
     h('code', { id: 'new-key-value' }, made.key),
     ' ',
-    h('button', { id: 'use-key', onclick: () => { playgroundKeys.set(connection.id, made.key); render(); } }, 'Use in the playground'))];
+    h('button', { id: 'use-key', onclick: () => { playgroundKeys.set(connection.id, { key: made.key, pasted: false }); render(); } }, 'Use in the playground'))];
 }
 
 function keyField(connection) {
-  const input = h('input', { id: 'playground-key', autocomplete: 'off', placeholder: connection.keys.length ? 'needed: this connection has keys' : 'not needed', value: playgroundKeys.get(connection.id) ?? '' });
+  const given = playgroundKeys.get(connection.id);
+  const input = h('input', {
+    id: 'playground-key', type: given?.pasted === false ? 'password' : 'text', autocomplete: 'off',
+    placeholder: connection.keys.length ? 'needed: this connection has keys' : 'not needed', value: given?.key ?? '',
+  });
   input.addEventListener('change', () => {
     const key = input.value.trim();
     if (key === '') playgroundKeys.delete(connection.id);
-    else playgroundKeys.set(connection.id, key);
+    else playgroundKeys.set(connection.id, { key, pasted: true });
     loadPlayground(connection, document.getElementById('playground-area'));
   });
   return field('API key for the playground (kept in this page only)', input);
 }
 
 async function loadPlayground(connection, area) {
-  const key = playgroundKeys.get(connection.id);
-  const reply = await openApi(connection.id, key);
-  if (!reply.ok) {
-    area.replaceChildren(h('p', { class: 'error', id: 'openapi-error' }, reply.status === 401 ? 'This connection needs an API key: paste one above, or create one and use it.' : messageOf(reply)));
-    return;
-  }
-  area.replaceChildren(playground(connection, reply.body, key));
+  const given = playgroundKeys.get(connection.id);
+  const reply = await openApi(connection.id, given?.key);
+  if (reply.ok) documents.set(connection.id, reply.body);
+  const problem = reply.ok ? null : h('p', { class: 'error', id: 'openapi-error' },
+    reply.status === 401 ? 'This connection needs a working API key: paste one above, or create one and use it.' : messageOf(reply));
+  const known = documents.get(connection.id);
+  area.replaceChildren(problem ?? '', known === undefined ? '' : playground(connection, known, given));
 }

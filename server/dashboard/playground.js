@@ -17,7 +17,10 @@ const SUFFIXES = { rows: '', index: '/{index}', slice: '/{start}:{end}', filter:
 const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'];
 const HTTP_METHODS = ['get', 'post', 'patch', 'put', 'delete'];
 
-export function playground(connection, document_, key) {
+/** `given`: the key to send, `{ key, pasted }` (undefined: none); curl shows it only when pasted. */
+export function playground(connection, document_, given) {
+  const key = given?.key;
+  const shownKey = given?.pasted ? key : undefined;
   const described = document_['x-sheetrest'];
   const formats = document_.components?.parameters?.format?.schema?.enum ?? ['records'];
   const tabs = described.tabs;
@@ -63,26 +66,46 @@ export function playground(connection, document_, key) {
     return HTTP_METHODS.filter((method) => item[method] !== undefined).map((method) => method.toUpperCase());
   }
 
+  let laidOut = '';
+  let laying = false;
+
   function layout() {
+    // Moving a focused field out of the page blurs it, which fires `change`, which calls here again.
+    if (laying) return;
+    laying = true;
+    try {
+      lay();
+    } finally {
+      laying = false;
+    }
+  }
+
+  function lay() {
     const allowed = methods();
     const chosen = allowed.includes(controls.method.value) ? controls.method.value : allowed[0];
     controls.method.replaceChildren(...allowed.map((method) => h('option', { value: method, selected: method === chosen }, method)));
     const columns = tab().columns;
     if (!columns.includes(controls.column.value)) controls.column.replaceChildren(...columns.map((column) => h('option', { value: column }, column)));
-    const parts = {
-      index: [field('Row', controls.index)],
-      slice: [field('From', controls.start), field('To (exclusive)', controls.end)],
-      filter: [field('Column', controls.column), field('Value', controls.value)],
-      search: conditionFields(false),
-      query: conditionFields(true),
-      rows: [],
-    }[shape()];
-    shapeFields.replaceChildren(...parts);
+    // Rebuilt only when the shape or the conditions change: typing must not move the field typed in
+    // (and building the fields moves the controls into them).
+    const now = `${shape()} ${conditionRows.length} ${controls.tab.value}`;
+    if (now !== laidOut) {
+      const parts = {
+        index: () => [field('Row', controls.index)],
+        slice: () => [field('From', controls.start), field('To (exclusive)', controls.end)],
+        filter: () => [field('Column', controls.column), field('Value', controls.value)],
+        search: () => conditionFields(false),
+        query: () => conditionFields(true),
+        rows: () => [],
+      }[shape()];
+      shapeFields.replaceChildren(...parts());
+    }
+    laidOut = now;
     const writing = controls.method.value !== 'GET';
     readFields.hidden = writing;
     bodyField.hidden = !['POST', 'PATCH', 'PUT'].includes(controls.method.value);
     if (!bodyField.hidden && controls.body.value.trim() === '') controls.body.value = JSON.stringify(Object.fromEntries(columns.map((column) => [column, ''])), null, 2);
-    curl.textContent = curlOf(build(), key, connection.keys.length > 0);
+    curl.textContent = curlOf(build(), shownKey, connection.keys.length > 0 || key !== undefined);
   }
 
   function conditionFields(withOperator) {
