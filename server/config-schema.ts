@@ -18,6 +18,8 @@
 //     "log": { "level": "info" },        debug | info | warn | error | silent
 //     "admin": { "token": { "env": "SHEETREST_ADMIN_TOKEN" } },   turns on /_admin (docs/admin-api.md);
 //                                        left out: on when $SHEETREST_ADMIN_TOKEN is set, off otherwise
+//              "google"?: { "clientId", "clientSecret", "authorizationUrl"?, "tokenUrl"?, "sheetsRootUrl"?, "redirectUri"? }
+//                                        the dashboard's "Connect a Google spreadsheet" (docs/dashboard.md)
 //     "connections": [{
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
 //       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
