@@ -148,6 +148,8 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     await page.click('#pg-send');
     await page.locator('#pg-status').getByText('200').waitFor();
     assert.deepEqual(JSON.parse((await page.locator('#pg-answer').textContent()) ?? '').Value, [250, 40]);
+    // A read has no body: the field is hidden (a `display` rule must not override `hidden`).
+    assert.equal(await page.locator('#pg-body').isVisible(), false);
     await screenshot('playground-query');
 
     await page.selectOption('#pg-shape', 'rows');
