@@ -189,6 +189,14 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     await screenshot('revoked');
   });
 
+  await t.test('rotate a key: the new one is shown once, the old one gets an end', async () => {
+    await page.locator('#keys tr', { hasText: 'spare' }).getByRole('button', { name: 'Rotate' }).click();
+    const rotated = (await page.locator('#new-key-value').textContent()) ?? '';
+    assert.match(rotated, /^sr_[\w-]{43}$/);
+    assert.equal(await page.locator('#keys tr', { hasText: 'spare' }).filter({ hasText: 'ends' }).count(), 1);
+    assert.equal((await fetch(`${url}/sheets/crm?_limit=1`, { headers: { 'X-Api-Key': rotated } })).status, 200);
+  });
+
   await t.test('connect a Google spreadsheet through the consent page', async () => {
     await page.fill('#google-id', 'people');
     await page.fill('#google-spreadsheet', `https://docs.google.com/spreadsheets/d/${spreadsheetId}/edit`);
