@@ -24,6 +24,7 @@ import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
 import { rootIndex } from './root-index.ts';
 import { readScope } from './sources/scope.ts';
+import type { Dashboard } from './dashboard-files.ts';
 import type { Source } from './sources/source.ts';
 import type { Tab, Workbook } from '../lib/workbook.ts';
 
@@ -67,6 +68,8 @@ export interface AppOptions {
   readonly connections: readonly Connection[] | ConnectionLookup;
   /** Absent: the admin API is off, and `/_admin/...` answers 404 like any unknown path. */
   readonly admin?: AdminHandler;
+  /** The dashboard's page at `/` (for browsers) and its files under `/_dashboard/` (server/dashboard-files.ts). */
+  readonly dashboard?: Dashboard;
   readonly quota: Quota;
   readonly bodyBytes: number;
   /** How long a body may take to arrive before 408 (default 10 s). */
@@ -135,6 +138,12 @@ export function createApp(options: AppOptions): App {
     const serveAdmin = (request: IncomingRequest) => admin(request, () => readBody(request, bodyLimits));
     router.all('/_admin', serveAdmin);
     router.all('/_admin/*', serveAdmin);
+  }
+  const dashboard = options.dashboard;
+  if (dashboard !== undefined) {
+    // A browser asking for / gets the page; a client asking for JSON (curl's */* too) the index.
+    router.all('/', (request: IncomingRequest) => (wantsHtml(request) ? dashboardAnswer(dashboard, request) : undefined));
+    router.all('/_dashboard/*', (request: IncomingRequest) => dashboardAnswer(dashboard, request));
   }
   router.all('/', (request: IncomingRequest) => rootIndex(request.method, connections.list()));
   router.all('*', (request: IncomingRequest) => errorAnswer(apiError('not_found', `No resource at ${new URL(request.url).pathname}: paths start with /sheets/{id}.`)));
@@ -287,6 +296,14 @@ export function createApp(options: AppOptions): App {
       for (const giveUp of bodyLimits.inFlight) giveUp();
     },
   };
+}
+
+function wantsHtml(request: IncomingRequest): boolean {
+  return (request.headers.get('accept') ?? '').includes('text/html');
+}
+
+function dashboardAnswer(dashboard: Dashboard, request: IncomingRequest): Answer | null {
+  return dashboard.answer(request.method, new URL(request.url, 'http://localhost').pathname, request.headers.get('if-none-match'));
 }
 
 /** A kept 200, or the 304 its ETag earns. */

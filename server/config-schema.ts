@@ -18,6 +18,8 @@
 //     "log": { "level": "info" },        debug | info | warn | error | silent
 //     "admin": { "token": { "env": "SHEETREST_ADMIN_TOKEN" } },   turns on /_admin (docs/admin-api.md);
 //                                        left out: on when $SHEETREST_ADMIN_TOKEN is set, off otherwise
+//              "google"?: { "clientId", "clientSecret", "authorizationUrl"?, "tokenUrl"?, "sheetsRootUrl"?, "redirectUri"? }
+//                                        the dashboard's "Connect a Google spreadsheet" (docs/dashboard.md)
 //     "connections": [{
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
 //       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
@@ -71,6 +73,9 @@ export const DEFAULTS = {
   shutdownMs: 10_000,
 } as const;
 
+/** Google's OAuth token address, where refresh tokens are renewed unless a setting names another. */
+export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
+
 /** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
 export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'log', 'level',
@@ -78,6 +83,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
+  'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri',
 ];
 
 // ---- messages ----------------------------------------------------------------------------
@@ -193,6 +199,22 @@ const secret = v.union(
 );
 
 const absoluteUrl = v.pipe(v.string(expected('a URL')), v.url(expected('an absolute URL such as "https://sheets.googleapis.com"')));
+
+/**
+ * The dashboard's "Connect a Google spreadsheet" (docs/dashboard.md): an OAuth client of the
+ * Google Cloud project, and where its sign-in and token endpoints are (Google's unless a test
+ * points them at the emulator).
+ */
+export const GoogleConnectSchema = strict('an object with "clientId" and "clientSecret"', {
+  clientId: text(),
+  clientSecret: secret,
+  authorizationUrl: v.optional(absoluteUrl, 'https://accounts.google.com/o/oauth2/v2/auth'),
+  tokenUrl: v.optional(absoluteUrl, GOOGLE_TOKEN_URL),
+  /** The Sheets API of the connections it makes (their `rootUrl`); left out: Google's. */
+  sheetsRootUrl: v.optional(absoluteUrl),
+  /** Where Google sends the browser back; left out: this server's own `/_admin/google/callback`, as the browser reached it. */
+  redirectUri: v.optional(absoluteUrl),
+});
 
 // ---- sources -------------------------------------------------------------------------------
 
@@ -374,7 +396,7 @@ export const ServerSettingsEntries = {
     {},
   ),
   /** The admin API (`/_admin/...`, docs/admin-api.md): its bearer token, at least 16 characters. */
-  admin: v.optional(strict('an object with "token"', { token: secret })),
+  admin: v.optional(strict('an object with "token"', { token: secret, google: v.optional(GoogleConnectSchema) })),
 };
 
 export const ConfigSchema = strict('an object', {
@@ -387,6 +409,7 @@ export type ParsedConfig = v.InferOutput<typeof ConfigSchema>;
 export type ParsedConnection = v.InferOutput<typeof ConnectionSchema>;
 export type ParsedKey = v.InferOutput<typeof KeySchema>;
 export type ParsedSecret = v.InferOutput<typeof secret>;
+export type ParsedGoogleConnect = v.InferOutput<typeof GoogleConnectSchema>;
 export type PlanConfig = v.InferOutput<typeof PlanSchema>;
 export type FileSourceConfig = v.InferOutput<typeof FileSourceSchema>;
 export type ParsedGoogleSource = v.InferOutput<typeof GoogleSourceSchema>;

@@ -19,6 +19,7 @@ import type {
   FileSourceConfig,
   ParsedConfig,
   ParsedConnection,
+  ParsedGoogleConnect,
   ParsedGoogleSource,
   ParsedKey,
   ParsedSecret,
@@ -84,7 +85,12 @@ export const ADMIN_TOKEN_MIN_LENGTH = 16;
 
 export interface AdminConfig {
   readonly token: Secret;
+  /** "Connect a Google spreadsheet" (server/admin/google-connect.ts); absent: not offered. */
+  readonly google?: GoogleConnectConfig;
 }
+
+/** The OAuth client the dashboard signs in with; `clientSecretSetting` is the file's own form, kept in the connections it makes. */
+export type GoogleConnectConfig = Omit<ParsedGoogleConnect, 'clientSecret'> & { readonly clientSecret: Secret; readonly clientSecretSetting: ParsedSecret };
 
 export type Config = Omit<ParsedConfig, '$schema' | 'stateDir' | 'connections' | 'admin'> & {
   /** Absolute path of the config file; absent in single-file mode. */
@@ -263,7 +269,10 @@ function resolveAdmin(
   }
   // It travels as `Authorization: Bearer <token>`, which ends at the first space.
   if (/\s/.test(token.reveal())) problem(field, 'the admin token contains white space, which an Authorization header cannot carry; use e.g. openssl rand -hex 32');
-  return { token };
+  const google = admin?.google;
+  if (google === undefined) return { token };
+  const clientSecret = readSecret(google.clientSecret, typeof google.clientSecret === 'string' ? 'admin.google.clientSecret' : 'admin.google.clientSecret.env');
+  return { token, google: { ...google, clientSecret, clientSecretSetting: google.clientSecret } };
 }
 
 /**

@@ -117,8 +117,12 @@ async function main(argv: readonly string[]): Promise<number> {
     const key = first.keys.length > 0 ? ` -H 'X-Api-Key: YOUR_KEY'` : '';
     console.log(`Try:\n  curl${key} '${running.url}/sheets/${first.id}?_limit=3'`);
   }
-  if (running.admin) console.log(`Admin API: ${running.url}/_admin (send Authorization: Bearer <admin token>; docs/admin-api.md)`);
-  else if (demo) console.log(`Admin API off: start with ${ADMIN_TOKEN_ENV}=<a secret of ${ADMIN_TOKEN_MIN_LENGTH}+ characters> to manage connections and keys at /_admin (docs/admin-api.md)`);
+  if (running.admin) {
+    // Before the admin line, which tests and scripts wait for.
+    console.log(`Dashboard: ${running.url}/ (open it in a browser and paste the admin token; docs/dashboard.md)`);
+    console.log(`Admin API: ${running.url}/_admin (send Authorization: Bearer <admin token>; docs/admin-api.md)`);
+  }
+  else if (demo) console.log(`Admin API off: start with ${ADMIN_TOKEN_ENV}=<a secret of ${ADMIN_TOKEN_MIN_LENGTH}+ characters> to manage connections and keys at /_admin and in the dashboard at / (docs/admin-api.md)`);
 
   // Every way out flushes what it can: an orderly stop through close(), anything else (a forced
   // stop, an uncaught error) through this hook, which writes the quota counts synchronously and

@@ -13,8 +13,10 @@ import { apiError } from '../lib/errors.ts';
 import { adminHandler } from './admin/routes.ts';
 import { AdminService } from './admin/service.ts';
 import { readAdminFile } from './admin/store.ts';
+import { loadDashboard } from './dashboard-files.ts';
+import { GoogleConnect } from './admin/google-connect.ts';
 import { createApp, type App, type Connection } from './app.ts';
-import { DEFAULTS, type Config } from './config.ts';
+import { DEFAULTS, type AdminConfig, type Config } from './config.ts';
 import { ConnectionRegistry, openConnection } from './connections.ts';
 import { defaultAllowedHosts } from './hosts.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
@@ -76,7 +78,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     await service.open(await readAdminFile(config.stateDir));
     const app = createApp({
       connections: registry,
-      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token) }),
+      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log)), dashboard: await loadDashboard() }),
       quota,
       bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
       bodyTimeoutMs: timeouts.bodyMs,
@@ -183,4 +185,9 @@ async function flushLog(log: Logger): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([log.flush(), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
   clearTimeout(timer);
+}
+
+/** The dashboard's Google sign-in, when the config names an OAuth client (`admin.google`). */
+function googleConnectOf(admin: AdminConfig, service: AdminService, log: Logger): GoogleConnect | undefined {
+  return admin.google === undefined ? undefined : new GoogleConnect({ config: admin.google, service, log });
 }

@@ -493,12 +493,13 @@ test(`npm start in demo mode says how to turn the admin API on (${RUNTIME})`, as
   await t.test('off', async (t) => {
     const dir = await tempDir(t);
     const stdout = await demoStdout(t, dir.dir, { SHEETREST_ADMIN_TOKEN: undefined });
-    assert.match(stdout, /^Admin API off: start with SHEETREST_ADMIN_TOKEN=<a secret of 16\+ characters> to manage connections and keys at \/_admin/m);
+    assert.match(stdout, /^Admin API off: start with SHEETREST_ADMIN_TOKEN=<a secret of 16\+ characters> to manage connections and keys at \/_admin and in the dashboard at \//m);
   });
   await t.test('on', async (t) => {
     const dir = await tempDir(t);
     const stdout = await demoStdout(t, dir.dir, { SHEETREST_ADMIN_TOKEN: TOKEN });
     assert.match(stdout, /^Admin API: http:\/\/127\.0\.0\.1:\d+\/_admin \(send Authorization: Bearer <admin token>/m);
+    assert.match(stdout, /^Dashboard: http:\/\/127\.0\.0\.1:\d+\/ \(open it in a browser/m);
     assert.ok(!stdout.includes(TOKEN), 'the token is never printed');
   });
 });

@@ -14,6 +14,7 @@ import type { Secret } from '../config.ts';
 import { errorAnswer, type Answer } from '../respond.ts';
 import { ChangeConnectionSchema, CreateConnectionSchema, CreateKeySchema, parseAdminBody, RotateKeySchema } from './requests.ts';
 import type { AdminService } from './service.ts';
+import { AuthorizeSchema, CALLBACK_PATH, type GoogleConnect } from './google-connect.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
@@ -21,7 +22,8 @@ const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
 type Params = readonly string[];
 /** Reads the request's body and checks it against `schema`. */
 type ReadBody = <TSchema extends v.GenericSchema>(schema: TSchema) => Promise<v.InferOutput<TSchema> | ApiError>;
-type Handler = (params: Params, read: ReadBody) => Promise<Answer> | Answer;
+/** `origin`: this server as the client reached it (`http://` and its Host), for the Google callback's address. */
+type Handler = (params: Params, read: ReadBody, origin: string) => Promise<Answer> | Answer;
 
 interface Route {
   /** Path segments after `_admin`; `:` marks a parameter. */
@@ -29,7 +31,8 @@ interface Route {
   readonly methods: Readonly<Record<string, Handler>>;
 }
 
-export function adminHandler(service: AdminService, token: Secret): AdminHandler {
+/** `google`: the dashboard's "Connect a Google spreadsheet" (google-connect.ts), when the config has `admin.google`. */
+export function adminHandler(service: AdminService, token: Secret, google?: GoogleConnect): AdminHandler {
   const expected = digestKey(token.reveal());
 
   const routes: Route[] = [
@@ -85,8 +88,24 @@ export function adminHandler(service: AdminService, token: Secret): AdminHandler
       },
     },
   ];
+  if (google !== undefined) {
+    routes.push(
+      { pattern: ['google'], methods: { GET: (_params, _read, origin) => json(200, { ...google.describe(origin), links: { authorize: '/_admin/google/authorize' } }) } },
+      {
+        pattern: ['google', 'authorize'],
+        methods: {
+          POST: async (_, read, origin) => {
+            const input = await read(AuthorizeSchema);
+            return isApiError(input) ? failure(input) : answer(200, google.authorize(input, origin));
+          },
+        },
+      },
+    );
+  }
 
   return async (request, readBody) => {
+    // Google's redirect back cannot carry the admin token: the flow's `state` stands for it.
+    if (google !== undefined && request.method === 'GET' && new URL(request.url, 'http://localhost').pathname === CALLBACK_PATH) return google.callback(request.url);
     const refused = checkToken(request.headers.get('authorization'), expected);
     if (refused !== null) return failure(refused, CHALLENGE);
     const segments = segmentsOf(request.url);
@@ -104,7 +123,9 @@ export function adminHandler(service: AdminService, token: Secret): AdminHandler
       const bytes = await readBody();
       return isApiError(bytes) ? bytes : parseAdminBody(schema, request.headers.get('content-type'), bytes);
     };
-    return handler(params, read);
+    // The Host was checked against allowedHosts before routing; behind a proxy, admin.google.redirectUri says better.
+    const host = request.headers.get('host');
+    return handler(params, read, host === null ? new URL(request.url, 'http://localhost').origin : `http://${host}`);
   };
 }
 

@@ -2,6 +2,7 @@
 // then the method itself. `POST /v4/spreadsheets/{id}/values/Sheet1!A1:append` -> values.append,
 // a write: checked against the write quota and the caller's 'writer' grant.
 import { authorize, principalKey, type Credentials } from './auth.ts';
+import { consentRoute } from './consent.ts';
 import { badRequest, GoogleError } from './errors.ts';
 import { applyFieldMask, parseFieldMask } from './fields.ts';
 import type { Bucket, Quota } from './quota.ts';
@@ -41,6 +42,8 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=UTF-8' };
 
 export function route(state: State, request: ApiRequest): ApiResponse {
   try {
+    const consent = consentRoute(state, request);
+    if (consent !== undefined) return consent;
     if (request.path === '/token' && request.method === 'POST') {
       const { status, body } = state.credentials.tokens.grant(formOrJson(request.body));
       return { status, headers: JSON_HEADERS, body: JSON.stringify(body) };

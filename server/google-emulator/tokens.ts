@@ -99,6 +99,20 @@ export class TokenIssuer {
     return token;
   }
 
+  /**
+   * The authorization_code grant's tokens (consent.ts): a refresh token for `principal`, which the
+   * refresh grant then honours, and a first access token. An OAuth client the emulator has not seen
+   * is registered with the secret it presents, standing in for the Cloud console.
+   */
+  codeGrant(clientId: string, clientSecret: string, principal: string, scopes: readonly string[]): Answer {
+    const known = this.#clients.get(clientId);
+    if (known === undefined) this.#clients.set(clientId, clientSecret);
+    else if (known !== clientSecret) return refusal(401, 'invalid_client', 'The OAuth client was not found.');
+    const refreshToken = this.issueRefreshToken(clientId, principal, scopes);
+    const minted = this.#mint(principal, scopes);
+    return { status: minted.status, body: { ...(minted.body as Record<string, unknown>), refresh_token: refreshToken } };
+  }
+
   revokeRefreshToken(token: string): void {
     this.#refreshTokens.delete(token);
   }

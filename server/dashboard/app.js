@@ -1,0 +1,225 @@
+// The dashboard: signs in with the admin token, then shows the connections (from
+// GET /_admin/connections), one at a time with its usage, keys, tabs and columns and a
+// playground built from its OpenAPI document. Everything shown is built with dom.js (text
+// nodes only). The location's hash keeps the open connection: `/#connection=crm`.
+import { admin, messageOf, openApi, token } from './api.js';
+import { field, h, select, when } from './dom.js';
+import { googleSection } from './google.js';
+import { playground } from './playground.js';
+
+const main = document.getElementById('main');
+/**
+ * The API key the playground sends, per connection: `{ key, pasted }`, in memory only, gone on
+ * reload. A key made here is sent but shown in curl as $SHEETREST_KEY; a pasted one is shown.
+ */
+const playgroundKeys = new Map();
+/** The last OpenAPI document of each connection: the playground stays when its key stops working. */
+const documents = new Map();
+let connections = [];
+let google = null;
+let notice = null;
+
+start();
+addEventListener('hashchange', () => {
+  if (token.get() && connections.length > 0) render();
+});
+
+async function start() {
+  if (!token.get()) return signIn();
+  const reply = await admin('GET', '');
+  if (reply.status === 401) {
+    token.clear();
+    return signIn('That admin token was not accepted.');
+  }
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.has('google-error')) notice = { error: true, text: `Google: ${hash.get('google-error')}` };
+  if (hash.has('connected')) notice = { error: false, text: `Connected the Google spreadsheet as "${hash.get('connected')}".` };
+  if (hash.has('connected')) history.replaceState(null, '', `#connection=${encodeURIComponent(hash.get('connected'))}`);
+  await refresh();
+}
+
+/** Marks the first screen drawn, for the browser test's time to first render. */
+function rendered() {
+  if (performance.getEntriesByName('sheetrest:first-render').length === 0) performance.mark('sheetrest:first-render');
+}
+
+function signIn(message) {
+  const input = h('input', { id: 'admin-token', type: 'password', autocomplete: 'off', required: true });
+  const form = h('form', { class: 'card', id: 'sign-in' },
+    h('h2', {}, 'Sign in'),
+    h('p', {}, 'The admin token is the one the server was started with (SHEETREST_ADMIN_TOKEN or admin.token). It is kept in this tab only.'),
+    field('Admin token', input),
+    message ? h('p', { class: 'error', role: 'alert' }, message) : null,
+    h('button', { type: 'submit', class: 'primary' }, 'Sign in'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    token.set(input.value.trim());
+    start();
+  });
+  main.replaceChildren(form);
+  rendered();
+  input.focus();
+}
+
+function selectedId() {
+  return new URLSearchParams(location.hash.slice(1)).get('connection');
+}
+
+async function refresh() {
+  const [list, googleReply] = await Promise.all([admin('GET', '/connections'), admin('GET', '/google')]);
+  if (list.status === 401) return signIn('The admin token is no longer accepted.');
+  connections = list.ok ? list.body : [];
+  google = googleReply.ok ? googleReply.body : null;
+  render();
+}
+
+function render() {
+  const chosen = connections.find((connection) => connection.id === selectedId()) ?? connections[0];
+  document.getElementById('who').replaceChildren(h('button', { onclick: () => { token.clear(); signIn(); } }, 'Sign out'));
+  main.replaceChildren(
+    h('nav', { class: 'side' },
+      notice ? h('p', { class: notice.error ? 'error' : 'ok', role: 'status', id: 'notice' }, notice.text) : null,
+      h('h2', {}, 'Connections'),
+      h('ul', { class: 'connections', id: 'connection-list' }, connections.map((connection) =>
+        h('li', {}, h('a', { href: `#connection=${encodeURIComponent(connection.id)}`, 'aria-current': connection === chosen ? 'page' : null },
+          connection.id, connection.status === 'ok' ? null : h('small', { class: 'error' }, ` ${connection.status}`))))),
+      newConnection(),
+      googleSection(google, connections, (text) => showNotice(text, true))),
+    chosen === undefined ? h('section', { class: 'detail' }, h('p', {}, 'No connection yet: create one.')) : detail(chosen));
+  rendered();
+}
+
+function showNotice(text, error = false) {
+  notice = { error, text };
+  render();
+}
+
+function newConnection() {
+  const id = h('input', { id: 'new-id', required: true, pattern: '[A-Za-z0-9_\\-]+', placeholder: 'crm' });
+  const path = h('input', { id: 'new-path', required: true, placeholder: '/srv/crm.xlsx' });
+  const readOnly = h('input', { id: 'new-readonly', type: 'checkbox' });
+  const form = h('form', { class: 'card', id: 'new-connection' },
+    h('h3', {}, 'New connection from a file'),
+    field('Id', id), field('Workbook path (on the server)', path), h('label', { class: 'check' }, readOnly, ' read-only'),
+    h('button', { type: 'submit' }, 'Create'));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const reply = await admin('POST', '/connections', { id: id.value.trim(), source: { type: 'file', path: path.value.trim() }, readOnly: readOnly.checked });
+    if (!reply.ok) return showNotice(messageOf(reply), true);
+    location.hash = `connection=${encodeURIComponent(reply.body.id)}`;
+    notice = { error: false, text: `Created "${reply.body.id}".` };
+    await refresh();
+  });
+  return form;
+}
+
+function detail(connection) {
+  const usage = connection.usage;
+  const section = h('section', { class: 'detail', id: 'detail' },
+    h('h2', {}, connection.id, ' ', h('small', {}, connection.origin === 'config' ? '(config file, read-only here)' : '')),
+    h('dl', { class: 'facts' },
+      h('dt', {}, 'Source'), h('dd', {}, connection.description),
+      h('dt', {}, 'Status'), h('dd', {}, connection.status, connection.problem ? `: ${connection.problem}` : ''),
+      h('dt', {}, 'Writes'), h('dd', { id: 'writable' }, connection.writable ? 'allowed' : 'read-only'),
+      h('dt', {}, 'Plan'), h('dd', {}, connection.plan ? `${connection.plan.name} (${connection.plan.monthlyRequests ?? 'no'} monthly limit)` : 'none'),
+      h('dt', {}, 'Usage'), h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage.month}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)),
+    connection.editable ? h('p', {}, removeButton(connection)) : null,
+    keysSection(connection),
+    h('h3', {}, 'Tabs, columns and playground'),
+    keyField(connection),
+    h('div', { id: 'playground-area' }, h('p', {}, 'Loading the OpenAPI document…')));
+  loadPlayground(connection, section.querySelector('#playground-area'));
+  return section;
+}
+
+function removeButton(connection) {
+  return twoStep('Delete connection', `Really delete "${connection.id}"?`, async () => {
+    const reply = await admin('DELETE', `/connections/${encodeURIComponent(connection.id)}`);
+    if (!reply.ok) return showNotice(messageOf(reply), true);
+    location.hash = '';
+    notice = { error: false, text: `Deleted "${connection.id}".` };
+    await refresh();
+  });
+}
+
+/** A button that asks once more before it acts: no confirm() dialogs. */
+function twoStep(label, again, act) {
+  const button = h('button', { class: 'danger' }, label);
+  button.addEventListener('click', () => {
+    if (button.dataset.armed === '1') return act();
+    button.dataset.armed = '1';
+    button.textContent = again;
+  });
+  return button;
+}
+
+function keysSection(connection) {
+  const base = `/connections/${encodeURIComponent(connection.id)}/keys`;
+  const shown = h('div', { id: 'new-key-area' });
+  const rows = connection.keys.map((key) => h('tr', {},
+    h('td', {}, key.prefix ? h('code', {}, `${key.prefix}…`) : '(config file)'), h('td', {}, key.scope), h('td', {}, key.name ?? ''),
+    h('td', {}, when(key.created)), h('td', {}, key.expires ? `ends ${when(key.expires)}` : ''),
+    h('td', {}, key.id === null || !connection.editable ? null : [
+      key.expires ? null : h('button', { onclick: async () => {
+        const reply = await admin('POST', `${base}/${key.id}/rotate`, {});
+        if (!reply.ok) return showNotice(messageOf(reply), true);
+        await refresh();
+        document.getElementById('new-key-area')?.replaceChildren(...keyBox(reply.body, connection));
+      } }, 'Rotate'),
+      twoStep('Revoke', 'Really revoke?', async () => {
+        const reply = await admin('DELETE', `${base}/${key.id}`);
+        if (!reply.ok) return showNotice(messageOf(reply), true);
+        notice = { error: false, text: `Revoked ${key.prefix}….` };
+        await refresh();
+      }),
+    ])));
+  const scope = select({ id: 'key-scope' }, [['write', 'read and write'], ['read', 'read only']], 'write');
+  const name = h('input', { id: 'key-name', maxlength: 100, placeholder: 'a label' });
+  const form = h('form', { class: 'inline', id: 'new-key-form' }, field('Scope', scope), field('Name', name), h('button', { type: 'submit' }, 'Create key'));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const reply = await admin('POST', base, { scope: scope.value, ...(name.value.trim() === '' ? {} : { name: name.value.trim() }) });
+    if (!reply.ok) return showNotice(messageOf(reply), true);
+    await refresh();
+    document.getElementById('new-key-area')?.replaceChildren(...keyBox(reply.body, connection));
+  });
+  return h('div', {},
+    h('h3', {}, 'Keys'),
+    rows.length === 0 ? h('p', {}, 'No keys: anyone who can reach the server can use this connection.') :
+      h('table', { id: 'keys' }, h('thead', {}, h('tr', {}, ['Key', 'Scope', 'Name', 'Created', '', ''].map((text) => h('th', {}, text)))), h('tbody', {}, rows)),
+    connection.editable ? form : null,
+    shown);
+}
+
+function keyBox(made, connection) {
+  return [h('div', { class: 'card secret', id: 'new-key' },
+    h('p', {}, 'The new key is shown only now: copy it.'),
+    h('code', { id: 'new-key-value' }, made.key),
+    ' ',
+    h('button', { id: 'use-key', onclick: () => { playgroundKeys.set(connection.id, { key: made.key, pasted: false }); render(); } }, 'Use in the playground'))];
+}
+
+function keyField(connection) {
+  const given = playgroundKeys.get(connection.id);
+  const input = h('input', {
+    id: 'playground-key', type: given?.pasted === false ? 'password' : 'text', autocomplete: 'off',
+    placeholder: connection.keys.length ? 'needed: this connection has keys' : 'not needed', value: given?.key ?? '',
+  });
+  input.addEventListener('change', () => {
+    const key = input.value.trim();
+    if (key === '') playgroundKeys.delete(connection.id);
+    else playgroundKeys.set(connection.id, { key, pasted: true });
+    loadPlayground(connection, document.getElementById('playground-area'));
+  });
+  return field('API key for the playground (kept in this page only)', input);
+}
+
+async function loadPlayground(connection, area) {
+  const given = playgroundKeys.get(connection.id);
+  const reply = await openApi(connection.id, given?.key);
+  if (reply.ok) documents.set(connection.id, reply.body);
+  const problem = reply.ok ? null : h('p', { class: 'error', id: 'openapi-error' },
+    reply.status === 401 ? 'This connection needs a working API key: paste one above, or create one and use it.' : messageOf(reply));
+  const known = documents.get(connection.id);
+  area.replaceChildren(problem ?? '', known === undefined ? '' : playground(connection, known, given));
+}

@@ -1,0 +1,204 @@
+// A request builder for one connection, built from its OpenAPI document: the tabs and columns
+// come from `x-sheetrest`, the methods of each path shape from `paths`, the `_format` values
+// from the `format` parameter's enum. It sends the request from the page (with the key given,
+// if any) and shows the status, headers and answer, and the same request as a curl command.
+import { send } from './api.js';
+import { field, h, select } from './dom.js';
+
+const SHAPES = [
+  ['rows', 'all rows'],
+  ['index', 'one row: /{n}'],
+  ['slice', 'rows a to b: /{a}:{b}'],
+  ['filter', 'filter: /{Column}/{Value}'],
+  ['search', 'search: /search'],
+  ['query', 'query: /query'],
+];
+const SUFFIXES = { rows: '', index: '/{index}', slice: '/{start}:{end}', filter: '/{column}/{value}', search: '/search', query: '/query' };
+const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'];
+const HTTP_METHODS = ['get', 'post', 'patch', 'put', 'delete'];
+
+/** `given`: the key to send, `{ key, pasted }` (undefined: none); curl shows it only when pasted. */
+export function playground(connection, document_, given) {
+  const key = given?.key;
+  const shownKey = given?.pasted ? key : undefined;
+  const described = document_['x-sheetrest'];
+  const formats = document_.components?.parameters?.format?.schema?.enum ?? ['records'];
+  const tabs = described.tabs;
+  if (tabs.length === 0) return h('p', {}, 'The workbook has no tabs.');
+
+  const controls = {
+    tab: select({ id: 'pg-tab' }, tabs.map((tab, index) => [String(index), tab.name]), '0'),
+    shape: select({ id: 'pg-shape' }, SHAPES, 'rows'),
+    method: h('select', { id: 'pg-method' }),
+    index: h('input', { id: 'pg-index', type: 'number', min: 0, value: 0 }),
+    start: h('input', { id: 'pg-start', type: 'number', min: 0, value: 0 }),
+    end: h('input', { id: 'pg-end', type: 'number', min: 0, placeholder: 'to the end' }),
+    column: h('select', { id: 'pg-column' }),
+    value: h('input', { id: 'pg-value', placeholder: 'Ann, Jo*, *son' }),
+    conditions: h('div', { id: 'pg-conditions' }),
+    limit: h('input', { id: 'pg-limit', type: 'number', min: 0 }),
+    offset: h('input', { id: 'pg-offset', type: 'number', min: 0 }),
+    sort: h('input', { id: 'pg-sort', placeholder: 'Name,-Age' }),
+    format: select({ id: 'pg-format' }, formats, 'records'),
+    raw: h('input', { id: 'pg-raw', type: 'checkbox' }),
+    body: h('textarea', { id: 'pg-body', rows: 4, spellcheck: 'false' }),
+  };
+  const curl = h('pre', { id: 'pg-curl', class: 'code' });
+  const result = h('div', { id: 'pg-result' });
+  const shapeFields = h('div', { class: 'inline' });
+  const readFields = h('div', { class: 'inline' },
+    field('_limit', controls.limit), field('_offset', controls.offset), field('_sort', controls.sort), field('_format', controls.format), h('label', { class: 'check' }, controls.raw, ' _raw'));
+  const bodyField = field('JSON body', controls.body);
+
+  const tab = () => tabs[Number(controls.tab.value)];
+  const shape = () => controls.shape.value;
+  const conditionRows = [];
+
+  function addCondition() {
+    const row = { column: select({ class: 'pg-cond-column' }, tab().columns), operator: select({ class: 'pg-cond-op' }, OPERATORS, 'eq'), value: h('input', { class: 'pg-cond-value' }) };
+    conditionRows.push(row);
+    layout();
+  }
+
+  /** The methods the document lists for this tab and shape (a read-only connection lists no writes). */
+  function methods() {
+    const item = document_.paths[tab().path + SUFFIXES[shape()]] ?? {};
+    return HTTP_METHODS.filter((method) => item[method] !== undefined).map((method) => method.toUpperCase());
+  }
+
+  let laidOut = '';
+  let laying = false;
+
+  function layout() {
+    // Moving a focused field out of the page blurs it, which fires `change`, which calls here again.
+    if (laying) return;
+    laying = true;
+    try {
+      lay();
+    } finally {
+      laying = false;
+    }
+  }
+
+  function lay() {
+    const allowed = methods();
+    const chosen = allowed.includes(controls.method.value) ? controls.method.value : allowed[0];
+    controls.method.replaceChildren(...allowed.map((method) => h('option', { value: method, selected: method === chosen }, method)));
+    const columns = tab().columns;
+    if (!columns.includes(controls.column.value)) controls.column.replaceChildren(...columns.map((column) => h('option', { value: column }, column)));
+    // Rebuilt only when the shape or the conditions change: typing must not move the field typed in
+    // (and building the fields moves the controls into them).
+    const now = `${shape()} ${conditionRows.length} ${controls.tab.value}`;
+    if (now !== laidOut) {
+      const parts = {
+        index: () => [field('Row', controls.index)],
+        slice: () => [field('From', controls.start), field('To (exclusive)', controls.end)],
+        filter: () => [field('Column', controls.column), field('Value', controls.value)],
+        search: () => conditionFields(false),
+        query: () => conditionFields(true),
+        rows: () => [],
+      }[shape()];
+      shapeFields.replaceChildren(...parts());
+    }
+    laidOut = now;
+    const writing = controls.method.value !== 'GET';
+    readFields.hidden = writing;
+    bodyField.hidden = !['POST', 'PATCH', 'PUT'].includes(controls.method.value);
+    if (!bodyField.hidden && controls.body.value.trim() === '') controls.body.value = JSON.stringify(Object.fromEntries(columns.map((column) => [column, ''])), null, 2);
+    curl.textContent = curlOf(build(), shownKey, connection.keys.length > 0 || key !== undefined);
+  }
+
+  function conditionFields(withOperator) {
+    return [h('div', { class: 'conditions' }, conditionRows.map((row, index) => h('div', { class: 'inline' },
+      field('Column', row.column), withOperator ? field('Operator', row.operator) : null, field('Value', row.value),
+      h('button', { type: 'button', onclick: () => { conditionRows.splice(index, 1); layout(); } }, 'Remove')))),
+      h('button', { type: 'button', id: 'pg-add-condition', onclick: addCondition }, 'Add a condition')];
+  }
+
+  /** The request the form describes: method, URL (relative to this server) and body. */
+  function build() {
+    const method = controls.method.value;
+    let path = tab().path;
+    const query = new URLSearchParams();
+    switch (shape()) {
+      case 'index': path += `/${Number(controls.index.value) || 0}`; break;
+      case 'slice': path += `/${Number(controls.start.value) || 0}:${controls.end.value === '' ? '' : Number(controls.end.value)}`; break;
+      case 'filter': path += `/${encodeURIComponent(controls.column.value)}/${encodeURIComponent(controls.value.value)}`; break;
+      case 'search':
+      case 'query':
+        path += `/${shape()}`;
+        for (const row of conditionRows) {
+          query.append(row.column.value, shape() === 'query' ? `__${row.operator.value}(${row.value.value})` : row.value.value);
+        }
+        break;
+    }
+    if (method === 'GET') {
+      if (controls.limit.value !== '') query.set('_limit', controls.limit.value);
+      if (controls.offset.value !== '') query.set('_offset', controls.offset.value);
+      if (controls.sort.value.trim() !== '') query.set('_sort', controls.sort.value.trim());
+      if (controls.format.value !== 'records') query.set('_format', controls.format.value);
+      if (controls.raw.checked) query.set('_raw', '1');
+    }
+    const search = query.toString();
+    const body = bodyField.hidden ? undefined : controls.body.value;
+    return { method, url: search === '' ? path : `${path}?${search}`, body };
+  }
+
+  async function run(event) {
+    event.preventDefault();
+    const request = build();
+    result.replaceChildren(h('p', {}, 'Sending…'));
+    let answer;
+    try {
+      answer = await send({ ...request, key });
+    } catch (error) {
+      result.replaceChildren(h('p', { class: 'error' }, `The request failed: ${error.message}`));
+      return;
+    }
+    result.replaceChildren(
+      h('p', { id: 'pg-status', class: answer.status < 400 ? 'ok' : 'error' }, `${answer.status} ${answer.statusText}`, h('small', {}, ` in ${answer.ms} ms`)),
+      h('details', {}, h('summary', {}, 'Headers'), h('pre', { id: 'pg-headers', class: 'code' }, answer.headers.map(([name, value]) => `${name}: ${value}`).join('\n'))),
+      h('pre', { id: 'pg-answer', class: 'code answer' }, pretty(answer.text)));
+  }
+
+  const form = h('form', { class: 'card playground', id: 'playground' },
+    h('div', { class: 'inline' }, field('Tab', controls.tab), field('Path', controls.shape), field('Method', controls.method)),
+    shapeFields, readFields, bodyField,
+    h('button', { type: 'submit', class: 'primary', id: 'pg-send' }, 'Send'),
+    h('h4', {}, 'curl'), curl, result);
+  form.addEventListener('submit', run);
+  form.addEventListener('input', layout);
+  form.addEventListener('change', layout);
+  layout();
+  return h('div', {}, columnsTable(tabs), form);
+}
+
+function columnsTable(tabs) {
+  return h('table', { id: 'tabs' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'Tab'), h('th', {}, 'Columns'))),
+    h('tbody', {}, tabs.map((tab) => h('tr', {}, h('td', {}, tab.name), h('td', {}, tab.columns.map((column) => h('code', { class: 'column' }, column)))))));
+}
+
+/** The request as a shell command; the key is `$SHEETREST_KEY` unless the user gave one. */
+export function curlOf({ method, url, body }, key, keyed) {
+  const parts = ['curl -i'];
+  if (method !== 'GET') parts.push(`-X ${method}`);
+  parts.push(quote(new URL(url, location.origin).href));
+  if (key) parts.push(`-H ${quote(`X-Api-Key: ${key}`)}`);
+  else if (keyed) parts.push('-H "X-Api-Key: $SHEETREST_KEY"');
+  if (body !== undefined) parts.push("-H 'Content-Type: application/json'", `--data-binary ${quote(body)}`);
+  return parts.join(' \\\n  ');
+}
+
+/** Single-quoted for a POSIX shell: nothing inside is expanded. */
+function quote(text) {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+function pretty(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
