@@ -55,7 +55,8 @@ export interface QuotaDecision {
 }
 
 export interface Quota {
-  take(connection: string, plan: Plan | undefined, operation: Operation): QuotaDecision;
+  /** A promise only where counts are shared (Redis): the state folder's store decides in memory. */
+  take(connection: string, plan: Plan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
 }
 
 /** The admin API (server/admin/): answers `/_admin/...`, reading a body only through `readBody` (capped like any body). */
@@ -159,7 +160,8 @@ export function createApp(options: AppOptions): App {
     if (isApiError(authenticated)) return errorAnswer(authenticated, cors);
 
     const operation = operationOf(request);
-    const quota = options.quota.take(connection.id, connection.plan, operation);
+    const taken = options.quota.take(connection.id, connection.plan, operation);
+    const quota = taken instanceof Promise ? await taken : taken;
     if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), { ...quota.headers, ...cors });
 
     const answered = await answerSheet(connection, request, operation, authenticated.scope).catch((error: unknown): Answer => {

@@ -18,6 +18,9 @@
 //     "log": { "level": "info" },        debug | info | warn | error | silent
 //     "admin": { "token": { "env": "SHEETREST_ADMIN_TOKEN" } },   turns on /_admin (docs/admin-api.md);
 //                                        left out: on when $SHEETREST_ADMIN_TOKEN is set, off otherwise
+//     "store": { "type": "redis", "url": "redis://127.0.0.1:6379/0",   shared state for several
+//                "leaseMs": 5000, "leaseWaitMs": 10000 },   instances (docs/scaling.md); "url" left
+//                                        out: $REDIS_URL. Left out: the state folder only
 //     "connections": [{
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
 //       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
@@ -66,6 +69,8 @@ export const DEFAULTS = {
   headersMs: 10_000,
   bodyMs: 10_000,
   shutdownMs: 10_000,
+  leaseMs: 5_000,
+  leaseWaitMs: 10_000,
 } as const;
 
 /** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
@@ -74,7 +79,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries',
-  'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
+  'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token', 'store', 'url', 'leaseMs', 'leaseWaitMs',
 ];
 
 // ---- messages ----------------------------------------------------------------------------
@@ -353,6 +358,29 @@ export const ServerSettingsEntries = {
   ),
   /** The admin API (`/_admin/...`, docs/admin-api.md): its bearer token, at least 16 characters. */
   admin: v.optional(strict('an object with "token"', { token: secret })),
+  /** Shared state through Redis, for several instances behind a load balancer (docs/scaling.md). */
+  store: v.optional(
+    strict('an object with "type": "redis"', {
+      type: v.literal('redis', expected('"redis"')),
+      /** Left out: $REDIS_URL. May be `{ "env": "NAME" }`: a URL can hold a password. */
+      url: v.optional(
+        v.union(
+          [
+            v.pipe(
+              v.string(expected('a redis:// URL', true)),
+              v.check((url) => /^rediss?:\/\//.test(url) && URL.canParse(url), expected('a URL such as "redis://127.0.0.1:6379/0"', true)),
+            ),
+            strict('an object with "env"', { env: text('an environment variable name') }),
+          ],
+          expected('a redis:// URL or { "env": "NAME" }'),
+        ),
+      ),
+      /** How long a spreadsheet's write lease lasts unless renewed: a dead holder's lease ends after this. */
+      leaseMs: v.optional(wholeNumber(100, 600_000), DEFAULTS.leaseMs),
+      /** How long a write waits for the lease before 503. */
+      leaseWaitMs: v.optional(wholeNumber(0, 600_000), DEFAULTS.leaseWaitMs),
+    }),
+  ),
 };
 
 export const ConfigSchema = strict('an object', {
