@@ -100,7 +100,7 @@ test('flushSync writes counts whose snapshot is still on its way', async () => {
 
 test('quota.json is readable by its owner only, like the journals', async () => {
   await withStateDir(async (stateDir) => {
-    const cases: [string, (store: QuotaStore) => Promise<void> | void][] = [
+    const cases: [string, (store: LocalQuotaStore) => Promise<void> | void][] = [
       ['flush', (store) => store.flush()],
       ['flushSync', (store) => store.flushSync()],
     ];
