@@ -9,6 +9,7 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-sto
 import type { Logger } from './log.ts';
 import { openFileSource } from './sources/file/mod.ts';
 import type { ReceiptSink, Source } from './sources/source.ts';
+import type { SharedStore } from './shared/mod.ts';
 
 /** What the app reads of the connections: one lookup per request. */
 export interface ConnectionLookup {
@@ -44,7 +45,10 @@ export class ConnectionRegistry implements ConnectionLookup {
 }
 
 /** The settings a connection's opening needs from the server's config. */
-export type OpenSettings = Pick<Config, 'stateDir' | 'limits'>;
+export type OpenSettings = Pick<Config, 'stateDir' | 'limits'> & {
+  /** Several instances sharing state through Redis (server/shared/); left out: this one alone. */
+  readonly shared?: SharedStore;
+};
 
 export async function openConnection(connection: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
   // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.
@@ -90,5 +94,7 @@ async function openSource(connection: ConnectionConfig, settings: OpenSettings, 
   // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
   // (about 5 MB resident, and their load time) are of no use to a server of local files.
   const { openGoogleSourceFromConfig } = await import('./sources/google/mod.ts');
-  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
+  const shared = settings.shared;
+  const note = (message: string) => log.error(message);
+  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: note, ...(shared === undefined ? {} : { shared: (key: string) => shared.spreadsheet(key, note) }) });
 }
