@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Connection } from './app.ts';
 import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
+import { lockWorkbook, type StateLock } from './lock.ts';
 import type { Logger } from './log.ts';
 import { openFileSource } from './sources/file/mod.ts';
 import type { ReceiptSink, Source } from './sources/source.ts';
@@ -89,7 +90,25 @@ export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'h
 async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink): Promise<Source> {
   const { source } = connection;
   if (source.type === 'file') {
-    return openFileSource({ path: source.path, stateDir: settings.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message), receipts });
+    const readOnly = connection.readOnly ?? false;
+    // One writing server per file, whatever its state folder (lock.ts): taken before the journal is read.
+    const lock = readOnly ? null : workbookLock(source.path, log);
+    try {
+      const opened = await openFileSource({ path: source.path, stateDir: settings.stateDir, readOnly, log: (message: string) => log.error(message), receipts });
+      if (lock === null) return opened;
+      const close = opened.close.bind(opened);
+      opened.close = async () => {
+        try {
+          await close();
+        } finally {
+          lock.release();
+        }
+      };
+      return opened;
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
   }
   // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
   // (about 5 MB resident, and their load time) are of no use to a server of local files.
@@ -97,4 +116,16 @@ async function openSource(connection: ConnectionConfig, settings: OpenSettings, 
   const shared = settings.shared;
   const note = (message: string) => log.error(message);
   return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: note, ...(shared === undefined ? {} : { shared: (key: string) => shared.spreadsheet(key, note) }) });
+}
+
+/** The workbook's lock, or none where its folder does not let this process create files (it then cannot fold there either). */
+function workbookLock(path: string, log: Logger): StateLock | null {
+  try {
+    return lockWorkbook(path);
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS' && code !== 'ENOENT') throw error;
+    log.warn('the workbook\'s folder is not writable: serving it without its lock', { path, error: code });
+    return null;
+  }
 }
