@@ -151,6 +151,8 @@ try {
   await writers(single, '1 instance, no Redis');
   for (const child of single) child.signal('SIGTERM');
   const three = await instances(3, true, writeSheet);
+  // One instance with Redis separates the lease's own cost from three processes on one spreadsheet.
+  await writers(three.slice(0, 1), '1 instance with Redis');
   await writers(three, '3 instances sharing Redis');
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup();
