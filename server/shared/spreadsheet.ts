@@ -10,8 +10,10 @@
 //   expiry (a long pause) finds the lease gone and stops before sending.
 // Keys: `sheetrest:sheet:<root URL> <id>:version`, `...:lease` (the token), `...:fence`.
 import { apiError, type ApiError } from '../../lib/errors.ts';
-import { redisUnavailable, type Redis } from './redis.ts';
+import { underLease, type LeaseSettings } from './lease.ts';
+import type { Redis } from './redis.ts';
 
+export type { LeaseSettings } from './lease.ts';
 export interface SpreadsheetCoordination {
   /** The spreadsheet's shared version; null when Redis cannot say (serve what is cached). */
   version(): Promise<number | null>;
@@ -24,62 +26,12 @@ export interface SpreadsheetCoordination {
   underLease<T>(step: (fence: () => Promise<void>) => Promise<T>): Promise<T>;
 }
 
-export interface LeaseSettings {
-  /** The lease's time to live; renewed every third of it while held. */
-  readonly leaseMs: number;
-  /** How long a write waits for the lease before 503. */
-  readonly leaseWaitMs: number;
-}
-
-// KEYS: lease, fence. ARGV: ttl ms. -> {token, 0} when taken, {0, ms left} when held by another.
-const ACQUIRE = `
-local left = redis.call('PTTL', KEYS[1])
-if left ~= -2 then return {0, left} end
-local token = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], token, 'PX', ARGV[1])
-return {token, 0}
-`;
-// KEYS: lease. ARGV: token, ttl ms. -> 1 while ours (extended), 0 when lost.
-const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-`;
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`;
-
-/**
- * Polls for a lease held by another instance at this pace (plus jitter), or sooner when it ends
- * sooner. A write holds it for milliseconds (Google's round trips), so a longer pause would idle
- * the spreadsheet between writes: 15 ms cut 3-instance writes to a third of one instance's rate.
- */
-const POLL_MS = 2;
-
 export function spreadsheetCoordination(redis: Redis, key: string, settings: LeaseSettings, log: (message: string) => void): SpreadsheetCoordination {
   const base = `sheetrest:sheet:${key}`;
   const versionKey = `${base}:version`;
   const leaseKey = `${base}:lease`;
   const fenceKey = `${base}:fence`;
   const { client } = redis;
-
-  const acquire = async (): Promise<number> => {
-    const deadline = performance.now() + settings.leaseWaitMs;
-    for (;;) {
-      let reply: unknown;
-      try {
-        reply = await client.eval(ACQUIRE, { keys: [leaseKey, fenceKey], arguments: [String(settings.leaseMs)] });
-      } catch {
-        throw redisUnavailable('Writes are paused');
-      }
-      const [token, left] = (reply as [number, number]).map(Number);
-      if (token > 0) return token;
-      const waitLeft = deadline - performance.now();
-      if (waitLeft <= 0) throw leaseBusy(left);
-      await sleep(Math.min(waitLeft, Math.max(1, Math.min(left, POLL_MS + Math.random() * POLL_MS))));
-    }
-  };
-
   return {
     async version() {
       try {
@@ -97,40 +49,11 @@ export function spreadsheetCoordination(redis: Redis, key: string, settings: Lea
         return null;
       }
     },
-    async underLease(step) {
-      const token = String(await acquire());
-      let lost = false;
-      const renew = async (): Promise<boolean> => {
-        try {
-          lost ||= Number(await client.eval(RENEW, { keys: [leaseKey], arguments: [token, String(settings.leaseMs)] })) !== 1;
-        } catch {
-          // Redis away: the lease can no longer be shown to be ours.
-          lost = true;
-        }
-        return !lost;
-      };
-      const timer = setInterval(() => void renew(), Math.max(10, Math.floor(settings.leaseMs / 3)));
-      try {
-        return await step(async () => {
-          if (lost || !(await renew())) throw leaseLost();
-        });
-      } finally {
-        clearInterval(timer);
-        await client.eval(RELEASE, { keys: [leaseKey], arguments: [token] }).catch(() => undefined);
-      }
-    },
+    underLease: (step) => underLease(redis, { lease: leaseKey, fence: fenceKey }, settings, step, leaseBusy),
   };
 }
 
 function leaseBusy(leftMs: number): ApiError {
   const seconds = String(Math.max(1, Math.ceil(leftMs / 1000)));
   return apiError('upstream_unavailable', 'Another instance is writing to this spreadsheet and still holds its write lease; nothing was written, try again.', { 'Retry-After': seconds });
-}
-
-function leaseLost(): ApiError {
-  return apiError('upstream_unavailable', 'This instance lost the spreadsheet\'s write lease before sending the write (a long pause, or Redis went away); nothing more was written, try again.', { 'Retry-After': '1' });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
