@@ -16,7 +16,7 @@ import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors
 import type { PlanConfig } from './config.ts';
 import { ConnectionRegistry, type ConnectionLookup } from './connections.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
-import { idempotent } from './idempotency.ts';
+import { idempotent, type KeyStoreLike } from './idempotency.ts';
 import { KeyStore } from './idempotency-store.ts';
 import type { Logger } from './log.ts';
 import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
@@ -39,7 +39,7 @@ export interface Connection {
   /** How long clients and shared caches may reuse a read (`Cache-Control`); left out: revalidate every time. */
   readonly cacheControl?: CacheControl;
   /** Where its Idempotency-Keys are kept; left out: in memory only. */
-  readonly idempotency?: KeyStore;
+  readonly idempotency?: KeyStoreLike;
 }
 
 /** Seconds; see docs/http-caching.md. */
@@ -116,7 +116,7 @@ export function createApp(options: AppOptions): App {
   const connections: ConnectionLookup = 'get' in options.connections ? options.connections : new ConnectionRegistry(options.connections);
   // A connection opened without a store of its own (in-process use) keeps its keys in memory.
   const memoryKeyStores = new WeakMap<Connection, KeyStore>();
-  const keyStoreOf = (connection: Connection): KeyStore => {
+  const keyStoreOf = (connection: Connection): KeyStoreLike => {
     if (connection.idempotency !== undefined) return connection.idempotency;
     let store = memoryKeyStores.get(connection);
     if (store === undefined) memoryKeyStores.set(connection, (store = KeyStore.memory()));

@@ -7,6 +7,7 @@ import type { Connection } from './app.ts';
 import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
 import { lockWorkbook, type StateLock } from './lock.ts';
+import type { KeyStoreLike } from './idempotency.ts';
 import type { Logger } from './log.ts';
 import { openFileSource } from './sources/file/mod.ts';
 import type { ReceiptSink, Source } from './sources/source.ts';
@@ -52,16 +53,27 @@ export type OpenSettings = Pick<Config, 'stateDir' | 'limits'> & {
 };
 
 export async function openConnection(connection: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
-  // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.
-  const idempotency = await KeyStore.open({
-    path: join(settings.stateDir, `${connection.id}.idempotency`),
-    maxKeys: settings.limits?.idempotencyKeys ?? DEFAULT_MAX_KEYS,
-    maxBytes: settings.limits?.idempotencyBytes ?? DEFAULT_MAX_BYTES,
-    log: (message) => log.warn(message),
-  });
+  // Several instances share a Google connection's keys through Redis (a file is served by one).
+  const shared = settings.shared;
+  let idempotency: KeyStoreLike;
+  let receipts: ReceiptSink | undefined;
+  if (shared !== undefined && connection.source.type === 'google') {
+    const { redisKeyStore } = await import('./shared/key-store.ts');
+    idempotency = redisKeyStore(shared.redis, connection.id, shared.lease);
+  } else {
+    // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.
+    const store = await KeyStore.open({
+      path: join(settings.stateDir, `${connection.id}.idempotency`),
+      maxKeys: settings.limits?.idempotencyKeys ?? DEFAULT_MAX_KEYS,
+      maxBytes: settings.limits?.idempotencyBytes ?? DEFAULT_MAX_BYTES,
+      log: (message) => log.warn(message),
+    });
+    idempotency = store;
+    receipts = store;
+  }
   let source: Source;
   try {
-    source = await openSource(connection, settings, log, idempotency);
+    source = await openSource(connection, settings, log, receipts);
   } catch (error) {
     await idempotency.close();
     throw error;
@@ -87,7 +99,7 @@ export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'h
   };
 }
 
-async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink): Promise<Source> {
+async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink | undefined): Promise<Source> {
   const { source } = connection;
   if (source.type === 'file') {
     const readOnly = connection.readOnly ?? false;

@@ -24,7 +24,7 @@ import { createLogger, type Logger } from './log.ts';
 import type { Listen, Listener } from './listener.ts';
 import { lockStateDir, type StateLock } from './lock.ts';
 import { openQuotaStore, type QuotaStore } from './quota.ts';
-import { openSharedStore, type SharedStore } from './shared/mod.ts';
+import type { SharedStore } from './shared/mod.ts';
 import { errorAnswer, toResponse } from './respond.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './state.ts';
 
@@ -69,7 +69,8 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const host = config.host ?? '127.0.0.1';
     const timeouts = config.timeouts ?? { headersMs: DEFAULTS.headersMs, bodyMs: DEFAULTS.bodyMs, shutdownMs: DEFAULTS.shutdownMs };
     listener = await options.listen(gate, { host, port: config.port ?? 8080, headersTimeoutMs: timeouts.headersMs, bodyTimeoutMs: timeouts.bodyMs });
-    if (config.store !== undefined) shared = await openSharedStore(config.store, log);
+    // Loaded only when configured: a server on its own has no use for the Redis client.
+    if (config.store !== undefined) shared = await (await import('./shared/mod.ts')).openSharedStore(config.store, log);
     const settings = shared === undefined ? config : { ...config, shared };
     for (const connection of config.connections) {
       const served = await openConnection(connection, settings, log);

@@ -181,3 +181,29 @@ test('Redis going away: reads from cache, writes and limited requests 503, all b
   assert.equal(back, 201);
   assert.equal((await fetch(`${served.url}/sheets/limited`)).status, 200);
 });
+
+test('an Idempotency-Key is shared: a retry on another instance gets the stored answer, a concurrent one writes once', async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  const emulator = await emulatorFor(t);
+  const { config, spreadsheetId } = await googleConfig(t, emulator, redis.url);
+  const [a, b] = [await startServer(t, config), await startServer(t, { ...config, stateDir: `${config.stateDir}-b` })];
+  const post = (url: string, key: string, body: unknown) =>
+    fetch(`${url}/sheets/open`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key }, body: JSON.stringify(body) });
+  const first = await post(a.url, 'order-1', { Name: 'Bo', Age: 1 });
+  assert.equal(first.status, 201);
+  const firstBody = await first.text();
+  const retry = await post(b.url, 'order-1', { Name: 'Bo', Age: 1 });
+  assert.equal(retry.status, 201);
+  assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+  assert.equal(await retry.text(), firstBody);
+  const reused = await post(b.url, 'order-1', { Name: 'Other', Age: 2 });
+  assert.equal(reused.status, 422);
+  assert.equal(((await reused.json()) as { error: string }).error, 'idempotency_key_reused');
+  // The same key sent to both at once: one write, two equal answers.
+  const both = await Promise.all([post(a.url, 'order-2', { Name: 'Cy', Age: 3 }), post(b.url, 'order-2', { Name: 'Cy', Age: 3 })]);
+  assert.deepEqual(both.map((answer) => answer.status), [201, 201]);
+  assert.equal(both.filter((answer) => answer.headers.get('idempotent-replayed') === 'true').length, 1);
+  const names = emulator.sheet(spreadsheetId, 'People').rows.map((row) => row[0]?.formattedValue);
+  assert.deepEqual(names, ['Name', 'Ann', 'Bo', 'Cy'], 'each keyed write landed once');
+});

@@ -6,11 +6,14 @@ import type { Logger } from '../log.ts';
 import type { QuotaStore } from '../quota.ts';
 import { openRedisQuota } from './quota.ts';
 import { openRedis, type Redis } from './redis.ts';
+import type { LeaseSettings } from './lease.ts';
 import { spreadsheetCoordination, type SpreadsheetCoordination } from './spreadsheet.ts';
 
 export interface SharedStore {
   readonly redis: Redis;
   readonly quota: QuotaStore;
+  /** The store's lease settings, for spreadsheets' and Idempotency-Keys' leases. */
+  readonly lease: LeaseSettings;
   /** The version and lease of one spreadsheet, by its lock key (root URL and id). */
   spreadsheet(key: string, log: (message: string) => void): SpreadsheetCoordination;
   close(): Promise<void>;
@@ -24,6 +27,7 @@ export async function openSharedStore(config: StoreConfig, log: Logger): Promise
     return {
       redis,
       quota,
+      lease: { leaseMs: config.leaseMs, leaseWaitMs: config.leaseWaitMs },
       spreadsheet: (key, note) => spreadsheetCoordination(redis, key, config, note),
       close: () => redis.close(),
     };
