@@ -16,7 +16,7 @@ import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors
 import type { PlanConfig } from './config.ts';
 import { ConnectionRegistry, type ConnectionLookup } from './connections.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
-import { idempotent } from './idempotency.ts';
+import { idempotent, type KeyStoreLike } from './idempotency.ts';
 import { KeyStore } from './idempotency-store.ts';
 import type { Logger } from './log.ts';
 import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
@@ -41,7 +41,7 @@ export interface Connection {
   /** How long clients and shared caches may reuse a read (`Cache-Control`); left out: revalidate every time. */
   readonly cacheControl?: CacheControl;
   /** Where its Idempotency-Keys are kept; left out: in memory only. */
-  readonly idempotency?: KeyStore;
+  readonly idempotency?: KeyStoreLike;
 }
 
 /** Seconds; see docs/http-caching.md. */
@@ -57,7 +57,8 @@ export interface QuotaDecision {
 }
 
 export interface Quota {
-  take(connection: string, plan: Plan | undefined, operation: Operation): QuotaDecision;
+  /** A promise only where counts are shared (Redis): the state folder's store decides in memory. */
+  take(connection: string, plan: Plan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
 }
 
 /** The admin API (server/admin/): answers `/_admin/...`, reading a body only through `readBody` (capped like any body). */
@@ -119,7 +120,7 @@ export function createApp(options: AppOptions): App {
   const connections: ConnectionLookup = 'get' in options.connections ? options.connections : new ConnectionRegistry(options.connections);
   // A connection opened without a store of its own (in-process use) keeps its keys in memory.
   const memoryKeyStores = new WeakMap<Connection, KeyStore>();
-  const keyStoreOf = (connection: Connection): KeyStore => {
+  const keyStoreOf = (connection: Connection): KeyStoreLike => {
     if (connection.idempotency !== undefined) return connection.idempotency;
     let store = memoryKeyStores.get(connection);
     if (store === undefined) memoryKeyStores.set(connection, (store = KeyStore.memory()));
@@ -169,7 +170,8 @@ export function createApp(options: AppOptions): App {
     if (isApiError(authenticated)) return errorAnswer(authenticated, cors);
 
     const operation = operationOf(request);
-    const quota = options.quota.take(connection.id, connection.plan, operation);
+    const taken = options.quota.take(connection.id, connection.plan, operation);
+    const quota = taken instanceof Promise ? await taken : taken;
     if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), { ...quota.headers, ...cors });
 
     const answered = await answerSheet(connection, request, operation, authenticated.scope).catch((error: unknown): Answer => {

@@ -20,6 +20,9 @@
 //                                        left out: on when $SHEETREST_ADMIN_TOKEN is set, off otherwise
 //              "google"?: { "clientId", "clientSecret", "authorizationUrl"?, "tokenUrl"?, "sheetsRootUrl"?, "redirectUri"? }
 //                                        the dashboard's "Connect a Google spreadsheet" (docs/dashboard.md)
+//     "store": { "type": "redis", "url": "redis://127.0.0.1:6379/0",   shared state for several
+//                "leaseMs": 5000, "leaseWaitMs": 10000 },   instances (docs/scaling.md); "url" left
+//                                        out: $REDIS_URL. Left out: the state folder only
 //     "connections": [{
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
 //       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
@@ -71,6 +74,8 @@ export const DEFAULTS = {
   headersMs: 10_000,
   bodyMs: 10_000,
   shutdownMs: 10_000,
+  leaseMs: 5_000,
+  leaseWaitMs: 10_000,
 } as const;
 
 /** Google's OAuth token address, where refresh tokens are renewed unless a setting names another. */
@@ -84,6 +89,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
   'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri',
+  'store', 'url', 'leaseMs', 'leaseWaitMs',
 ];
 
 // ---- messages ----------------------------------------------------------------------------
@@ -397,6 +403,29 @@ export const ServerSettingsEntries = {
   ),
   /** The admin API (`/_admin/...`, docs/admin-api.md): its bearer token, at least 16 characters. */
   admin: v.optional(strict('an object with "token"', { token: secret, google: v.optional(GoogleConnectSchema) })),
+  /** Shared state through Redis, for several instances behind a load balancer (docs/scaling.md). */
+  store: v.optional(
+    strict('an object with "type": "redis"', {
+      type: v.literal('redis', expected('"redis"')),
+      /** Left out: $REDIS_URL. May be `{ "env": "NAME" }`: a URL can hold a password. */
+      url: v.optional(
+        v.union(
+          [
+            v.pipe(
+              v.string(expected('a redis:// URL', true)),
+              v.check((url) => /^rediss?:\/\//.test(url) && URL.canParse(url), expected('a URL such as "redis://127.0.0.1:6379/0"', true)),
+            ),
+            strict('an object with "env"', { env: text('an environment variable name') }),
+          ],
+          expected('a redis:// URL or { "env": "NAME" }'),
+        ),
+      ),
+      /** How long a spreadsheet's write lease lasts unless renewed: a dead holder's lease ends after this. */
+      leaseMs: v.optional(wholeNumber(100, 600_000), DEFAULTS.leaseMs),
+      /** How long a write waits for the lease before 503. */
+      leaseWaitMs: v.optional(wholeNumber(0, 600_000), DEFAULTS.leaseWaitMs),
+    }),
+  ),
 };
 
 export const ConfigSchema = strict('an object', {

@@ -92,7 +92,19 @@ export interface AdminConfig {
 /** The OAuth client the dashboard signs in with; `clientSecretSetting` is the file's own form, kept in the connections it makes. */
 export type GoogleConnectConfig = Omit<ParsedGoogleConnect, 'clientSecret'> & { readonly clientSecret: Secret; readonly clientSecretSetting: ParsedSecret };
 
-export type Config = Omit<ParsedConfig, '$schema' | 'stateDir' | 'connections' | 'admin'> & {
+/** The environment variable holding the Redis URL when `store.url` is left out. */
+export const REDIS_URL_ENV = 'REDIS_URL';
+
+/** Shared state through Redis (docs/scaling.md). */
+export interface StoreConfig {
+  readonly type: 'redis';
+  /** May hold a password: shown only through `redactedUrl`. */
+  readonly url: Secret;
+  readonly leaseMs: number;
+  readonly leaseWaitMs: number;
+}
+
+export type Config = Omit<ParsedConfig, '$schema' | 'stateDir' | 'connections' | 'admin' | 'store'> & {
   /** Absolute path of the config file; absent in single-file mode. */
   readonly configPath?: string;
   /** Absolute path of the state folder (quota counts, journals). */
@@ -100,6 +112,8 @@ export type Config = Omit<ParsedConfig, '$schema' | 'stateDir' | 'connections' |
   readonly connections: readonly ConnectionConfig[];
   /** Set when the admin API is on (`admin.token`, or $SHEETREST_ADMIN_TOKEN). */
   readonly admin?: AdminConfig;
+  /** Set when several instances share state through Redis. */
+  readonly store?: StoreConfig;
 };
 
 /** A configuration the server cannot start with. Its message names each field and what was expected. */
@@ -238,10 +252,42 @@ function resolveConfig(
     };
   });
   const admin = resolveAdmin(parsed.admin, env, readSecret, problem);
+  const store = resolveStore(parsed.store, env, readSecret, problem);
   if (problems.length > 0) throw new ConfigError(where, problems);
 
-  const { $schema: _ignored, stateDir: _written, connections: _parsed, admin: _admin, ...server } = parsed;
-  return { ...server, stateDir, connections, ...(admin === undefined ? {} : { admin }) };
+  const { $schema: _ignored, stateDir: _written, connections: _parsed, admin: _admin, store: _store, ...server } = parsed;
+  return { ...server, stateDir, connections, ...(admin === undefined ? {} : { admin }), ...(store === undefined ? {} : { store }) };
+}
+
+/**
+ * The `store` section, its URL from the config or else from $REDIS_URL. Only a `store` section
+ * turns Redis on: a REDIS_URL set for some other program must not change what this one shares.
+ */
+function resolveStore(
+  store: ParsedConfig['store'],
+  env: Readonly<Record<string, string | undefined>>,
+  readSecret: (value: ParsedSecret, field: string) => Secret,
+  problem: (field: string, message: string) => void,
+): StoreConfig | undefined {
+  if (store === undefined) return undefined;
+  let url: Secret;
+  if (store.url !== undefined) {
+    url = readSecret(store.url, 'store.url');
+  } else {
+    const fromEnv = env[REDIS_URL_ENV];
+    if (fromEnv === undefined || fromEnv === '') problem('store.url', `is required (or set $${REDIS_URL_ENV})`);
+    else if (!/^rediss?:\/\//.test(fromEnv) || !URL.canParse(fromEnv)) problem(`$${REDIS_URL_ENV}`, 'expected a URL such as "redis://127.0.0.1:6379/0"');
+    url = new Secret(fromEnv ?? '');
+  }
+  return { type: 'redis', url, leaseMs: store.leaseMs, leaseWaitMs: store.leaseWaitMs };
+}
+
+/** `redis://user:pw@host:6379/0` -> `redis://user:***@host:6379/0`: for logs and messages. */
+export function redactedUrl(url: string): string {
+  if (!URL.canParse(url)) return '(a URL that cannot be parsed)';
+  const parsed = new URL(url);
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.toString();
 }
 
 /** The admin token from the config, else from $SHEETREST_ADMIN_TOKEN (empty there: off); undefined: the admin API is off. */

@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import type { Connection } from './app.ts';
 import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
+import { lockWorkbook, type StateLock } from './lock.ts';
+import type { KeyStoreLike } from './idempotency.ts';
 import type { Logger } from './log.ts';
 import { openFileSource } from './sources/file/mod.ts';
 import type { ReceiptSink, Source } from './sources/source.ts';
+import type { SharedStore } from './shared/mod.ts';
 
 /** What the app reads of the connections: one lookup per request. */
 export interface ConnectionLookup {
@@ -44,19 +47,33 @@ export class ConnectionRegistry implements ConnectionLookup {
 }
 
 /** The settings a connection's opening needs from the server's config. */
-export type OpenSettings = Pick<Config, 'stateDir' | 'limits'>;
+export type OpenSettings = Pick<Config, 'stateDir' | 'limits'> & {
+  /** Several instances sharing state through Redis (server/shared/); left out: this one alone. */
+  readonly shared?: SharedStore;
+};
 
 export async function openConnection(connection: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
-  // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.
-  const idempotency = await KeyStore.open({
-    path: join(settings.stateDir, `${connection.id}.idempotency`),
-    maxKeys: settings.limits?.idempotencyKeys ?? DEFAULT_MAX_KEYS,
-    maxBytes: settings.limits?.idempotencyBytes ?? DEFAULT_MAX_BYTES,
-    log: (message) => log.warn(message),
-  });
+  // Several instances share a Google connection's keys through Redis (a file is served by one).
+  const shared = settings.shared;
+  let idempotency: KeyStoreLike;
+  let receipts: ReceiptSink | undefined;
+  if (shared !== undefined && connection.source.type === 'google') {
+    const { redisKeyStore } = await import('./shared/key-store.ts');
+    idempotency = redisKeyStore(shared.redis, connection.id, shared.lease);
+  } else {
+    // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.
+    const store = await KeyStore.open({
+      path: join(settings.stateDir, `${connection.id}.idempotency`),
+      maxKeys: settings.limits?.idempotencyKeys ?? DEFAULT_MAX_KEYS,
+      maxBytes: settings.limits?.idempotencyBytes ?? DEFAULT_MAX_BYTES,
+      log: (message) => log.warn(message),
+    });
+    idempotency = store;
+    receipts = store;
+  }
   let source: Source;
   try {
-    source = await openSource(connection, settings, log, idempotency);
+    source = await openSource(connection, settings, log, receipts);
   } catch (error) {
     await idempotency.close();
     throw error;
@@ -82,13 +99,45 @@ export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'h
   };
 }
 
-async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink): Promise<Source> {
+async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink | undefined): Promise<Source> {
   const { source } = connection;
   if (source.type === 'file') {
-    return openFileSource({ path: source.path, stateDir: settings.stateDir, readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message), receipts });
+    const readOnly = connection.readOnly ?? false;
+    // One writing server per file, whatever its state folder (lock.ts): taken before the journal is read.
+    const lock = readOnly ? null : workbookLock(source.path, log);
+    try {
+      const opened = await openFileSource({ path: source.path, stateDir: settings.stateDir, readOnly, log: (message: string) => log.error(message), receipts });
+      if (lock === null) return opened;
+      const close = opened.close.bind(opened);
+      opened.close = async () => {
+        try {
+          await close();
+        } finally {
+          lock.release();
+        }
+      };
+      return opened;
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
   }
   // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
   // (about 5 MB resident, and their load time) are of no use to a server of local files.
   const { openGoogleSourceFromConfig } = await import('./sources/google/mod.ts');
-  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: (message: string) => log.error(message) });
+  const shared = settings.shared;
+  const note = (message: string) => log.error(message);
+  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: note, ...(shared === undefined ? {} : { shared: (key: string) => shared.spreadsheet(key, note) }) });
+}
+
+/** The workbook's lock, or none where its folder does not let this process create files (it then cannot fold there either). */
+function workbookLock(path: string, log: Logger): StateLock | null {
+  try {
+    return lockWorkbook(path);
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS' && code !== 'ENOENT') throw error;
+    log.warn('the workbook\'s folder is not writable: serving it without its lock', { path, error: code });
+    return null;
+  }
 }

@@ -14,7 +14,6 @@
 // write, the Google source) it is saved to the key store before the answer goes out.
 import { createHash } from 'node:crypto';
 import { apiError } from '../lib/errors.ts';
-import type { KeyStore } from './idempotency-store.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 import type { Receipt, Source } from './sources/source.ts';
 
@@ -37,8 +36,22 @@ export interface KeyedRequest {
  * Runs `write` once per Idempotency-Key (none: every time). `write` gets the source to write
  * through: `source` itself, or a view of it whose writes carry the key's receipt.
  */
+/**
+ * What `idempotent` needs of a key store: the state folder's (KeyStore) or, with several
+ * instances, Redis's (server/shared/key-store.ts). `get` is answered within `exclusive`.
+ */
+export interface KeyStoreLike {
+  /** Where receipts are kept, for messages. */
+  readonly path: string | null;
+  now(): number;
+  get(key: string): Receipt | undefined;
+  exclusive<T>(key: string, section: () => Promise<T>): Promise<T>;
+  save(receipt: Receipt): Promise<void>;
+  close(): Promise<void>;
+}
+
 export async function idempotent(
-  store: KeyStore,
+  store: KeyStoreLike,
   source: Source,
   request: KeyedRequest,
   body: Uint8Array | null,

@@ -13,8 +13,14 @@
 // short-lived O_EXCL file (`lock.takeover`), so that two starts finding the same stale lock
 // cannot both win. A lock naming this very pid that this process does not hold is stale as
 // well: in a container the server is pid 1 after every restart.
+//
+// The same lock guards a workbook served for writing (`lockWorkbook`): `.book.xlsx.sheetrest-lock`
+// beside the file, so that a second server on the same file with another state folder stops too
+// (the file source is single-instance: two would each journal and fold into the one file). A
+// process holding it already shares it (two connections on one file, or the admin API opening a
+// connection again before closing the old one).
 import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import process from 'node:process';
 
 export const LOCK_FILE = 'lock';
@@ -39,6 +45,19 @@ export class StateDirLocked extends Error {
   }
 }
 
+/** The workbook is served for writing by another live process. */
+export class WorkbookLocked extends Error {
+  readonly pid: number;
+  constructor(file: string, holder: LockHolder) {
+    super(
+      `the workbook ${file} is served for writing by another sheetrest process (pid ${holder.pid}, started ${holder.started}); ` +
+        'a file is served by one instance only: stop the other, or serve a copy (several instances need a Google spreadsheet, docs/scaling.md)',
+    );
+    this.name = 'WorkbookLocked';
+    this.pid = holder.pid;
+  }
+}
+
 interface LockHolder {
   readonly pid: number;
   readonly started: string;
@@ -51,16 +70,50 @@ const STARTED = new Date().toISOString();
 
 /** Takes `<stateDir>/lock` (the folder must exist). Throws StateDirLocked when another live process holds it. */
 export function lockStateDir(stateDir: string): StateLock {
-  const path = join(stateDir, LOCK_FILE);
+  return takeLock(join(stateDir, LOCK_FILE), (holder) => new StateDirLocked(stateDir, holder), `the state folder ${stateDir}`);
+}
+
+/** The lock file guarding a workbook served for writing: beside it, hidden. */
+export function workbookLockPath(file: string): string {
+  return join(dirname(file), `.${basename(file)}.sheetrest-lock`);
+}
+
+/** Holders of workbook locks in this process, with how many connections share each. */
+const workbooks = new Map<string, { lock: StateLock; users: number }>();
+
+/** Takes the workbook's lock, or shares it when this process holds it. Throws WorkbookLocked when another live process does. */
+export function lockWorkbook(file: string): StateLock {
+  const path = workbookLockPath(file);
+  let entry = workbooks.get(path);
+  if (entry === undefined) {
+    entry = { lock: takeLock(path, (holder) => new WorkbookLocked(file, holder), `the workbook ${file}`), users: 0 };
+    workbooks.set(path, entry);
+  }
+  entry.users++;
+  const shared = entry;
+  let released = false;
+  return {
+    path,
+    release() {
+      if (released) return;
+      released = true;
+      if (--shared.users > 0) return;
+      workbooks.delete(path);
+      shared.lock.release();
+    },
+  };
+}
+
+function takeLock(path: string, refusal: (holder: LockHolder) => Error, what: string): StateLock {
   const text = `${JSON.stringify({ pid: process.pid, started: STARTED })}\n`;
   // A stale lock taken over by someone else between our looks: look again, a few times at most.
   for (let attempt = 0; attempt < 5; attempt++) {
     if (create(path, text)) return hold(path, text);
     const holder = readHolder(path);
-    if (holder !== undefined && isLive(path, holder)) throw new StateDirLocked(stateDir, holder);
+    if (holder !== undefined && isLive(path, holder)) throw refusal(holder);
     takeOverStale(path, holder);
   }
-  throw new Error(`the state folder ${stateDir} keeps changing hands; is another sheetrest starting there?`);
+  throw new Error(`${what} keeps changing hands; is another sheetrest starting there?`);
 }
 
 function hold(path: string, text: string): StateLock {

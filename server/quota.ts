@@ -51,8 +51,8 @@ export interface QuotaDecision {
 }
 
 export interface QuotaStore {
-  /** Decides one request and counts it when allowed. Synchronous: no I/O. */
-  take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision;
+  /** Decides one request and counts it when allowed. The state folder's store is synchronous (no I/O); the Redis one is not. */
+  take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
   /** Requests counted for the connection in the current month. */
   used(connectionId: string): number;
   /** Writes pending counts now. */
@@ -61,6 +61,11 @@ export interface QuotaStore {
   flushSync(): void;
   /** Writes pending counts and stops the timer; `take` may not be called afterwards. */
   close(): Promise<void>;
+}
+
+/** The state folder's store: decides in memory, so `take` answers at once. */
+export interface LocalQuotaStore extends QuotaStore {
+  take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision;
 }
 
 export interface QuotaStoreOptions {
@@ -92,7 +97,40 @@ export function nextMonthStart(date: Date): number {
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / 1000;
 }
 
-export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaStore> {
+/**
+ * The decision on one request given the month's count before it (`used`): refused by the plan's
+ * operations or its used-up allowance, else allowed, with the headers it answers with (Remaining
+ * already counts this request). Shared by this store and the Redis one (server/shared/quota.ts).
+ */
+export function decideQuota(plan: PlanConfig | undefined, operation: Operation, used: number, at: Date): QuotaDecision {
+  const limit = plan?.monthlyRequests;
+  if (plan === undefined || limit === undefined) {
+    if (plan !== undefined && !plan.operations.includes(operation)) return { allowed: false, headers: UNLIMITED, error: operationRefused(plan, operation) };
+    return { allowed: true, headers: UNLIMITED };
+  }
+  const headers: Record<string, string> = {
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
+    'X-RateLimit-Plan': plan.name,
+    'X-RateLimit-Reset': String(nextMonthStart(at)),
+  };
+  if (!plan.operations.includes(operation)) return { allowed: false, headers, error: operationRefused(plan, operation) };
+  if (used >= limit) {
+    const renews = new Date(nextMonthStart(at) * 1000).toISOString().replace('.000Z', 'Z');
+    const error = apiError('throttle', `The monthly allowance of ${limit} requests on the plan "${plan.name}" is used up; it renews at ${renews}.`);
+    return { allowed: false, headers, error };
+  }
+  headers['X-RateLimit-Remaining'] = String(limit - used - 1);
+  return { allowed: true, headers };
+}
+
+const UNLIMITED: Readonly<Record<string, string>> = Object.freeze({ 'X-RateLimit-Plan': 'unlimited' });
+
+function operationRefused(plan: PlanConfig, operation: Operation): ApiError {
+  return apiError('throttle', `The plan "${plan.name}" does not include ${operation} requests.`);
+}
+
+export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQuotaStore> {
   const now = options.now ?? (() => new Date());
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
   const onError = options.onError ?? ((error: unknown) => console.error(`sheetrest: could not save quota counts: ${String(error)}`));
@@ -185,30 +223,12 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<QuotaS
       const at = now();
       rollOver(at);
       const used = counts.get(connectionId) ?? 0;
-      const limit = plan?.monthlyRequests;
-      const headers: Record<string, string> =
-        plan === undefined || limit === undefined
-          ? { 'X-RateLimit-Plan': 'unlimited' }
-          : {
-              'X-RateLimit-Limit': String(limit),
-              'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
-              'X-RateLimit-Plan': plan.name,
-              'X-RateLimit-Reset': String(monthTo / 1000),
-            };
-      if (plan !== undefined && !plan.operations.includes(operation)) {
-        const error = apiError('throttle', `The plan "${plan.name}" does not include ${operation} requests.`);
-        return { allowed: false, headers, error };
-      }
-      if (limit !== undefined && used >= limit) {
-        const renews = new Date(nextMonthStart(at) * 1000).toISOString().replace('.000Z', 'Z');
-        const error = apiError('throttle', `The monthly allowance of ${limit} requests on the plan "${plan?.name}" is used up; it renews at ${renews}.`);
-        return { allowed: false, headers, error };
-      }
+      const decision = decideQuota(plan, operation, used, at);
+      if (!decision.allowed) return decision;
       counts.set(connectionId, used + 1);
       dirty = true;
       schedule(flushDelayMs);
-      if (limit !== undefined) headers['X-RateLimit-Remaining'] = String(limit - used - 1);
-      return { allowed: true, headers };
+      return decision;
     },
     used(connectionId) {
       rollOver(now());

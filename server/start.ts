@@ -4,7 +4,9 @@
 // 2. remove temp files a crash left in the state folder (safe now: none can be a live process's);
 // 3. bind the port, answering 503 `upstream_unavailable` with Retry-After while the sources open
 //    (a port already in use stops the start before any journal is recovered or compacted);
-// 4. open every connection's source (recovering journals) and the quota store, then the
+// 4. with `"store": {"type": "redis"}`, connect to Redis (a Redis unreachable at start stops the
+//    start: an instance that cannot share its counts and writes must not serve on its own);
+// 5. open every connection's source (recovering journals) and the quota store, then the
 //    connections the admin API made (admin.json in the state folder), then serve. The set of
 //    connections is a registry the admin API changes while the server runs (server/admin/).
 // Used by the CLI and by the integration tests (which listen on port 0).
@@ -24,6 +26,7 @@ import { createLogger, type Logger } from './log.ts';
 import type { Listen, Listener } from './listener.ts';
 import { lockStateDir, type StateLock } from './lock.ts';
 import { openQuotaStore, type QuotaStore } from './quota.ts';
+import type { SharedStore } from './shared/mod.ts';
 import { errorAnswer, toResponse } from './respond.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './state.ts';
 
@@ -59,6 +62,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
   const opened: Connection[] = [];
   const registry = new ConnectionRegistry();
   let quota: QuotaStore | undefined;
+  let shared: SharedStore | undefined;
   let listener: Listener | undefined;
   try {
     const leftovers = await removeLeftoverTempFiles(config.stateDir);
@@ -67,14 +71,17 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const host = config.host ?? '127.0.0.1';
     const timeouts = config.timeouts ?? { headersMs: DEFAULTS.headersMs, bodyMs: DEFAULTS.bodyMs, shutdownMs: DEFAULTS.shutdownMs };
     listener = await options.listen(gate, { host, port: config.port ?? 8080, headersTimeoutMs: timeouts.headersMs, bodyTimeoutMs: timeouts.bodyMs });
+    // Loaded only when configured: a server on its own has no use for the Redis client.
+    if (config.store !== undefined) shared = await (await import('./shared/mod.ts')).openSharedStore(config.store, log);
+    const settings = shared === undefined ? config : { ...config, shared };
     for (const connection of config.connections) {
-      const served = await openConnection(connection, config, log);
+      const served = await openConnection(connection, settings, log);
       opened.push(served);
       registry.set(served);
     }
-    quota = await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) });
+    quota = shared?.quota ?? (await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) }));
     // The admin API's connections are served whether or not the admin API is on now.
-    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings: config, quota, log });
+    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log });
     await service.open(await readAdminFile(config.stateDir));
     const app = createApp({
       connections: registry,
@@ -91,6 +98,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const shownHost = host.includes(':') ? `[${host}]` : host;
     const served = listener;
     const store = quota;
+    const redis = shared;
     return {
       app,
       url: `http://${shownHost}:${served.port}`,
@@ -103,6 +111,8 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
           await Promise.all([store.close(), ...open.map((connection) => connection.source.close())]);
           // After the sources: a fold at close hands the keys of the writes it folds to their stores.
           await Promise.all(open.map((connection) => connection.idempotency?.close()));
+          // After the sources: their last writes tell the other instances through it.
+          await redis?.close();
           // Last, so the sources' and the quota's own lines about closing are written too.
           await flushLog(log);
         } finally {
@@ -122,6 +132,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const every = new Set([...opened, ...registry.list()]);
     await Promise.allSettled([quota?.close(), ...[...every].map((connection) => connection.source.close())]);
     await Promise.allSettled([...every].map((connection) => connection.idempotency?.close()));
+    await shared?.close().catch(() => undefined);
     lock.release();
     await flushLog(log);
     throw error;

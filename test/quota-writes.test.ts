@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { PlanConfig } from '../server/config.ts';
-import { openQuotaStore, type QuotaStore } from '../server/quota.ts';
+import { openQuotaStore, type LocalQuotaStore } from '../server/quota.ts';
 import { diskWriter, type AtomicWriter } from '../server/state.ts';
 
 const plan: PlanConfig = { name: 'trial', monthlyRequests: 100, operations: ['read', 'create', 'update', 'delete'] };
@@ -51,7 +51,7 @@ async function saved(stateDir: string): Promise<number | undefined> {
   return (JSON.parse(text) as { counts?: Record<string, number> }).counts?.demo;
 }
 
-function take(store: QuotaStore, times: number): void {
+function take(store: LocalQuotaStore, times: number): void {
   for (let i = 0; i < times; i++) assert.equal(store.take('demo', plan, 'read').allowed, true);
 }
 
@@ -100,7 +100,7 @@ test('flushSync writes counts whose snapshot is still on its way', async () => {
 
 test('quota.json is readable by its owner only, like the journals', async () => {
   await withStateDir(async (stateDir) => {
-    const cases: [string, (store: QuotaStore) => Promise<void> | void][] = [
+    const cases: [string, (store: LocalQuotaStore) => Promise<void> | void][] = [
       ['flush', (store) => store.flush()],
       ['flushSync', (store) => store.flushSync()],
     ];

@@ -8,6 +8,10 @@
 // one values.batchUpdate; `DELETE /sheets/crm/Status/done` -> the tab list (which tab is first?)
 // when stale, a fresh read of that tab, then one atomic spreadsheets.batchUpdate removing the
 // rows bottom-up.
+// With Redis (several instances, server/shared/spreadsheet.ts), a read first asks for the
+// spreadsheet's shared version (one GET) and reads again the tabs kept from an older one; a write
+// runs under the spreadsheet's lease (after this instance's write lock), checks the lease's fence
+// before each request to Google, and bumps the version before it answers.
 import { applyPlanToTab, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
 import { headerRowIndex, type Workbook } from '../../../lib/workbook.ts';
@@ -15,9 +19,11 @@ import type { Planned, ReadOptions, Source, WriteOptions } from '../source.ts';
 import { admit, DEFAULT_QUOTA, SHARED_BUDGETS, type Budgets, type QuotaLimits } from './budget.ts';
 import type { SheetsApi } from './client.ts';
 import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
+import { UNKNOWN_VERSION } from './tab-cache.ts';
 import { TabReader, type Scope } from './tab-reader.ts';
 import { callUpstream, type CallSettings, type Repeatable, type RetryPolicy } from './upstream.ts';
 import { underWriteLock, writesSettled } from './write-lock.ts';
+import type { SpreadsheetCoordination } from '../../shared/spreadsheet.ts';
 
 export interface GoogleSourceSettings {
   readonly spreadsheetId: string;
@@ -44,12 +50,23 @@ export interface GoogleSourceSettings {
   readonly release: () => Promise<void>;
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Shared with other instances through Redis; left out: this instance alone. */
+  readonly shared?: SpreadsheetCoordination;
 }
 
 /** What a write plans against: the workbook, and the sheet ids its requests address. */
 interface Basis {
   readonly workbook: Workbook;
   readonly sheetIds: ReadonlyMap<string, number>;
+}
+
+/** A write under the shared lease: the version read once the lease was held, and the fence. */
+interface Leased {
+  /** Stays true until this write bumps it, since no other instance writes meanwhile (UNKNOWN_VERSION: Redis could not say). */
+  readonly version: number;
+  /** Throws when the lease was lost; called right before each request to Google. */
+  readonly fence: () => Promise<void>;
+  readonly shared: SpreadsheetCoordination;
 }
 
 export class GoogleSource implements Source {
@@ -77,14 +94,25 @@ export class GoogleSource implements Source {
   }
 
   read(options: ReadOptions = {}): Promise<Workbook> {
-    return this.#reader.read('tab' in options ? options.tab : undefined, options.fresh === true);
+    const scope: Scope = 'tab' in options ? options.tab : undefined;
+    const fresh = options.fresh === true;
+    const shared = this.#settings.shared;
+    if (shared === undefined) return this.#reader.read(scope, fresh);
+    // Another instance's write moved the shared version: tabs kept from before it are read again.
+    // Redis unable to say (null): what is kept is served, within the freshness window.
+    return shared.version().then((version) => this.#reader.read(scope, fresh, version ?? UNKNOWN_VERSION));
   }
 
   write<T>(plan: (workbook: Workbook) => Planned<T>, options: WriteOptions = {}): Promise<T> {
     if (!this.writable) return Promise.reject(apiError('write_error', 'This connection can only read its Google spreadsheet (read-only, or an API key); nothing was written.'));
     if (this.#closing !== null) return Promise.reject(apiError('write_error', 'The server is shutting down; send the write again once it is back.'));
     const scope: Scope = 'tab' in options ? options.tab : undefined;
-    return underWriteLock(this.#settings.lockKey, () => this.#write(plan, scope));
+    const shared = this.#settings.shared;
+    if (shared === undefined) return underWriteLock(this.#settings.lockKey, () => this.#write(plan, scope, null));
+    // The local queue first, so that this instance's writes do not compete for the lease among themselves.
+    return underWriteLock(this.#settings.lockKey, () =>
+      shared.underLease(async (fence) => this.#write(plan, scope, { version: (await shared.version()) ?? UNKNOWN_VERSION, fence, shared })),
+    );
   }
 
   close(): Promise<void> {
@@ -96,26 +124,29 @@ export class GoogleSource implements Source {
     return this.#closing;
   }
 
-  async #write<T>(plan: (workbook: Workbook) => Planned<T>, scope: Scope): Promise<T> {
+  /** `leased`: under the shared lease (Redis); null for this instance alone. */
+  async #write<T>(plan: (workbook: Workbook) => Planned<T>, scope: Scope, leased: Leased | null): Promise<T> {
     const cache = this.#reader.cache;
     const target = scope === undefined ? null : scope === null ? (cache.firstTabs()[0] ?? null) : scope;
     // Planning on what is kept needs the tab; a write naming no tab (or the first) needs the list
     // as Google gave it, not one grown from reads of other tabs, to know which tab it is.
     const known = scope === undefined ? cache.listRead() && cache.allRead() : scope === null ? cache.listRead() && target !== null && cache.has(target) : cache.has(scope);
     const planned = known ? plan(cache.workbook()) : null;
-    // An append lands after whatever is there when Google applies it: no fresh read needed.
-    if (planned !== null && isAppendOnly(planned.plan)) {
+    // An append lands after whatever is there when Google applies it: no fresh read needed. With
+    // Redis, only on a tab kept at the current version: one from before another instance's write
+    // would place the rows (and answer them) where they no longer go.
+    if (planned !== null && isAppendOnly(planned.plan) && (leased === null || (leased.version !== UNKNOWN_VERSION && cache.versionOf(planned.plan.tab) === leased.version))) {
       try {
-        return await this.#send(this.#basis(), planned.plan, planned.result);
+        return await this.#send(this.#basis(), planned.plan, planned.result, leased);
       } catch (error) {
         // The tab went away since it was read: plan again on a fresh read, which says so.
         if (!isApiError(error) || error.code !== 'tab_not_found') throw error;
       }
     }
-    const fresh = await this.#reader.read(scope, true);
+    const fresh = leased === null ? await this.#reader.read(scope, true) : await this.#reader.read(scope, true, leased.version);
     const replanned = plan(fresh);
     if (replanned.plan === null || isEmptyPlan(replanned.plan)) return replanned.result;
-    return this.#send(this.#basis(), replanned.plan, replanned.result);
+    return this.#send(this.#basis(), replanned.plan, replanned.result, leased);
   }
 
   #basis(): Basis {
@@ -123,21 +154,24 @@ export class GoogleSource implements Source {
   }
 
   /** Carries a plan out upstream, then lets the cached tab take it. */
-  async #send<T>(basis: Basis, plan: WritePlan, result: T): Promise<T> {
+  async #send<T>(basis: Basis, plan: WritePlan, result: T, leased: Leased | null): Promise<T> {
     const { api } = this.#settings;
     let landedElsewhere = false;
     // Data rows start below the header row, which is lower down in a tab starting with empty rows.
     const basisTab = basis.workbook.tabs.find((tab) => tab.name === plan.tab);
     const headerRow = basisTab === undefined ? 0 : headerRowIndex(basisTab.rows);
+    const basisVersion = this.#reader.cache.versionOf(plan.tab) ?? UNKNOWN_VERSION;
     try {
       if (plan.replaced.length > 0) {
         const ranges = replacedRanges(plan.tab, plan.replaced, headerRow);
+        if (leased !== null) await leased.fence();
         await this.#call('write', 'idempotent', (signal) => api.updateValues(ranges, signal));
       }
       if (plan.removed.length > 0) {
         const sheetId = basis.sheetIds.get(plan.tab);
         if (sheetId === undefined) throw apiError('tab_not_found', `The tab "${plan.tab}" no longer exists.`);
         const requests = deleteRequests(sheetId, plan.removed, headerRow);
+        if (leased !== null) await leased.fence();
         await this.#call('write', 'once', (signal) => api.batchUpdate(requests, signal));
       }
       if (plan.appended !== null && plan.appended.rows.length > 0) {
@@ -146,20 +180,28 @@ export class GoogleSource implements Source {
         // Google looks for a table from this row down and appends after it: normally the row
         // is empty and the rows land exactly there; rows someone added meanwhile are kept.
         const range = `${quoteSheetName(plan.tab)}!A${expectedRow}`;
+        if (leased !== null) await leased.fence();
         const updated = await this.#call('write', 'once', (signal) => api.append(range, values, signal));
         landedElsewhere = updated !== null && firstRowOf(updated) !== expectedRow;
       }
     } catch (error) {
-      // Part of it, or all of it, may have reached Google: the next read of the tab asks Google again.
+      // Part of it, or all of it, may have reached Google: the next read of the tab asks Google
+      // again, here and (told through the shared version) on every other instance.
       this.#reader.generation++;
       this.#reader.cache.drop(plan.tab);
+      if (leased !== null) await leased.shared.changed();
       throw error;
     }
     this.#reader.generation++;
+    // Before the answer: the other instances' next reads see this write.
+    const version = leased === null ? UNKNOWN_VERSION : await leased.shared.changed();
+    // The basis plus this plan is the tab at the new version only when the basis was at the one
+    // just before; otherwise its version is unknown and the next read with Redis reads it again.
+    const after = version !== null && version !== UNKNOWN_VERSION && basisVersion === version - 1 ? version : UNKNOWN_VERSION;
     const readAt = this.#reader.cache.readAtOf(plan.tab);
     // A formula's result, or rows placed where the cache did not expect them, are only known upstream.
     if (hasFormula(plan) || landedElsewhere || basisTab === undefined || readAt === undefined) this.#reader.cache.drop(plan.tab);
-    else this.#reader.cache.setTab(applyPlanToTab(basisTab, plan), readAt);
+    else this.#reader.cache.setTab(applyPlanToTab(basisTab, plan), readAt, undefined, after);
     if (landedElsewhere) this.#settings.log(`sheetrest: rows appended to ${this.description} landed below rows added by someone else; the cached tab was dropped`);
     return result;
   }

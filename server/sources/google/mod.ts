@@ -4,6 +4,7 @@
 // the first read (404 not_found, 502 upstream_error), so the server starts while Google is down.
 import type { GoogleSourceConfig } from '../../config.ts';
 import type { Source } from '../source.ts';
+import type { SpreadsheetCoordination } from '../../shared/spreadsheet.ts';
 import { createSheetsApi, GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } from './client.ts';
 import { GoogleSource } from './google-source.ts';
 import { openTransport, type Transport } from './transport.ts';
@@ -48,6 +49,8 @@ export interface GoogleSourceOptions {
   readonly driveRootUrl?: string;
   /** For tests: the source's clock (ms, monotonic). */
   readonly now?: () => number;
+  /** Several instances: the spreadsheet's version and write lease in Redis, by lock key. */
+  readonly shared?: (lockKey: string) => SpreadsheetCoordination;
 }
 
 /** How long the revision check may keep a tab read from Google without reading it again. */
@@ -67,9 +70,11 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
       driveScope: options.revisionCheck !== undefined && options.revisionCheck !== false,
     });
   }
+  const lockKey = `${options.rootUrl ?? GOOGLE_ROOT_URL} ${options.spreadsheetId}`;
   return new GoogleSource({
     spreadsheetId: options.spreadsheetId,
-    lockKey: `${options.rootUrl ?? GOOGLE_ROOT_URL} ${options.spreadsheetId}`,
+    lockKey,
+    ...(options.shared === undefined ? {} : { shared: options.shared(lockKey) }),
     api,
     // An API key reads public sheets only: Google refuses every write made with one.
     writable: options.readOnly !== true && options.auth.kind !== 'apiKey',
@@ -107,13 +112,14 @@ export function authOf(config: GoogleSourceConfig): GoogleAuth {
 }
 
 /** A Source from a connection's configuration. */
-export function openGoogleSourceFromConfig(config: GoogleSourceConfig, options: { readonly readOnly: boolean; readonly log: (message: string) => void }): Promise<Source> {
+export function openGoogleSourceFromConfig(config: GoogleSourceConfig, options: { readonly readOnly: boolean; readonly log: (message: string) => void; readonly shared?: (lockKey: string) => SpreadsheetCoordination }): Promise<Source> {
   return openGoogleSource({
     spreadsheetId: config.spreadsheetId,
     rootUrl: config.rootUrl,
     auth: authOf(config),
     readOnly: options.readOnly,
     log: options.log,
+    ...(options.shared === undefined ? {} : { shared: options.shared }),
     ...(config.freshnessMs === undefined ? {} : { freshnessMs: config.freshnessMs }),
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
     ...(config.retries === undefined ? {} : { retry: { retries: config.retries } }),

@@ -2,10 +2,15 @@
 // and each tab's rows, every part with the time it was read, so a read of one tab asks Google
 // for that tab only and `/tabs` for the list only. The workbook handed to the engine is built
 // from them and kept while nothing changes; a tab read again with the same content keeps its
-// object, so answers and ETags built from it stay valid (server/answer-cache.ts).
+// object, so answers and ETags built from it stay valid (server/answer-cache.ts). With Redis
+// (several instances, server/shared/spreadsheet.ts) each tab also remembers the spreadsheet's
+// shared version its read began at: a tab from before another instance's write is stale.
 // `People` read at t=0, `Orders` at t=3 s: at t=6 s with a 5 s window, People is stale, Orders is not.
 import { tabVersion } from '../../../lib/version.ts';
 import type { Tab, Workbook } from '../../../lib/workbook.ts';
+
+/** A tab's shared version when none is known: no Redis, Redis could not say, or after a write here that did not follow the version just before. */
+export const UNKNOWN_VERSION = -1;
 
 /** One tab as the metadata lists it. */
 export interface SheetMeta {
@@ -22,9 +27,12 @@ interface Dated<T> {
   readonly fetchedAt: number;
   /** Drive's modifiedTime seen before that request was sent; undefined when unknown (or after a write here). */
   readonly modifiedTime?: string;
+  /** The shared version when its read began (UNKNOWN_VERSION without Redis). */
+  readonly version: number;
 }
 
 export class TabCache {
+  // The list is not versioned: writes change rows, never which tabs there are.
   #meta: Dated<readonly SheetMeta[]> | null = null;
   readonly #tabs = new Map<string, Dated<Tab>>();
   /** Stand-ins for tabs listed but not read yet: empty, one object per name. Never answered from. */
@@ -52,6 +60,20 @@ export class TabCache {
     return this.#tabs.get(name)?.readAt;
   }
 
+  versionOf(name: string): number | undefined {
+    return this.#tabs.get(name)?.version;
+  }
+
+  /**
+   * Whether a kept tab may be served for a read that saw the shared `version`: any tab when the
+   * version is unknown (no Redis, or Redis could not say: serve what is kept, within the window),
+   * else only one read (or written) at that very version.
+   */
+  atVersion(name: string, version: number): boolean {
+    const entry = this.#tabs.get(name);
+    return entry !== undefined && (version === UNKNOWN_VERSION || entry.version === version);
+  }
+
   /** Whether the list was read from Google (at any age), not only grown from single tabs' reads. */
   listRead(): boolean {
     return this.#meta !== null && this.#meta.fetchedAt !== Number.NEGATIVE_INFINITY;
@@ -63,13 +85,13 @@ export class TabCache {
 
   setMeta(sheets: readonly SheetMeta[], readAt: number, modifiedTime?: string): void {
     const before = this.#meta?.value;
-    this.#meta = { value: sheets, readAt, fetchedAt: readAt, modifiedTime };
+    this.#meta = { value: sheets, readAt, fetchedAt: readAt, modifiedTime, version: UNKNOWN_VERSION };
     if (before === undefined || !sameMeta(before, sheets)) this.#workbook = null;
     for (const [name, entry] of this.#tabs) {
       const sheet = sheets.find((candidate) => candidate.name === name);
       // Tabs no longer listed are gone (deleted or renamed in Google Sheets); one hidden or shown since is a changed tab.
       if (sheet === undefined) this.drop(name);
-      else if ((entry.value.visibility === 'hidden') !== sheet.hidden) this.setTab(withVisibility(entry.value, sheet.hidden), entry.readAt, entry.modifiedTime);
+      else if ((entry.value.visibility === 'hidden') !== sheet.hidden) this.setTab(withVisibility(entry.value, sheet.hidden), entry.readAt, entry.modifiedTime, entry.version);
     }
   }
 
@@ -85,15 +107,15 @@ export class TabCache {
     const value = at < 0 ? [...sheets, sheet] : sheets.map((candidate, i) => (i === at ? sheet : candidate));
     // A list grown this way is not a list read from Google: it stays stale.
     const stale = Number.NEGATIVE_INFINITY;
-    this.#meta = { value, readAt: this.#meta?.readAt ?? stale, fetchedAt: this.#meta?.fetchedAt ?? stale, modifiedTime: this.#meta?.modifiedTime };
+    this.#meta = { value, readAt: this.#meta?.readAt ?? stale, fetchedAt: this.#meta?.fetchedAt ?? stale, modifiedTime: this.#meta?.modifiedTime, version: UNKNOWN_VERSION };
     this.#workbook = null;
   }
 
-  /** Keeps a tab as read; the old object stays when the content is the same. */
-  setTab(tab: Tab, readAt: number, modifiedTime?: string): void {
+  /** Keeps a tab as read (at the shared `version`, when known); the old object stays when the content is the same. */
+  setTab(tab: Tab, readAt: number, modifiedTime?: string, version: number = UNKNOWN_VERSION): void {
     const before = this.#tabs.get(tab.name)?.value;
     const kept = before !== undefined && before.visibility === tab.visibility && tabVersion(before) === tabVersion(tab) ? before : tab;
-    this.#tabs.set(tab.name, { value: kept, readAt, fetchedAt: readAt, modifiedTime });
+    this.#tabs.set(tab.name, { value: kept, readAt, fetchedAt: readAt, modifiedTime, version });
     if (kept !== before) this.#workbook = null;
   }
 

@@ -2,14 +2,15 @@
 // read of one tab asks for that tab only, in pages of whole rows when it is large; a read of the
 // first tab needs the list of tabs; a read of every tab is one request. Concurrent readers share
 // each request; a read begun before a write (the generation) is not kept. With the revision
-// check, a stale part is first checked against Drive's modifiedTime.
+// check, a stale part is first checked against Drive's modifiedTime. With Redis, a read passes
+// the spreadsheet's shared version: a tab kept from an older version is stale, whatever its age.
 // `read('Orders', false)` cold -> `spreadsheets.get?ranges='Orders'!1:10000`; again within the
 // window -> nothing upstream.
 import { isApiError } from '../../../lib/errors.ts';
 import { createInterner, type SheetRow, type Tab, type Workbook } from '../../../lib/workbook.ts';
 import type { SheetsApi } from './client.ts';
 import { readPage, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
-import { TabCache, type SheetMeta } from './tab-cache.ts';
+import { TabCache, UNKNOWN_VERSION, type SheetMeta } from './tab-cache.ts';
 import type { Repeatable } from './upstream.ts';
 
 /** A read's scope: every tab (undefined), the first tab (null), or one tab by name. */
@@ -40,7 +41,7 @@ export class TabReader {
   generation = 0;
   readonly #deps: ReaderDeps;
   /** Requests in flight, by what they fetch ('all', 'meta', 'tab:People'), for readers to share. */
-  readonly #inflight = new Map<string, { readonly promise: Promise<void>; readonly generation: number }>();
+  readonly #inflight = new Map<string, { readonly promise: Promise<void>; readonly generation: number; readonly version: number }>();
   /** Drive's modifiedTime as last seen; a read begun after seeing it holds rows at least that new. */
   #seenModified: string | undefined;
   #checking: Promise<string | undefined> | null = null;
@@ -54,35 +55,39 @@ export class TabReader {
     await Promise.all([...this.#inflight.values()].map((entry) => entry.promise.catch(() => undefined)));
   }
 
-  /** The workbook with at least the scope's tabs fresh (all of them when the scope is undefined). */
-  async read(scope: Scope, fresh: boolean): Promise<Workbook> {
+  /**
+   * The workbook with at least the scope's tabs fresh (all of them when the scope is undefined).
+   * `version`: the spreadsheet's shared version (Redis) seen before this read; tabs kept from
+   * another version are read again, and what is read now is kept at it.
+   */
+  async read(scope: Scope, fresh: boolean, version: number = UNKNOWN_VERSION): Promise<Workbook> {
     const cache = this.cache;
     const window = fresh ? -1 : this.#deps.freshnessMs;
     // Parts the revision check found unchanged count as fresh for this read, whatever the window (even 0).
-    const renewed = !fresh && this.#deps.revisionCheck ? await this.#renewUnchanged(scope, this.#deps.revisionCheck.maxAgeMs) : NONE;
+    const renewed = !fresh && this.#deps.revisionCheck ? await this.#renewUnchanged(scope, this.#deps.revisionCheck.maxAgeMs, version) : NONE;
     const now = this.#deps.now();
-    const tabFresh = (name: string) => renewed.has(name) || cache.tabFresh(name, now, window);
+    const tabFresh = (name: string) => cache.atVersion(name, version) && (renewed.has(name) || cache.tabFresh(name, now, window));
     const listFresh = () => renewed.has(null) || cache.metaFresh(now, this.#deps.freshnessMs);
     if (scope === undefined) {
-      if (!(listFresh() && cache.allRead() && (cache.meta ?? []).every((sheet) => tabFresh(sheet.name)))) await this.#fetch('all', fresh);
+      if (!(listFresh() && cache.allRead() && (cache.meta ?? []).every((sheet) => tabFresh(sheet.name)))) await this.#fetch('all', fresh, version);
       return cache.workbook();
     }
     if (scope === null) {
       // Which tab is first is only known from the list, read once per window (a no-cache read
       // asks for the tab again, not the list).
-      if (!listFresh()) await this.#fetch('meta', false);
-      for (const name of cache.firstTabs()) if (!tabFresh(name)) await this.#fetch(`tab:${name}`, fresh);
+      if (!listFresh()) await this.#fetch('meta', false, version);
+      for (const name of cache.firstTabs()) if (!tabFresh(name)) await this.#fetch(`tab:${name}`, fresh, version);
       return cache.workbook();
     }
     // A named tab needs only itself: its read brings its sheet id and visibility.
     if (tabFresh(scope)) return cache.workbook();
     try {
-      await this.#fetch(`tab:${scope}`, fresh);
+      await this.#fetch(`tab:${scope}`, fresh, version);
     } catch (error) {
       // A tab Google does not know: the engine answers tab_not_found, naming the tabs there are,
       // from a list read now.
       if (!isApiError(error) || error.code !== 'tab_not_found') throw error;
-      await this.#fetch('meta', true);
+      await this.#fetch('meta', true, version);
       if (cache.meta?.some((sheet) => sheet.name === scope) === true) throw error;
     }
     return cache.workbook();
@@ -93,12 +98,13 @@ export class TabReader {
    * modifiedTime; each stale part read when the file had that same time counts as fresh again.
    * A check that fails leaves everything stale (the read then asks Sheets, as without the check).
    */
-  async #renewUnchanged(scope: Scope, maxAgeMs: number): Promise<ReadonlySet<string | null>> {
+  async #renewUnchanged(scope: Scope, maxAgeMs: number, version: number): Promise<ReadonlySet<string | null>> {
     const cache = this.cache;
     const { freshnessMs } = this.#deps;
     const now = this.#deps.now();
     const names = scope === undefined ? (cache.meta ?? []).map((sheet) => sheet.name) : scope === null ? cache.firstTabs() : [scope];
-    const stale = names.filter((name) => cache.has(name) && !cache.tabFresh(name, now, freshnessMs));
+    // A tab from before another instance's write has changed, whatever Drive says yet: not checked.
+    const stale = names.filter((name) => cache.atVersion(name, version) && !cache.tabFresh(name, now, freshnessMs));
     const listStale = scope !== undefined && scope !== null ? false : cache.meta !== null && !cache.metaFresh(now, freshnessMs);
     if (stale.length === 0 && !listStale) return NONE;
     const modified = await this.#checkModified();
@@ -127,11 +133,12 @@ export class TabReader {
     return this.#checking;
   }
 
-  /** One request, shared by every reader that may use it; what it reads goes into the cache. */
-  #fetch(what: string, fresh: boolean): Promise<void> {
+  /** One request, shared by every reader that may use it; what it reads goes into the cache, at `version`. */
+  #fetch(what: string, fresh: boolean, version: number): Promise<void> {
     const inflight = this.#inflight.get(what);
-    // A client's no-cache asks for a read begun after it asked, so it never joins one in flight.
-    if (!fresh && inflight !== undefined && inflight.generation === this.generation) return inflight.promise;
+    // A client's no-cache asks for a read begun after it asked, so it never joins one in flight;
+    // nor does a reader that saw a newer shared version than the read's.
+    if (!fresh && inflight !== undefined && inflight.generation === this.generation && inflight.version === version) return inflight.promise;
     const generation = this.generation;
     const readAt = this.#deps.now();
     // Seen before this request is sent: what it reads is at least that new.
@@ -146,7 +153,7 @@ export class TabReader {
         keep(() => {
           const { workbook, sheetIds } = readSpreadsheet(data);
           this.cache.setMeta(metaOf(workbook, sheetIds), readAt, modified);
-          for (const tab of workbook.tabs) this.cache.setTab(tab, readAt, modified);
+          for (const tab of workbook.tabs) this.cache.setTab(tab, readAt, modified, version);
         }),
       );
     } else if (what === 'meta') {
@@ -157,11 +164,11 @@ export class TabReader {
         keep(() => {
           if (read === null) return;
           this.cache.setSheet({ name, sheetId: read.sheetId, hidden: read.tab.visibility === 'hidden' });
-          this.cache.setTab(read.tab, readAt, modified);
+          this.cache.setTab(read.tab, readAt, modified, version);
         }),
       );
     }
-    const entry = { promise, generation };
+    const entry = { promise, generation, version };
     this.#inflight.set(what, entry);
     const clear = () => {
       if (this.#inflight.get(what) === entry) this.#inflight.delete(what);

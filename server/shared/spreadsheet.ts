@@ -1,0 +1,59 @@
+// What instances behind a load balancer share about one Google spreadsheet, through Redis:
+// - a version counter, bumped by every write before its answer and read by every read, so that
+//   `POST /sheets/crm` on instance A is seen by the next `GET /sheets/crm` on B and C (each drops
+//   its snapshot when the counter moved since it was read);
+// - a write lease (`SET NX PX` with a fencing token), held while a write reads, plans and sends,
+//   so a PATCH or DELETE by match on one instance never interleaves with a write on another and
+//   hits the wrong rows after a row shift. The holder renews it while the write runs; a holder
+//   that dies loses it when it expires. Google takes no fencing token, so the holder checks its
+//   token in Redis right before each upstream request instead: a holder that stalled past the
+//   expiry (a long pause) finds the lease gone and stops before sending.
+// Keys: `sheetrest:sheet:<root URL> <id>:version`, `...:lease` (the token), `...:fence`.
+import { apiError, type ApiError } from '../../lib/errors.ts';
+import { underLease, type LeaseSettings } from './lease.ts';
+import type { Redis } from './redis.ts';
+
+export type { LeaseSettings } from './lease.ts';
+export interface SpreadsheetCoordination {
+  /** The spreadsheet's shared version; null when Redis cannot say (serve what is cached). */
+  version(): Promise<number | null>;
+  /** Counts one write; the new version, or null when Redis could not be told (logged). */
+  changed(): Promise<number | null>;
+  /**
+   * Runs `step` holding the lease; `fence()` throws when the lease was lost, and is called right
+   * before each upstream request. Throws 503 (nothing run) when the lease cannot be had in time.
+   */
+  underLease<T>(step: (fence: () => Promise<void>) => Promise<T>): Promise<T>;
+}
+
+export function spreadsheetCoordination(redis: Redis, key: string, settings: LeaseSettings, log: (message: string) => void): SpreadsheetCoordination {
+  const base = `sheetrest:sheet:${key}`;
+  const versionKey = `${base}:version`;
+  const leaseKey = `${base}:lease`;
+  const fenceKey = `${base}:fence`;
+  const { client } = redis;
+  return {
+    async version() {
+      try {
+        const value = await client.get(versionKey);
+        return value === null ? 0 : Number(value);
+      } catch {
+        return null;
+      }
+    },
+    async changed() {
+      try {
+        return await client.incr(versionKey);
+      } catch (error) {
+        log(`sheetrest: could not tell the other instances about a write to ${key} (${String(error)}); they see it once their freshness window ends`);
+        return null;
+      }
+    },
+    underLease: (step) => underLease(redis, { lease: leaseKey, fence: fenceKey }, settings, step, leaseBusy),
+  };
+}
+
+function leaseBusy(leftMs: number): ApiError {
+  const seconds = String(Math.max(1, Math.ceil(leftMs / 1000)));
+  return apiError('upstream_unavailable', 'Another instance is writing to this spreadsheet and still holds its write lease; nothing was written, try again.', { 'Retry-After': seconds });
+}
