@@ -1,6 +1,7 @@
 // The floor for the HTTP benchmark: the runtime's own server (node:http, Deno.serve, Bun.serve)
 // answering with pre-serialized bytes read from files at start: sheetrest's own all-rows answer
 // at `/`, and its answer to an exact filter at `/one` when a third argument names it.
+// With `--headers` it sends the contract's headers (fixed values) and nothing else more.
 // With `--routed` it first does what sheetrest's stack does for any request before the engine
 // runs: routes it with itty-router (which the project uses, and which parses the URL), parses the
 // URL again and decodes the path's segments (as the engine's parser does), and sends the
@@ -34,9 +35,20 @@ router.all('*', (request: { url: string }) => {
   };
 });
 
-/** The answer's headers for this request: one header bare, the contract's after routing. */
+/** The contract's headers as one fixed object, for `--headers`: their cost without the routing. */
+const contract: Record<string, string> = {
+  ...plain,
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'X-Sheet-Rows, X-Sheet-Columns, X-Total-Count, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Plan, X-RateLimit-Reset, Retry-After, Allow',
+  'X-Sheet-Rows': '1000',
+  'X-Sheet-Columns': '6',
+  'X-Total-Count': '1',
+  'X-RateLimit-Plan': 'unlimited',
+};
+
+/** The answer's headers for this request: one header bare, the contract's after routing (or, `--headers`, without it). */
 const headersOf: (url: string, method: string) => Record<string, string> | Promise<Record<string, string>> =
-  mode === '--routed' ? (url, method) => router.fetch({ url, method }) as Promise<Record<string, string>> : () => plain;
+  mode === '--routed' ? (url, method) => router.fetch({ url, method }) as Promise<Record<string, string>> : mode === '--headers' ? () => contract : () => plain;
 
 if (typeof Deno !== 'undefined') {
   // As text: Deno copies a byte body on every Response but not a string, and sheetrest's Deno

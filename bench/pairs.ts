@@ -7,6 +7,7 @@
 // Pairs, per runtime (sheetrest at --log-level warn, and the 304 at the default info as well):
 //   304         sheetrest: GET of an exact filter with If-None-Match (304)  vs  bare server: that row's answer (200)
 //   routed      the bare server after itty-router, the URL and the headers   vs  bare server (the stack's own floor)
+//   headers     the bare server sending the contract's headers, no routing    vs  bare server
 //   filter/all  sheetrest: a repeated exact filter (1/8 of rows)            vs  sheetrest: the whole tab
 //   *x*/all     sheetrest: a repeated `*son 77*` filter                     vs  sheetrest: the whole tab
 //   json-server sheetrest: an exact filter (1 row)                          vs  json-server (Node): the same filter
@@ -93,6 +94,8 @@ try {
       });
       const routedPort = await freePort();
       const routed = await startProcess({ name: 'routed', runtime, args: [join(ROOT, 'bench/bare-server.ts'), one, String(routedPort), one, '--routed'], port: routedPort, probe: '/sheets/bench', log: join(work, 'routed.log'), cpu: 0 });
+      const headersPort = await freePort();
+      const headered = await startProcess({ name: 'headers', runtime, args: [join(ROOT, 'bench/bare-server.ts'), one, String(headersPort), one, '--headers'], port: headersPort, probe: '/', log: join(work, 'headers.log'), cpu: 0 });
       try {
         const filter = `/sheets/bench/Name/${name}`;
         const tag = { 'If-None-Match': await etagOf(warn.url + filter) };
@@ -103,6 +106,7 @@ try {
           ['304 (warn) / bare 200', { target: warn, path: filter, headers: tag }, { target: bare, path: '/one' }],
           ['304 (info) / bare 200', { target: info, path: filter, headers: tag }, { target: bare, path: '/one' }],
           ['routed 200 / bare 200', { target: routed, path: '/sheets/bench/Name/one' }, { target: bare, path: '/one' }],
+          ['headers only 200 / bare 200', { target: headered, path: '/one' }, { target: bare, path: '/one' }],
           ['exact filter 1/8 / all rows', { target: warn, path: '/sheets/bench/City/Lisbon' }, { target: other, path: '/sheets/bench' }],
           ['`*son 77*` / all rows', { target: warn, path: '/sheets/bench/Name/*son%2077*' }, { target: other, path: '/sheets/bench' }],
           ['exact filter 1 row / json-server', { target: warn, path: filter }, { target: jsonServer, path: `/people?Name=${name}` }],
@@ -112,7 +116,7 @@ try {
           console.log(`| ${runtime} | ${round} | ${label} | ${Math.round(first).toLocaleString('en-US')} | ${Math.round(second).toLocaleString('en-US')} | ${ratio(first, second)} |`);
         }
       } finally {
-        await Promise.all([warn, other, info, bare, routed, jsonServer].map(stopProcess));
+        await Promise.all([warn, other, info, bare, routed, headered, jsonServer].map(stopProcess));
       }
       await rm(join(work, `${runtime}-warn`), { recursive: true, force: true });
       await rm(join(work, `${runtime}-second`), { recursive: true, force: true });
