@@ -97,6 +97,30 @@ test(`the admin API's state is shared through Redis: made on A, used on B; revok
     assert.equal((await admin(a.url, 'POST', '/connections/config-a/keys', {})).status, 403);
   });
 
+  await t.test('Redis restarted empty: the state is saved again from what the instances serve, and changes go on reaching every instance', async () => {
+    assert.equal((await admin(a.url, 'POST', '/connections', { id: 'kept', source })).status, 201);
+    await redis.stop();
+    await redis.restart();
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    defer(t, () => client.close());
+    let saved: string | null = null;
+    for (let attempt = 0; attempt < 100 && saved === null; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      saved = await client.get('sheetrest:admin:state');
+    }
+    assert.match(String(saved), /"id":"kept"/, 'an instance saved what it serves again');
+    let made = 0;
+    for (let attempt = 0; attempt < 100 && made !== 201; attempt++) {
+      made = (await admin(b.url, 'POST', '/connections', { id: 'after', source })).status;
+      if (made !== 201) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(made, 201);
+    assert.equal(await status(`${a.url}/sheets/after`), 200, 'A applies a change whose revision counts from a new start');
+    assert.equal(await status(`${a.url}/sheets/kept`), 200);
+    assert.equal(await status(`${b.url}/sheets/kept`), 200);
+  });
+
   await t.test('a change an instance missed the message of is caught up by its revision check', async () => {
     // Written straight into Redis without publishing, as if the message had been lost.
     const client = createClient({ url: redis.url });
@@ -133,8 +157,8 @@ test(`a change is answered only once every instance told of it has applied it ($
   let applied = { a: 0, b: 0 };
   let release = () => {};
   const slow = new Promise<void>((resolve) => (release = resolve));
-  await a.follow(() => applied.a, async (snapshot) => void (applied = { ...applied, a: snapshot.revision }));
-  await b.follow(() => applied.b, async (snapshot) => {
+  await a.follow(() => ({ revision: applied.a, connections: [] }), async (snapshot) => void (applied = { ...applied, a: snapshot.revision }));
+  await b.follow(() => ({ revision: applied.b, connections: [] }), async (snapshot) => {
     await slow;
     applied = { ...applied, b: snapshot.revision };
     order.push('b applied');

@@ -246,7 +246,8 @@ export class AdminService {
     return shared.underLock(async () => {
       const result = await this.#queued(async () => {
         const latest = await shared.load();
-        if (latest.revision !== this.#revision) await this.#apply(latest);
+        // Revision 0 with some here: Redis lost the state; this change saves it again from here.
+        if (latest.revision !== this.#revision && !(latest.revision === 0 && this.#revision !== 0)) await this.#apply(latest);
         this.#saved = null;
         return change();
       });
@@ -266,7 +267,8 @@ export class AdminService {
   follow(): Promise<void> {
     const shared = this.#options.shared;
     if (shared === undefined) return Promise.resolve();
-    return shared.follow(() => this.#revision, (snapshot) => this.#queued(() => (snapshot.revision > this.#revision ? this.#apply(snapshot) : Promise.resolve())));
+    const current = () => ({ revision: this.#revision, connections: this.#stored });
+    return shared.follow(current, (snapshot) => this.#queued(() => (snapshot.revision !== this.#revision ? this.#apply(snapshot) : Promise.resolve())));
   }
 
   /** Makes the registry serve `snapshot` (saved by another instance): opens, changes and closes connections. */

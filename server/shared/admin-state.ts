@@ -11,7 +11,11 @@
 //   have said so, so that a revoked key has stopped working everywhere before the revocation is
 //   answered. A message missed (a dropped subscription) is caught up by asking for the revision
 //   every POLL_MS, and at once when the subscription comes back.
-import { randomBytes } from 'node:crypto';
+// A Redis restarted empty has lost the state the instances still serve: the first instance to
+// notice saves what it serves again (re-seeding). The revision starts at a random number when
+// missing, so a revision from before the restart does not come round again (an instance
+// compares for equality, not order, and would otherwise take a new change for one it has).
+import { randomBytes, randomInt } from 'node:crypto';
 import * as v from 'valibot';
 import { apiError, type ApiError } from '../../lib/errors.ts';
 import type { Logger } from '../log.ts';
@@ -28,8 +32,9 @@ const PREFIX = 'sheetrest:admin';
 const CHANGED = `${PREFIX}:changed`;
 const APPLIED = `${PREFIX}:applied`;
 
-// KEYS: state, revision. ARGV: connections (JSON), channel. -> {revision, instances told}.
+// KEYS: state, revision. ARGV: connections (JSON), channel, a random start. -> {revision, instances told}.
 const SAVE = `
+if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[3]) end
 local revision = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], '{"version":1,"revision":' .. revision .. ',"connections":' .. ARGV[1] .. '}')
 local told = redis.call('PUBLISH', ARGV[2], revision)
@@ -58,10 +63,11 @@ export interface SharedAdminState {
   /** Resolves once `told` instances said they applied `revision`, or after ACK_WAIT_MS (logged). */
   applied(revision: number, told: number): Promise<void>;
   /**
-   * Calls `apply(snapshot)` whenever the revision moves past `current()`, then tells the
-   * instance that made the change. Returns when subscribed.
+   * Calls `apply(snapshot)` whenever the revision in Redis is not `current().revision`, then
+   * tells the instance that made the change; re-seeds a Redis that lost the state with
+   * `current()`. Returns when subscribed.
    */
-  follow(current: () => number, apply: (snapshot: AdminSnapshot) => Promise<void>): Promise<void>;
+  follow(current: () => AdminSnapshot, apply: (snapshot: AdminSnapshot) => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -92,7 +98,7 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
 
   const underLock = <T>(change: () => Promise<T>): Promise<T> => underLease(redis, { lease: `${PREFIX}:lease`, fence: `${PREFIX}:fence` }, lease, () => change(), adminBusy);
   const save = async (connections: readonly StoredConnection[]) => {
-    const reply = (await client.eval(SAVE, { keys: [`${PREFIX}:state`, `${PREFIX}:revision`], arguments: [JSON.stringify(connections), CHANGED] })) as [number, number];
+    const reply = (await client.eval(SAVE, { keys: [`${PREFIX}:state`, `${PREFIX}:revision`], arguments: [JSON.stringify(connections), CHANGED, String(randomInt(1, 2 ** 47))] })) as [number, number];
     return { revision: Number(reply[0]), told: Number(reply[1]) };
   };
 
@@ -134,6 +140,13 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
       // One catch-up at a time; a second request while one runs runs once more after it.
       let running: Promise<void> | null = null;
       let again = false;
+      // Redis lost the state (restarted empty): save what this instance serves, unless another did.
+      const reseed = (mine: AdminSnapshot) => underLock(async () => {
+        if ((await load()).revision !== 0) return;
+        const { revision } = await save(mine.connections);
+        log.warn('the admin API\'s state was missing in Redis (restarted empty?); saved again from what this instance serves', { connections: mine.connections.length });
+        await apply({ revision, connections: mine.connections });
+      });
       const catchUp = (): Promise<void> => {
         if (running !== null) {
           again = true;
@@ -144,7 +157,10 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
             again = false;
             try {
               const snapshot = await load();
-              if (snapshot.revision > current()) await apply(snapshot);
+              const mine = current();
+              if (snapshot.revision === mine.revision) continue;
+              if (snapshot.revision === 0 && mine.revision !== 0) await reseed(mine);
+              else await apply(snapshot);
             } catch (error) {
               log.error('could not apply the admin API\'s state from Redis; trying again shortly', { error: String(error) });
             }
@@ -163,7 +179,7 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
       await sub.subscribe(CHANGED, (message: string) => {
         const revision = Number(message);
         const ack = () => void client.publish(APPLIED, `${revision} ${me}`).catch(() => undefined);
-        if (revision <= current()) ack();
+        if (revision === current().revision) ack();
         else void catchUp().then(ack);
       });
       await sub.subscribe(APPLIED, (message: string) => {
@@ -172,7 +188,7 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
       });
       poll = setInterval(() => {
         void client.get(`${PREFIX}:revision`).then((value) => {
-          if (Number(value ?? 0) > current()) void catchUp();
+          if (Number(value ?? 0) !== current().revision) void catchUp();
         }, () => undefined);
       }, POLL_MS);
       poll.unref?.();

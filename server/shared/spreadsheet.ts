@@ -60,7 +60,9 @@ export function spreadsheetCoordination(redis: Redis, key: string, settings: Lea
   return {
     async version() {
       try {
-        return Number(await evalScript(client, VERSION, versionKey));
+        // A plain GET on every read; the script only when the counter is missing.
+        const value = await client.get(versionKey);
+        return Number(value ?? (await evalScript(client, VERSION, versionKey)));
       } catch {
         return null;
       }
