@@ -36,7 +36,8 @@ const APPLIED = `${PREFIX}:applied`;
 const SAVE = `
 if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('SET', KEYS[2], ARGV[3]) end
 local revision = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], '{"version":1,"revision":' .. revision .. ',"connections":' .. ARGV[1] .. '}')
+-- '%d': concatenating the number would print it with 14 digits only (1.2291413071943e+14).
+redis.call('SET', KEYS[1], '{"version":1,"revision":' .. string.format('%d', revision) .. ',"connections":' .. ARGV[1] .. '}')
 local told = redis.call('PUBLISH', ARGV[2], revision)
 return {revision, told}
 `;
