@@ -100,6 +100,11 @@ test(`the admin API's state is shared through Redis: made on A, used on B; revok
   await t.test('Redis restarted empty: the state is saved again from what the instances serve, and changes go on reaching every instance', async () => {
     assert.equal((await admin(a.url, 'POST', '/connections', { id: 'kept', source })).status, 201);
     await redis.stop();
+    const refused = await admin(a.url, 'POST', '/connections', { id: 'lost', source });
+    assert.equal(refused.status, 503, 'no change while Redis is away');
+    assert.equal(refused.body.error, 'upstream_unavailable');
+    assert.match(refused.body.message, /^The change was not made: the shared store \(Redis\) is unreachable/);
+    assert.equal(await status(`${b.url}/sheets/kept`), 200, 'what was applied is still served');
     await redis.restart();
     const client = createClient({ url: redis.url });
     await client.connect();

@@ -239,11 +239,11 @@ export class AdminService {
 
   // ---- helpers --------------------------------------------------------------------------------
 
-  #serially<T>(change: () => Promise<T>): Promise<T> {
+  #serially<T>(change: () => Promise<T | ApiError>): Promise<T | ApiError> {
     const shared = this.#options.shared;
     if (shared === undefined) return this.#queued(change);
     // The lease before this instance's queue, so changes published meanwhile can be applied here.
-    return shared.underLock(async () => {
+    return shared.underLock(async (): Promise<T | ApiError> => {
       const result = await this.#queued(async () => {
         const latest = await shared.load();
         // Revision 0 with some here: Redis lost the state; this change saves it again from here.
@@ -254,6 +254,11 @@ export class AdminService {
       const saved = this.#saved;
       if (saved !== null) await shared.applied(saved.revision, saved.told);
       return result;
+    }).catch((error: unknown) => {
+      // The lease's 503s (busy, Redis away) as they are; another failure in Redis: nothing was changed.
+      if (isApiError(error)) return error;
+      this.#options.log.error('an admin change failed in Redis', { error: String(error) });
+      return redisUnavailable('The change was not made');
     });
   }
 

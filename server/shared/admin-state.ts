@@ -97,7 +97,7 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
     for (const wake of waiters) wake();
   };
 
-  const underLock = <T>(change: () => Promise<T>): Promise<T> => underLease(redis, { lease: `${PREFIX}:lease`, fence: `${PREFIX}:fence` }, lease, () => change(), adminBusy);
+  const underLock = <T>(change: () => Promise<T>): Promise<T> => underLease(redis, { lease: `${PREFIX}:lease`, fence: `${PREFIX}:fence` }, lease, () => change(), adminBusy, 'The change was not made');
   const save = async (connections: readonly StoredConnection[]) => {
     const reply = (await client.eval(SAVE, { keys: [`${PREFIX}:state`, `${PREFIX}:revision`], arguments: [JSON.stringify(connections), CHANGED, String(randomInt(1, 2 ** 47))] })) as [number, number];
     return { revision: Number(reply[0]), told: Number(reply[1]) };
