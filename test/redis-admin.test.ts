@@ -5,9 +5,10 @@
 // redis-server; without one installed they are skipped, saying why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createClient } from 'redis';
 import { loadConfig, type Config } from '../server/config.ts';
+import { writeAdminFile } from '../server/admin/store.ts';
 import { createLogger } from '../server/log.ts';
 import { sharedAdminState } from '../server/shared/admin-state.ts';
 import { openRedis } from '../server/shared/redis.ts';
@@ -184,4 +185,26 @@ test(`a change is answered only once every instance told of it has applied it ($
   await answered;
   assert.deepEqual(order, ['b goes on', 'b applied', 'answered']);
   assert.equal((await b.load()).revision, saved.revision, 'the state carries its revision exactly');
+});
+
+test(`turning Redis on: the first instance's admin.json becomes the shared state, later ones' are left unused (${RUNTIME})`, async (t) => {
+  const redis = await startRedis(t);
+  if (typeof redis === 'string') return t.skip(redis);
+  const emulator = await startEmulator();
+  defer(t, () => emulator.close());
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: [['Name'], ['Ann']] }], access: { [WRITER]: 'writer' } });
+  const source = { type: 'google' as const, spreadsheetId, rootUrl: emulator.rootUrl, accessToken: WRITER, retries: 0 };
+  const now = new Date().toISOString();
+  const stored = (id: string) => ({ id, source, created: now, updated: now, keys: [] });
+  const [first, later] = [await sharedConfig(t, redis.url, source, 'a'), await sharedConfig(t, redis.url, source, 'b')];
+  for (const [config, id] of [[first, 'made-before'], [later, 'elsewhere']] as const) {
+    await mkdir(config.stateDir, { recursive: true });
+    // deno-lint-ignore no-explicit-any
+    await writeAdminFile(config.stateDir, [stored(id) as any]);
+  }
+  const a = await startServer(t, first);
+  const b = await startServer(t, later);
+  assert.equal(await status(`${b.url}/sheets/made-before`), 200, "A's admin.json seeded Redis");
+  assert.equal(await status(`${b.url}/sheets/elsewhere`), 404, "B's admin.json is not merged in");
+  assert.equal(await status(`${a.url}/sheets/elsewhere`), 404);
 });
