@@ -7,7 +7,7 @@
 // 4. with `"store": {"type": "redis"}`, connect to Redis (a Redis unreachable at start stops the
 //    start: an instance that cannot share its counts and writes must not serve on its own);
 // 5. open every connection's source (recovering journals) and the quota store, then the
-//    connections the admin API made (admin.json in the state folder), then serve. The set of
+//    connections the admin API made (admin.json in the state folder, or Redis with a store), then serve. The set of
 //    connections is a registry the admin API changes while the server runs (server/admin/).
 // Used by the CLI and by the integration tests (which listen on port 0).
 import { join } from 'node:path';
@@ -81,8 +81,14 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     }
     quota = shared?.quota ?? (await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) }));
     // The admin API's connections are served whether or not the admin API is on now.
-    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log });
-    await service.open(await readAdminFile(config.stateDir));
+    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin });
+    if (shared === undefined) await service.open(await readAdminFile(config.stateDir));
+    else {
+      // With Redis its state is shared by every instance (admin.json only seeds it once).
+      const snapshot = await shared.admin.adopt(await readAdminFile(config.stateDir));
+      await service.open(snapshot.connections, snapshot.revision);
+      await service.follow();
+    }
     const app = createApp({
       connections: registry,
       ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log)), dashboard: await loadDashboard() }),

@@ -207,3 +207,34 @@ test('an Idempotency-Key is shared: a retry on another instance gets the stored 
   const names = emulator.sheet(spreadsheetId, 'People').rows.map((row) => row[0]?.formattedValue);
   assert.deepEqual(names, ['Name', 'Ann', 'Bo', 'Cy'], 'each keyed write landed once');
 });
+
+test('Redis restarting empty makes every kept tab stale: no instance serves an old tab whose version number comes round again', async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  const emulator = await emulatorFor(t);
+  const { config } = await googleConfig(t, emulator, redis.url);
+  const [a, b] = [await startServer(t, config), await startServer(t, { ...config, stateDir: `${config.stateDir}-b` })];
+  const post = (name: string) => fetch(`${a.url}/sheets/open`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ Name: name, Age: 1 }) });
+  const namesOnB = async () => ((await (await fetch(`${b.url}/sheets/open`)).json()) as { Name: string }[]).map((row) => row.Name);
+  assert.deepEqual(await namesOnB(), ['Ann']);
+  assert.equal((await post('Bo')).status, 201);
+  // B keeps the tab at the version A's write made (the first after a start from nothing).
+  assert.deepEqual(await namesOnB(), ['Ann', 'Bo']);
+  await redis.stop();
+  await redis.restart();
+  // B back on Redis (a limited request needs it), without reading the tab it keeps.
+  let limited = 0;
+  for (let attempt = 0; attempt < 100 && limited !== 200; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    limited = (await fetch(`${b.url}/sheets/limited?_limit=1`)).status;
+  }
+  assert.equal(limited, 200);
+  // A's first write once it is back: before the fix it counted the version to the same number again.
+  let written = 0;
+  for (let attempt = 0; attempt < 100 && written !== 201; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    written = (await post('Cy')).status;
+  }
+  assert.equal(written, 201);
+  assert.deepEqual(await namesOnB(), ['Ann', 'Bo', 'Cy'], 'B reads the tab again instead of serving the one it kept');
+});

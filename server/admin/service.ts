@@ -15,6 +15,9 @@
 //   Retry-After: 1. If the new one cannot be opened the old one is reopened and nothing changes.
 // - A stored connection that cannot be opened at start (its file was moved) does not stop the
 //   server: it answers 503 and the admin API shows why, so it can be fixed or deleted there.
+// - With Redis (`shared`), the state lives there instead of admin.json (server/shared/admin-state.ts):
+//   a change is made under the admin lease on the latest state, and answered once every instance
+//   told of it has applied it; changes made elsewhere are applied here as they are published.
 import { dirname } from 'node:path';
 import { resolve } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
@@ -27,6 +30,8 @@ import type { QuotaStore } from '../quota.ts';
 import type { Source } from '../sources/source.ts';
 import { isDiskFull } from '../sources/file/disk.ts';
 import type { AtomicWriter } from '../state.ts';
+import type { AdminSnapshot, SharedAdminState } from '../shared/admin-state.ts';
+import { redisUnavailable } from '../shared/redis.ts';
 import { apiKeysOf, isExpired, keyView, makeKey, type KeyView } from './keys.ts';
 import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, RotateKeyInput } from './requests.ts';
 import { brokenSource, pausedSource } from './standin-sources.ts';
@@ -47,6 +52,8 @@ export interface AdminServiceOptions {
   readonly now?: () => Date;
   readonly writer?: AtomicWriter;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The state in Redis, shared by every instance; admin.json when absent. */
+  readonly shared?: SharedAdminState;
 }
 
 export interface NewKeyView extends KeyView {
@@ -64,6 +71,9 @@ export class AdminService {
   /** Why a stored connection is not served (it could not be opened). */
   readonly #problems = new Map<string, string>();
   #queue: Promise<unknown> = Promise.resolve();
+  /** With Redis: the revision of the state applied here, and the last change saved by this instance. */
+  #revision = 0;
+  #saved: { revision: number; told: number } | null = null;
 
   constructor(options: AdminServiceOptions) {
     this.#options = options;
@@ -73,7 +83,8 @@ export class AdminService {
   }
 
   /** Opens the connections of admin.json into the registry (at start). An id the config file also has stops the start. */
-  async open(stored: readonly StoredConnection[]): Promise<void> {
+  async open(stored: readonly StoredConnection[], revision = 0): Promise<void> {
+    this.#revision = revision;
     const clash = stored.find((connection) => this.#configs.has(connection.id));
     if (clash !== undefined) {
       throw new Error(`the connection "${clash.id}" is in the config file and also in admin.json in the state folder (made with the admin API); rename or remove one of them`);
@@ -228,10 +239,77 @@ export class AdminService {
 
   // ---- helpers --------------------------------------------------------------------------------
 
-  #serially<T>(change: () => Promise<T>): Promise<T> {
+  #serially<T>(change: () => Promise<T | ApiError>): Promise<T | ApiError> {
+    const shared = this.#options.shared;
+    if (shared === undefined) return this.#queued(change);
+    // The lease before this instance's queue, so changes published meanwhile can be applied here.
+    return shared.underLock(async (): Promise<T | ApiError> => {
+      const result = await this.#queued(async () => {
+        const latest = await shared.load();
+        // Revision 0 with some here: Redis lost the state; this change saves it again from here.
+        if (latest.revision !== this.#revision && !(latest.revision === 0 && this.#revision !== 0)) await this.#apply(latest);
+        this.#saved = null;
+        return change();
+      });
+      const saved = this.#saved;
+      if (saved !== null) await shared.applied(saved.revision, saved.told);
+      return result;
+    }).catch((error: unknown) => {
+      // The lease's 503s (busy, Redis away) as they are; another failure in Redis: nothing was changed.
+      if (isApiError(error)) return error;
+      this.#options.log.error('an admin change failed in Redis', { error: String(error) });
+      return redisUnavailable('The change was not made');
+    });
+  }
+
+  #queued<T>(change: () => Promise<T>): Promise<T> {
     const run = this.#queue.then(change);
     this.#queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** With Redis: applies every change other instances publish, from now on. */
+  follow(): Promise<void> {
+    const shared = this.#options.shared;
+    if (shared === undefined) return Promise.resolve();
+    const current = () => ({ revision: this.#revision, connections: this.#stored });
+    return shared.follow(current, (snapshot) => this.#queued(() => (snapshot.revision !== this.#revision ? this.#apply(snapshot) : Promise.resolve())));
+  }
+
+  /** Makes the registry serve `snapshot` (saved by another instance): opens, changes and closes connections. */
+  async #apply(snapshot: AdminSnapshot): Promise<void> {
+    const { registry, log } = this.#options;
+    const before = new Map(this.#stored.map((stored) => [stored.id, stored]));
+    const served = snapshot.connections.filter((stored) => {
+      if (!this.#configs.has(stored.id)) return true;
+      log.error('a connection made with the admin API on another instance has the id of one in this instance\'s config file; it is not served here', { connection: stored.id });
+      return false;
+    });
+    for (const next of served) {
+      const old = before.get(next.id);
+      if (old !== undefined && JSON.stringify(old) === JSON.stringify(next)) continue;
+      const current = registry.get(next.id);
+      const reopen = old === undefined || JSON.stringify(old.source) !== JSON.stringify(next.source) || old.readOnly !== next.readOnly || this.#problems.has(next.id);
+      if (!reopen && current !== undefined) {
+        registry.set({ ...this.#served(next, current.source), idempotency: current.idempotency });
+        continue;
+      }
+      if (current !== undefined && old !== undefined) {
+        registry.set(this.#served(old, pausedSource(old.id)));
+        await this.#close(current);
+      }
+      registry.set(await this.#openOrBroken(next));
+    }
+    for (const old of before.values()) {
+      if (served.some((stored) => stored.id === old.id)) continue;
+      const current = registry.get(old.id);
+      registry.delete(old.id);
+      this.#problems.delete(old.id);
+      if (current !== undefined) await this.#close(current);
+    }
+    // All of them, clashing ones too: a change saved from here must not drop them for the others.
+    this.#stored = snapshot.connections;
+    this.#revision = snapshot.revision;
   }
 
   /** An admin connection to change; 404 for none, 403 for one of the config file's. */
@@ -263,6 +341,18 @@ export class AdminService {
 
   /** Writes admin.json; null when saved, else the error to answer (and nothing has changed). */
   async #save(next: StoredConnection[]): Promise<ApiError | null> {
+    const shared = this.#options.shared;
+    if (shared !== undefined) {
+      try {
+        this.#saved = await shared.save(next);
+      } catch (error) {
+        this.#options.log.error('the admin API could not save its state in Redis', { error: String(error) });
+        return redisUnavailable('The change was not saved');
+      }
+      this.#revision = this.#saved.revision;
+      this.#stored = next;
+      return null;
+    }
     try {
       await writeAdminFile(this.#options.settings.stateDir, next, this.#options.writer);
     } catch (error) {

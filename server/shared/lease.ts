@@ -47,9 +47,10 @@ const POLL_MS = 2;
 /**
  * Runs `step` holding the lease; `fence()` throws when the lease was lost (call it right before
  * each effect outside). Throws `busy(ms the holder has left)` when the lease cannot be had within
- * `leaseWaitMs`, and a 503 when Redis cannot be reached; `step` has not run then.
+ * `leaseWaitMs`, and a 503 when Redis cannot be reached (its message starting with `unavailable`);
+ * `step` has not run then.
  */
-export async function underLease<T>(redis: Redis, keys: LeaseKeys, settings: LeaseSettings, step: (fence: () => Promise<void>) => Promise<T>, busy: (leftMs: number) => ApiError): Promise<T> {
+export async function underLease<T>(redis: Redis, keys: LeaseKeys, settings: LeaseSettings, step: (fence: () => Promise<void>) => Promise<T>, busy: (leftMs: number) => ApiError, unavailable = 'Writes are paused'): Promise<T> {
   const { client } = redis;
   const deadline = performance.now() + settings.leaseWaitMs;
   let token: string;
@@ -58,7 +59,7 @@ export async function underLease<T>(redis: Redis, keys: LeaseKeys, settings: Lea
     try {
       reply = await client.eval(ACQUIRE, { keys: [keys.lease, keys.fence], arguments: [String(settings.leaseMs)] });
     } catch {
-      throw redisUnavailable('Writes are paused');
+      throw redisUnavailable(unavailable);
     }
     const [taken, left] = (reply as [number, number]).map(Number);
     if (taken > 0) {

@@ -1,12 +1,14 @@
 // Shared state for several instances behind a load balancer (docs/scaling.md), opened by
 // start.ts when the config has `"store": {"type": "redis", "url": "redis://127.0.0.1:6379/0"}`:
-// one Redis connection, the shared quota, and per Google spreadsheet its version and write lease.
+// one Redis connection, the shared quota, the admin API's state, and per Google spreadsheet its
+// version and write lease.
 import type { StoreConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { QuotaStore } from '../quota.ts';
 import { openRedisQuota } from './quota.ts';
 import { openRedis, type Redis } from './redis.ts';
 import type { LeaseSettings } from './lease.ts';
+import { sharedAdminState, type SharedAdminState } from './admin-state.ts';
 import { spreadsheetCoordination, type SpreadsheetCoordination } from './spreadsheet.ts';
 
 export interface SharedStore {
@@ -14,6 +16,8 @@ export interface SharedStore {
   readonly quota: QuotaStore;
   /** The store's lease settings, for spreadsheets' and Idempotency-Keys' leases. */
   readonly lease: LeaseSettings;
+  /** The admin API's connections and keys, in place of admin.json. */
+  readonly admin: SharedAdminState;
   /** The version and lease of one spreadsheet, by its lock key (root URL and id). */
   spreadsheet(key: string, log: (message: string) => void): SpreadsheetCoordination;
   close(): Promise<void>;
@@ -24,12 +28,18 @@ export async function openSharedStore(config: StoreConfig, log: Logger): Promise
   try {
     const quota = await openRedisQuota({ redis, log });
     log.info('sharing quota, cache invalidation and write leases through redis', { redis: redis.shown });
+    const lease = { leaseMs: config.leaseMs, leaseWaitMs: config.leaseWaitMs };
+    const admin = sharedAdminState(redis, lease, log);
     return {
       redis,
+      admin,
       quota,
-      lease: { leaseMs: config.leaseMs, leaseWaitMs: config.leaseWaitMs },
+      lease,
       spreadsheet: (key, note) => spreadsheetCoordination(redis, key, config, note),
-      close: () => redis.close(),
+      async close() {
+        await admin.close();
+        await redis.close();
+      },
     };
   } catch (error) {
     await redis.close();

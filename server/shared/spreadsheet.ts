@@ -9,6 +9,12 @@
 //   token in Redis right before each upstream request instead: a holder that stalled past the
 //   expiry (a long pause) finds the lease gone and stops before sending.
 // Keys: `sheetrest:sheet:<root URL> <id>:version`, `...:lease` (the token), `...:fence`.
+//
+// The counter does not start at 0: whoever finds it missing sets it to a random number (an
+// epoch folded into the version). A Redis that restarts empty starts the count somewhere else,
+// so a version an instance kept a tab at does not come round again (it would serve that tab as
+// current); with 2^48 starts, the chance is about the writes since the restart in 2^48.
+import { createHash, randomInt } from 'node:crypto';
 import { apiError, type ApiError } from '../../lib/errors.ts';
 import { underLease, type LeaseSettings } from './lease.ts';
 import type { Redis } from './redis.ts';
@@ -26,6 +32,25 @@ export interface SpreadsheetCoordination {
   underLease<T>(step: (fence: () => Promise<void>) => Promise<T>): Promise<T>;
 }
 
+/** Where a missing counter starts: below 2^48, so a century of writes stays a safe integer. */
+const EPOCH_SPAN = 2 ** 48;
+// KEYS: version. ARGV: a random start. -> the version (set to the start when missing).
+const VERSION = `
+local value = redis.call('GET', KEYS[1])
+if value then return value end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]
+`;
+// KEYS: version. ARGV: a random start. -> the version after this write.
+const CHANGED = `
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[1]) end
+return redis.call('INCR', KEYS[1])
+`;
+
+function randomStart(): string {
+  return String(randomInt(1, EPOCH_SPAN));
+}
+
 export function spreadsheetCoordination(redis: Redis, key: string, settings: LeaseSettings, log: (message: string) => void): SpreadsheetCoordination {
   const base = `sheetrest:sheet:${key}`;
   const versionKey = `${base}:version`;
@@ -35,15 +60,16 @@ export function spreadsheetCoordination(redis: Redis, key: string, settings: Lea
   return {
     async version() {
       try {
+        // A plain GET on every read; the script only when the counter is missing.
         const value = await client.get(versionKey);
-        return value === null ? 0 : Number(value);
+        return Number(value ?? (await evalScript(client, VERSION, versionKey)));
       } catch {
         return null;
       }
     },
     async changed() {
       try {
-        return await client.incr(versionKey);
+        return Number(await evalScript(client, CHANGED, versionKey));
       } catch (error) {
         log(`sheetrest: could not tell the other instances about a write to ${key} (${String(error)}); they see it once their freshness window ends`);
         return null;
@@ -52,6 +78,20 @@ export function spreadsheetCoordination(redis: Redis, key: string, settings: Lea
     underLease: (step) => underLease(redis, { lease: leaseKey, fence: fenceKey }, settings, step, leaseBusy),
   };
 }
+
+/** Runs a script by its digest, sending it whole only when Redis does not know it (at first, and after a restart). */
+async function evalScript(client: Redis['client'], script: string, key: string): Promise<unknown> {
+  const sha = digests.get(script) ?? createHash('sha1').update(script).digest('hex');
+  digests.set(script, sha);
+  const options = { keys: [key], arguments: [randomStart()] };
+  try {
+    return await client.evalSha(sha, options);
+  } catch (error) {
+    if (!String(error).includes('NOSCRIPT')) throw error;
+    return await client.eval(script, options);
+  }
+}
+const digests = new Map<string, string>();
 
 function leaseBusy(leftMs: number): ApiError {
   const seconds = String(Math.max(1, Math.ceil(leftMs / 1000)));
