@@ -101,7 +101,10 @@ test('the list of tabs needs every tab: their row counts come from their cells',
   const { emulator, call } = await setUp(t);
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm/tabs')).status, 200);
-  assert.deepEqual(reads(emulator), ['all'], 'one request for all of them');
+  assert.deepEqual(reads(emulator), ['list', 'all'], 'cold: the list says how large the grids are, then one request for all of them');
+  emulator.resetRequests();
+  assert.equal((await call('/sheets/crm/tabs', { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
+  assert.deepEqual(reads(emulator), ['all'], 'the grids known to be small: one request');
   emulator.resetRequests();
   assert.equal((await call(tabPath('Orders'), { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
   const [all, one] = [await allBytes(emulator, call), emulator.requests[0].bytes];
@@ -139,14 +142,50 @@ test('a tab read again keeps its object while its content is the same', async (t
   assert.equal(edited?.rows[1].text[0], 'Edited');
 });
 
-test('a read that names no tab reads them all in one request, as before', async (t) => {
+test('a read that names no tab reads them all in one request once the list says their grids are small', async (t) => {
   const { emulator, source } = await setUp(t);
   emulator.resetRequests();
   const workbook = await source.read();
   assert.deepEqual(workbook.tabs.map((tab) => [tab.name, tab.rows.length]), TABS.map((name) => [name, 51]));
-  assert.deepEqual(reads(emulator), ['all']);
+  assert.deepEqual(reads(emulator), ['list', 'all']);
   await source.read({ tab: 'Orders' });
-  assert.deepEqual(reads(emulator), ['all'], 'every tab is fresh from that read');
+  assert.deepEqual(reads(emulator), ['list', 'all'], 'every tab is fresh from that read');
+  emulator.resetRequests();
+  await source.read({ fresh: true });
+  assert.deepEqual(reads(emulator), ['all'], 'the sizes are known: one request');
+});
+
+test('a read of every tab pages when their grids hold more than a page: /tabs counts every row, no answer holds more than a page', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  const big: (string | number)[][] = [['Name', 'N']];
+  for (let n = 1; n < 12_000; n++) big.push([`P${n}`, n]);
+  const small = (title: string, count: number) => ({ title, rows: [['Name'], ...Array.from({ length: count }, (_, n) => [`${title} ${n}`])] });
+  // Grids of 26 columns (Google's default): Big is 312,000 cells, past a page (250,000); the small ones 26,000 each.
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [small('First', 10), { title: 'Big', rows: big }, small("Bob's", 20), small('Last', 30)], access: { [TOKEN]: 'writer' } });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-tabs-'));
+  const quota = await openQuotaStore({ stateDir });
+  t.after(async () => {
+    await source.close();
+    await quota.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+  const app = createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1024 * 1024, cors: '*', log: createLogger('silent') });
+  emulator.resetRequests();
+  const tabs = await app.fetch(new Request('http://x/sheets/crm/tabs'));
+  assert.equal(tabs.status, 200);
+  assert.deepEqual(((await tabs.json()) as { name: string; rows: number }[]).map((tab) => [tab.name, tab.rows]), [['First', 10], ['Big', 11_999], ["Bob's", 20], ['Last', 30]]);
+  // The list, Big in pages of whole rows, the small tabs together in one request.
+  assert.deepEqual(reads(emulator), ['list', "tab 'Big'!1:10000", "tab 'Big'!10001:12000", "tab 'First', 'Bob''s', 'Last'"]);
+  const largest = Math.max(...emulator.requests.map((request) => request.bytes));
+  emulator.resetRequests();
+  const whole = await source.read({ tab: 'Big' });
+  assert.equal(whole.tabs.find((tab) => tab.name === 'Big')?.rows.length, 12_000, 'the header and every row');
+  // What one request for every tab would have held, for comparison: more than the largest page.
+  const one = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}?includeGridData=true`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+  const oneBytes = (await one.arrayBuffer()).byteLength;
+  assert.ok(largest * 1.15 < oneBytes, `no answer holds every row (largest ${largest} bytes; everything at once ${oneBytes})`);
 });
 
 test('writes read only the tab they address', async (t) => {

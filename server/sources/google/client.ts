@@ -22,6 +22,8 @@ export interface SheetsApi {
   getMetadata(signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** Rows `startRow` (0-based) up to `endRow` (exclusive) of one tab, with its properties; nothing of the other tabs. */
   getTabPage(name: string, startRow: number, endRow: number, signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Whole tabs by name, several in one request, with their properties; nothing of the other tabs. */
+  getTabs(names: readonly string[], signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** Drive's `modifiedTime` of the spreadsheet (`2026-11-23T23:59:01.123Z`): one small request, outside the Sheets quota. */
   getModifiedTime(signal: AbortSignal): Promise<string | null>;
   /** values.append; answers the range Google wrote (`'People'!A5:C7`) when it says. */
@@ -85,6 +87,11 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
     async getTabPage(name, startRow, endRow, signal) {
       // Whole rows of one sheet: `'People'!1:10000`, `'Bob''s'!10001:60000`.
       const ranges = [`${quoteSheetName(name)}!${startRow + 1}:${endRow}`];
+      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, ranges, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
+      return response.data as GoogleSpreadsheet;
+    },
+    async getTabs(names, signal) {
+      const ranges = names.map(quoteSheetName);
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, ranges, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
       return response.data as GoogleSpreadsheet;
     },

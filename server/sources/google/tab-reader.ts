@@ -1,6 +1,7 @@
 // The read side of the Google source: what is kept (tab-cache.ts) and how it is refreshed. A
 // read of one tab asks for that tab only, in pages of whole rows when it is large; a read of the
-// first tab needs the list of tabs; a read of every tab is one request. Concurrent readers share
+// first tab needs the list of tabs; a read of every tab is one request while the tabs' grids
+// hold at most a page of cells, else the list, then tabs in batches and pages. Concurrent readers share
 // each request; a read begun before a write (the generation) is not kept. With the revision
 // check, a stale part is first checked against Drive's modifiedTime. With Redis, a read passes
 // the spreadsheet's shared version: a tab kept from an older version is stale, whatever its age.
@@ -9,7 +10,7 @@
 import { isApiError } from '../../../lib/errors.ts';
 import { createInterner, type SheetRow, type Tab, type Workbook } from '../../../lib/workbook.ts';
 import type { SheetsApi } from './client.ts';
-import { readPage, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
+import { gridCells, readPage, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
 import { TabCache, UNKNOWN_VERSION, type SheetMeta } from './tab-cache.ts';
 import type { Repeatable } from './upstream.ts';
 
@@ -34,6 +35,8 @@ export const FIRST_PAGE_ROWS = 10_000;
 /** Later pages hold about this many cells (a 5-column tab: 50,000 rows, about 20 MB of Google's JSON). */
 export const PAGE_CELLS = 250_000;
 const MAX_PAGE_ROWS = 100_000;
+/** A read of every tab is one request while their grids (rows x columns, filled or not) hold at most this many cells. */
+export const ALL_AT_ONCE_CELLS = PAGE_CELLS;
 
 export class TabReader {
   readonly cache = new TabCache();
@@ -45,6 +48,8 @@ export class TabReader {
   /** Drive's modifiedTime as last seen; a read begun after seeing it holds rows at least that new. */
   #seenModified: string | undefined;
   #checking: Promise<string | undefined> | null = null;
+  /** Each tab's grid size (cells) as Google last listed it; null until a list or a read of every tab says. */
+  #gridCells: ReadonlyMap<string, number> | null = null;
 
   constructor(deps: ReaderDeps) {
     this.#deps = deps;
@@ -148,16 +153,20 @@ export class TabReader {
       if (generation === this.generation) apply();
     };
     let promise: Promise<void>;
+    const keepTabs = (tabs: readonly Tab[]) => keep(() => {
+      for (const tab of tabs) this.cache.setTab(tab, readAt, modified, version);
+    });
+    const list = () =>
+      this.#deps.call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => {
+        this.#gridCells = gridCells(data);
+        const meta = metaOf(...parts(data));
+        keep(() => this.cache.setMeta(meta, readAt, modified));
+        return meta;
+      });
     if (what === 'all') {
-      promise = this.#deps.call('read', 'idempotent', (signal) => api.getSpreadsheet(signal)).then((data) =>
-        keep(() => {
-          const { workbook, sheetIds } = readSpreadsheet(data);
-          this.cache.setMeta(metaOf(workbook, sheetIds), readAt, modified);
-          for (const tab of workbook.tabs) this.cache.setTab(tab, readAt, modified, version);
-        }),
-      );
+      promise = this.#readAll(list, keepTabs, (meta) => keep(() => this.cache.setMeta(meta, readAt, modified)));
     } else if (what === 'meta') {
-      promise = this.#deps.call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => keep(() => this.cache.setMeta(metaOf(...parts(data)), readAt, modified)));
+      promise = list().then(() => undefined);
     } else {
       const name = what.slice('tab:'.length);
       promise = this.#readTab(name).then((read) =>
@@ -175,6 +184,50 @@ export class TabReader {
     };
     promise.then(clear, clear);
     return promise;
+  }
+
+  /**
+   * Every tab. While the grids Google last listed hold at most ALL_AT_ONCE_CELLS, one request
+   * (it lists the grids again for next time); never listed yet, the list first (a few hundred
+   * bytes). Larger: the list (it names the tabs and their sizes now), then whole tabs in batches
+   * of up to PAGE_CELLS grid cells, one request each, and a tab larger than that alone, in pages
+   * (#readTab). Grid sizes count empty cells too, so no answer holds more than a page's cells.
+   */
+  async #readAll(list: () => Promise<SheetMeta[]>, keepTabs: (tabs: readonly Tab[]) => void, keepMeta: (meta: SheetMeta[]) => void): Promise<void> {
+    const { api } = this.#deps;
+    let listed: SheetMeta[] | null = null;
+    if (this.#gridCells === null) listed = await list();
+    if (sum(this.#gridCells) <= ALL_AT_ONCE_CELLS) {
+      const data = await this.#deps.call('read', 'idempotent', (signal) => api.getSpreadsheet(signal));
+      this.#gridCells = gridCells(data);
+      const { workbook, sheetIds } = readSpreadsheet(data);
+      keepMeta(metaOf(workbook, sheetIds));
+      keepTabs(workbook.tabs);
+      return;
+    }
+    listed ??= await list();
+    const sizes = this.#gridCells ?? new Map<string, number>();
+    let batch: string[] = [];
+    let cells = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const names = batch;
+      batch = [];
+      cells = 0;
+      keepTabs(readSpreadsheet(await this.#deps.call('read', 'idempotent', (signal) => api.getTabs(names, signal))).workbook.tabs);
+    };
+    for (const sheet of listed) {
+      const size = sizes.get(sheet.name) ?? 0;
+      if (size > PAGE_CELLS) {
+        const read = await this.#readTab(sheet.name);
+        if (read !== null) keepTabs([read.tab]);
+        continue;
+      }
+      if (cells + size > PAGE_CELLS) await flush();
+      batch.push(sheet.name);
+      cells += size;
+    }
+    await flush();
   }
 
   /**
@@ -203,6 +256,12 @@ export class TabReader {
 /** The tab list of a spreadsheet read with or without cells. */
 function metaOf(workbook: Workbook, sheetIds: ReadonlyMap<string, number>): SheetMeta[] {
   return workbook.tabs.map((tab) => ({ name: tab.name, sheetId: sheetIds.get(tab.name) ?? 0, hidden: tab.visibility === 'hidden' }));
+}
+
+function sum(cells: ReadonlyMap<string, number> | null): number {
+  let total = 0;
+  for (const size of cells?.values() ?? []) total += size;
+  return total;
 }
 
 function parts(data: GoogleSpreadsheet): [Workbook, ReadonlyMap<string, number>] {
