@@ -101,10 +101,7 @@ test('the list of tabs needs every tab: their row counts come from their cells',
   const { emulator, call } = await setUp(t);
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm/tabs')).status, 200);
-  assert.deepEqual(reads(emulator), ['list', 'all'], 'cold: the list says how large the grids are, then one request for all of them');
-  emulator.resetRequests();
-  assert.equal((await call('/sheets/crm/tabs', { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
-  assert.deepEqual(reads(emulator), ['all'], 'the grids known to be small: one request');
+  assert.deepEqual(reads(emulator), ['all'], 'one request for all of them');
   emulator.resetRequests();
   assert.equal((await call(tabPath('Orders'), { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
   const [all, one] = [await allBytes(emulator, call), emulator.requests[0].bytes];
@@ -142,20 +139,17 @@ test('a tab read again keeps its object while its content is the same', async (t
   assert.equal(edited?.rows[1].text[0], 'Edited');
 });
 
-test('a read that names no tab reads them all in one request once the list says their grids are small', async (t) => {
+test('a read that names no tab reads them all in one request, as before', async (t) => {
   const { emulator, source } = await setUp(t);
   emulator.resetRequests();
   const workbook = await source.read();
   assert.deepEqual(workbook.tabs.map((tab) => [tab.name, tab.rows.length]), TABS.map((name) => [name, 51]));
-  assert.deepEqual(reads(emulator), ['list', 'all']);
+  assert.deepEqual(reads(emulator), ['all']);
   await source.read({ tab: 'Orders' });
-  assert.deepEqual(reads(emulator), ['list', 'all'], 'every tab is fresh from that read');
-  emulator.resetRequests();
-  await source.read({ fresh: true });
-  assert.deepEqual(reads(emulator), ['all'], 'the sizes are known: one request');
+  assert.deepEqual(reads(emulator), ['all'], 'every tab is fresh from that read');
 });
 
-test('a read of every tab pages when their grids hold more than a page: /tabs counts every row, no answer holds more than a page', async (t) => {
+test('a read of every tab too large for one answer goes tab by tab: /tabs counts every row, no answer kept holds more than a page', async (t) => {
   const emulator = await startEmulator();
   t.after(() => emulator.close());
   const big: (string | number)[][] = [['Name', 'N']];
@@ -163,7 +157,8 @@ test('a read of every tab pages when their grids hold more than a page: /tabs co
   const small = (title: string, count: number) => ({ title, rows: [['Name'], ...Array.from({ length: count }, (_, n) => [`${title} ${n}`])] });
   // Grids of 26 columns (Google's default): Big is 312,000 cells, past a page (250,000); the small ones 26,000 each.
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [small('First', 10), { title: 'Big', rows: big }, small("Bob's", 20), small('Last', 30)], access: { [TOKEN]: 'writer' } });
-  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+  // One answer of every tab may hold 100 KB here (20 MB by default); this one is over 1 MB.
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, maxAnswerBytes: 100_000 });
   const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-tabs-'));
   const quota = await openQuotaStore({ stateDir });
   t.after(async () => {
@@ -172,20 +167,27 @@ test('a read of every tab pages when their grids hold more than a page: /tabs co
     await rm(stateDir, { recursive: true, force: true });
   });
   const app = createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1024 * 1024, cors: '*', log: createLogger('silent') });
+  const counts = async (init: RequestInit = {}) => {
+    const tabs = await app.fetch(new Request('http://x/sheets/crm/tabs', init));
+    assert.equal(tabs.status, 200);
+    return ((await tabs.json()) as { name: string; rows: number }[]).map((tab) => [tab.name, tab.rows]);
+  };
+  const expected = [['First', 10], ['Big', 11_999], ["Bob's", 20], ['Last', 30]];
+  const pages = ["tab 'Big'!1:10000", "tab 'Big'!10001:12000", "tab 'First', 'Bob''s', 'Last'"];
   emulator.resetRequests();
-  const tabs = await app.fetch(new Request('http://x/sheets/crm/tabs'));
-  assert.equal(tabs.status, 200);
-  assert.deepEqual(((await tabs.json()) as { name: string; rows: number }[]).map((tab) => [tab.name, tab.rows]), [['First', 10], ['Big', 11_999], ["Bob's", 20], ['Last', 30]]);
-  // The list, Big in pages of whole rows, the small tabs together in one request.
-  assert.deepEqual(reads(emulator), ['list', "tab 'Big'!1:10000", "tab 'Big'!10001:12000", "tab 'First', 'Bob''s', 'Last'"]);
+  assert.deepEqual(await counts(), expected);
+  // Every tab at once, abandoned past 100 KB; the list; Big in pages of whole rows; the small tabs together.
+  assert.deepEqual(reads(emulator), ['all', 'list', ...pages]);
+  emulator.resetRequests();
+  assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), expected);
+  assert.deepEqual(reads(emulator), ['list', ...pages], 'known to be too large: straight to the list and the pages');
+  // What one answer of every tab holds, for comparison: more than the largest page.
   const largest = Math.max(...emulator.requests.map((request) => request.bytes));
-  emulator.resetRequests();
-  const whole = await source.read({ tab: 'Big' });
-  assert.equal(whole.tabs.find((tab) => tab.name === 'Big')?.rows.length, 12_000, 'the header and every row');
-  // What one request for every tab would have held, for comparison: more than the largest page.
   const one = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}?includeGridData=true`, { headers: { Authorization: `Bearer ${TOKEN}` } });
   const oneBytes = (await one.arrayBuffer()).byteLength;
   assert.ok(largest * 1.15 < oneBytes, `no answer holds every row (largest ${largest} bytes; everything at once ${oneBytes})`);
+  const whole = await source.read({ tab: 'Big' });
+  assert.equal(whole.tabs.find((tab) => tab.name === 'Big')?.rows.length, 12_000, 'the header and every row');
 });
 
 test('writes read only the tab they address', async (t) => {

@@ -16,8 +16,8 @@ export interface SheetsApi {
   readonly signIn?: SignInKind;
   /** Whom Google counts the calls against (loads the credentials on first use). */
   identity?(): Promise<QuotaIdentity>;
-  /** Every tab's properties and cells in one request. */
-  getSpreadsheet(signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Every tab's properties and cells in one request; null when the answer grew past `maxBytes` (abandoned there). */
+  getSpreadsheet(signal: AbortSignal, maxBytes?: number): Promise<GoogleSpreadsheet | null>;
   /** Every tab's properties, no cells: a few hundred bytes. */
   getMetadata(signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** Rows `startRow` (0-based) up to `endRow` (exclusive) of one tab, with its properties; nothing of the other tabs. */
@@ -76,9 +76,16 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
   return {
     signIn: { grant: signIn.grant, setting: signIn.setting },
     identity: () => signIn.identity(),
-    async getSpreadsheet(signal) {
-      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
-      return response.data as GoogleSpreadsheet;
+    async getSpreadsheet(signal, maxBytes) {
+      const over = { hit: false };
+      const fetchImplementation = maxBytes === undefined ? options.fetch : capped(options.fetch, maxBytes, over);
+      try {
+        const response = await run((client) => client.spreadsheets.get({ spreadsheetId, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, fetchImplementation, signal }));
+        return response.data as GoogleSpreadsheet;
+      } catch (error) {
+        if (over.hit) return null;
+        throw error;
+      }
     },
     async getMetadata(signal) {
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, fields: METADATA_FIELDS }, { ...requestOptions, signal }));
@@ -139,6 +146,32 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
         client.spreadsheets.batchUpdate({ spreadsheetId, fields: 'spreadsheetId', requestBody: { requests: requests.map((request) => ({ ...request })) } }, { ...requestOptions, signal }),
       );
     },
+  };
+}
+
+/**
+ * A fetch whose answers end in an error once their body passes `maxBytes` (decoded), setting
+ * `over.hit`: the rest is not downloaded, and the client library never holds more than that.
+ */
+function capped(fetch: typeof globalThis.fetch, maxBytes: number, over: { hit: boolean }): typeof globalThis.fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.body === null || !response.ok) return response;
+    let seen = 0;
+    const counted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) {
+            over.hit = true;
+            controller.error(new Error(`the answer is larger than ${maxBytes} bytes`));
+            return;
+          }
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
 

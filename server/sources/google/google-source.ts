@@ -51,6 +51,8 @@ export interface GoogleSourceSettings {
   /** Called once by close(), after the last write: releases the transport. */
   readonly release: () => Promise<void>;
   readonly now?: () => number;
+  /** For tests: how large one answer holding every tab may grow before the read goes tab by tab (tab-reader.ts). */
+  readonly maxAnswerBytes?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   /** Shared with other instances through Redis; left out: this instance alone. */
   readonly shared?: SpreadsheetCoordination;
@@ -89,6 +91,7 @@ export class GoogleSource implements Source {
       revisionCheck: settings.revisionCheck,
       log: settings.log,
       now: this.#now,
+      ...(settings.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: settings.maxAnswerBytes }),
       call: (purpose, repeatable, send, counted) => this.#call(purpose, repeatable, send, counted),
     });
     this.description = `google spreadsheet ${settings.spreadsheetId}`;

@@ -49,6 +49,8 @@ export interface GoogleSourceOptions {
   readonly driveRootUrl?: string;
   /** For tests: the source's clock (ms, monotonic). */
   readonly now?: () => number;
+  /** For tests: how large one answer holding every tab may grow before the read goes tab by tab (default 20 MB). */
+  readonly maxAnswerBytes?: number;
   /** Several instances: the spreadsheet's version and write lease in Redis, by lock key. */
   readonly shared?: (lockKey: string) => SpreadsheetCoordination;
   /** Several instances: Google's per-minute budget in Redis, for all of them (server/shared/budget.ts). */
@@ -90,6 +92,7 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
     budgetScope: options.rootUrl ?? GOOGLE_ROOT_URL,
     revisionCheck: revisionCheckOf(options.revisionCheck),
     ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: options.maxAnswerBytes }),
     release: async () => {
       await transport?.close();
     },

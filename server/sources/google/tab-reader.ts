@@ -1,7 +1,7 @@
 // The read side of the Google source: what is kept (tab-cache.ts) and how it is refreshed. A
 // read of one tab asks for that tab only, in pages of whole rows when it is large; a read of the
-// first tab needs the list of tabs; a read of every tab is one request while the tabs' grids
-// hold at most a page of cells, else the list, then tabs in batches and pages. Concurrent readers share
+// first tab needs the list of tabs; a read of every tab is one request while its answer stays
+// under MAX_ANSWER_BYTES, else the list, then tabs in batches and pages. Concurrent readers share
 // each request; a read begun before a write (the generation) is not kept. With the revision
 // check, a stale part is first checked against Drive's modifiedTime. With Redis, a read passes
 // the spreadsheet's shared version: a tab kept from an older version is stale, whatever its age.
@@ -24,6 +24,8 @@ export interface ReaderDeps {
   readonly revisionCheck?: { readonly maxAgeMs: number } | null;
   readonly log: (message: string) => void;
   readonly now: () => number;
+  /** For tests: MAX_ANSWER_BYTES. */
+  readonly maxAnswerBytes?: number;
   /** One upstream call (retries, timeouts, errors); `counted`: it takes a slot of the Sheets quota budget. */
   call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>, counted?: boolean): Promise<T>;
 }
@@ -35,8 +37,8 @@ export const FIRST_PAGE_ROWS = 10_000;
 /** Later pages hold about this many cells (a 5-column tab: 50,000 rows, about 20 MB of Google's JSON). */
 export const PAGE_CELLS = 250_000;
 const MAX_PAGE_ROWS = 100_000;
-/** A read of every tab is one request while their grids (rows x columns, filled or not) hold at most this many cells. */
-export const ALL_AT_ONCE_CELLS = PAGE_CELLS;
+/** A read of every tab in one request is abandoned once its answer passes this (about a page of a 5-column tab). */
+export const MAX_ANSWER_BYTES = 20 * 1024 * 1024;
 
 export class TabReader {
   readonly cache = new TabCache();
@@ -50,6 +52,8 @@ export class TabReader {
   #checking: Promise<string | undefined> | null = null;
   /** Each tab's grid size (cells) as Google last listed it; null until a list or a read of every tab says. */
   #gridCells: ReadonlyMap<string, number> | null = null;
+  /** The last read of every tab did not fit in one answer: the next asks for the list first. */
+  #tooLarge = false;
 
   constructor(deps: ReaderDeps) {
     this.#deps = deps;
@@ -187,23 +191,29 @@ export class TabReader {
   }
 
   /**
-   * Every tab. While the grids Google last listed hold at most ALL_AT_ONCE_CELLS, one request
-   * (it lists the grids again for next time); never listed yet, the list first (a few hundred
-   * bytes). Larger: the list (it names the tabs and their sizes now), then whole tabs in batches
-   * of up to PAGE_CELLS grid cells, one request each, and a tab larger than that alone, in pages
-   * (#readTab). Grid sizes count empty cells too, so no answer holds more than a page's cells.
+   * Every tab. One request, abandoned once its answer passes MAX_ANSWER_BYTES; when it was, or
+   * the last one was, the list (a few hundred bytes: names and grid sizes), then whole tabs in
+   * batches of up to PAGE_CELLS grid cells, one request each, and a tab larger than that alone, in
+   * pages (#readTab). Grid sizes count empty cells too, so no answer holds more than a page's
+   * cells. Once the list shows grids small enough for one answer, one request again.
    */
   async #readAll(list: () => Promise<SheetMeta[]>, keepTabs: (tabs: readonly Tab[]) => void, keepMeta: (meta: SheetMeta[]) => void): Promise<void> {
     const { api } = this.#deps;
     let listed: SheetMeta[] | null = null;
-    if (this.#gridCells === null) listed = await list();
-    if (sum(this.#gridCells) <= ALL_AT_ONCE_CELLS) {
-      const data = await this.#deps.call('read', 'idempotent', (signal) => api.getSpreadsheet(signal));
-      this.#gridCells = gridCells(data);
-      const { workbook, sheetIds } = readSpreadsheet(data);
-      keepMeta(metaOf(workbook, sheetIds));
-      keepTabs(workbook.tabs);
-      return;
+    if (this.#tooLarge) {
+      listed = await list();
+      if (sum(this.#gridCells) <= PAGE_CELLS) this.#tooLarge = false;
+    }
+    if (!this.#tooLarge) {
+      const data = await this.#deps.call('read', 'idempotent', (signal) => api.getSpreadsheet(signal, this.#deps.maxAnswerBytes ?? MAX_ANSWER_BYTES));
+      if (data !== null) {
+        this.#gridCells = gridCells(data);
+        const { workbook, sheetIds } = readSpreadsheet(data);
+        keepMeta(metaOf(workbook, sheetIds));
+        keepTabs(workbook.tabs);
+        return;
+      }
+      this.#tooLarge = true;
     }
     listed ??= await list();
     const sizes = this.#gridCells ?? new Map<string, number>();
