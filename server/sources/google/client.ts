@@ -171,7 +171,11 @@ function capped(fetch: typeof globalThis.fetch, maxBytes: number, over: { hit: b
         },
       }),
     );
-    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+    // The body is already decoded: its encoding and length headers no longer describe it.
+    const headers = new Headers(response.headers);
+    headers.delete('content-encoding');
+    headers.delete('content-length');
+    return new Response(counted, { status: response.status, statusText: response.statusText, headers });
   };
 }
 
