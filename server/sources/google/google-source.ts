@@ -51,7 +51,7 @@ export interface GoogleSourceSettings {
   /** Called once by close(), after the last write: releases the transport. */
   readonly release: () => Promise<void>;
   readonly now?: () => number;
-  /** For tests: how large one answer holding every tab may grow before the read goes tab by tab (tab-reader.ts). */
+  /** For tests: how large one answer holding every tab may grow before the read goes tab by tab (read-pages.ts). */
   readonly maxAnswerBytes?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   /** Shared with other instances through Redis; left out: this instance alone. */

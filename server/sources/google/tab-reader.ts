@@ -1,16 +1,17 @@
 // The read side of the Google source: what is kept (tab-cache.ts) and how it is refreshed. A
 // read of one tab asks for that tab only, in pages of whole rows when it is large; a read of the
 // first tab needs the list of tabs; a read of every tab is one request while its answer stays
-// under MAX_ANSWER_BYTES, else the list, then tabs in batches and pages. Concurrent readers share
+// under 20 MB, else the list, then tabs in batches and pages (read-pages.ts). Concurrent readers share
 // each request; a read begun before a write (the generation) is not kept. With the revision
 // check, a stale part is first checked against Drive's modifiedTime. With Redis, a read passes
 // the spreadsheet's shared version: a tab kept from an older version is stale, whatever its age.
 // `read('Orders', false)` cold -> `spreadsheets.get?ranges='Orders'!1:10000`; again within the
 // window -> nothing upstream.
 import { isApiError } from '../../../lib/errors.ts';
-import { createInterner, type SheetRow, type Tab, type Workbook } from '../../../lib/workbook.ts';
+import type { Tab, Workbook } from '../../../lib/workbook.ts';
 import type { SheetsApi } from './client.ts';
-import { gridCells, readPage, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
+import { gridCells, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
+import { EveryTab, readTabInPages } from './read-pages.ts';
 import { TabCache, UNKNOWN_VERSION, type SheetMeta } from './tab-cache.ts';
 import type { Repeatable } from './upstream.ts';
 
@@ -32,14 +33,6 @@ export interface ReaderDeps {
 
 const NONE: ReadonlySet<string | null> = new Set();
 
-/** A tab's first request asks for this many rows; most tabs end within it. */
-export const FIRST_PAGE_ROWS = 10_000;
-/** Later pages hold about this many cells (a 5-column tab: 50,000 rows, about 20 MB of Google's JSON). */
-export const PAGE_CELLS = 250_000;
-const MAX_PAGE_ROWS = 100_000;
-/** A read of every tab in one request is abandoned once its answer passes this (about a page of a 5-column tab). */
-export const MAX_ANSWER_BYTES = 20 * 1024 * 1024;
-
 export class TabReader {
   readonly cache = new TabCache();
   /** Bumped whenever a write reaches Google (or may have): reads begun before may not be kept. */
@@ -50,13 +43,12 @@ export class TabReader {
   /** Drive's modifiedTime as last seen; a read begun after seeing it holds rows at least that new. */
   #seenModified: string | undefined;
   #checking: Promise<string | undefined> | null = null;
-  /** Each tab's grid size (cells) as Google last listed it; null until a list or a read of every tab says. */
-  #gridCells: ReadonlyMap<string, number> | null = null;
-  /** The last read of every tab did not fit in one answer: the next asks for the list first. */
-  #tooLarge = false;
+  /** Reads of every tab, and whether they fit in one answer. */
+  readonly #everyTab: EveryTab;
 
   constructor(deps: ReaderDeps) {
     this.#deps = deps;
+    this.#everyTab = new EveryTab(deps);
   }
 
   /** Resolves once the reads in flight have settled. */
@@ -162,18 +154,18 @@ export class TabReader {
     });
     const list = () =>
       this.#deps.call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => {
-        this.#gridCells = gridCells(data);
+        this.#everyTab.gridCells = gridCells(data);
         const meta = metaOf(...parts(data));
         keep(() => this.cache.setMeta(meta, readAt, modified));
         return meta;
       });
     if (what === 'all') {
-      promise = this.#readAll(list, keepTabs, (meta) => keep(() => this.cache.setMeta(meta, readAt, modified)));
+      promise = this.#everyTab.read({ list, keepTabs, keepMeta: (meta) => keep(() => this.cache.setMeta(meta, readAt, modified)) });
     } else if (what === 'meta') {
       promise = list().then(() => undefined);
     } else {
       const name = what.slice('tab:'.length);
-      promise = this.#readTab(name).then((read) =>
+      promise = readTabInPages(this.#deps, name).then((read) =>
         keep(() => {
           if (read === null) return;
           this.cache.setSheet({ name, sheetId: read.sheetId, hidden: read.tab.visibility === 'hidden' });
@@ -189,89 +181,11 @@ export class TabReader {
     promise.then(clear, clear);
     return promise;
   }
-
-  /**
-   * Every tab. One request, abandoned once its answer passes MAX_ANSWER_BYTES; when it was, or
-   * the last one was, the list (a few hundred bytes: names and grid sizes), then whole tabs in
-   * batches of up to PAGE_CELLS grid cells, one request each, and a tab larger than that alone, in
-   * pages (#readTab). Grid sizes count empty cells too, so no answer holds more than a page's
-   * cells. Once the list shows grids small enough for one answer, one request again.
-   */
-  async #readAll(list: () => Promise<SheetMeta[]>, keepTabs: (tabs: readonly Tab[]) => void, keepMeta: (meta: SheetMeta[]) => void): Promise<void> {
-    const { api } = this.#deps;
-    let listed: SheetMeta[] | null = null;
-    if (this.#tooLarge) {
-      listed = await list();
-      if (sum(this.#gridCells) <= PAGE_CELLS) this.#tooLarge = false;
-    }
-    if (!this.#tooLarge) {
-      const data = await this.#deps.call('read', 'idempotent', (signal) => api.getSpreadsheet(signal, this.#deps.maxAnswerBytes ?? MAX_ANSWER_BYTES));
-      if (data !== null) {
-        this.#gridCells = gridCells(data);
-        const { workbook, sheetIds } = readSpreadsheet(data);
-        keepMeta(metaOf(workbook, sheetIds));
-        keepTabs(workbook.tabs);
-        return;
-      }
-      this.#tooLarge = true;
-    }
-    listed ??= await list();
-    const sizes = this.#gridCells ?? new Map<string, number>();
-    let batch: string[] = [];
-    let cells = 0;
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const names = batch;
-      batch = [];
-      cells = 0;
-      keepTabs(readSpreadsheet(await this.#deps.call('read', 'idempotent', (signal) => api.getTabs(names, signal))).workbook.tabs);
-    };
-    for (const sheet of listed) {
-      const size = sizes.get(sheet.name) ?? 0;
-      if (size > PAGE_CELLS) {
-        const read = await this.#readTab(sheet.name);
-        if (read !== null) keepTabs([read.tab]);
-        continue;
-      }
-      if (cells + size > PAGE_CELLS) await flush();
-      batch.push(sheet.name);
-      cells += size;
-    }
-    await flush();
-  }
-
-  /**
-   * One tab, in pages of whole rows: the first of FIRST_PAGE_ROWS rows says how many rows the
-   * grid has; the rest follow in pages of about PAGE_CELLS cells (by the columns the first page
-   * used), one request each, each page's JSON dropped once its rows are taken. A tab within the
-   * first page, the usual case, is one request. null: Google gave no such tab.
-   */
-  async #readTab(name: string): Promise<{ tab: Tab; sheetId: number } | null> {
-    const { api } = this.#deps;
-    const interner = createInterner();
-    const rows: SheetRow[] = [];
-    const first = readPage(rows, await this.#deps.call('read', 'idempotent', (signal) => api.getTabPage(name, 0, FIRST_PAGE_ROWS, signal)), name, interner);
-    if (first === null) return null;
-    const columns = Math.max(1, ...rows.slice(0, 100).map((row) => row.text.length));
-    const pageRows = Math.min(MAX_PAGE_ROWS, Math.max(FIRST_PAGE_ROWS, Math.floor(PAGE_CELLS / columns)));
-    for (let start = FIRST_PAGE_ROWS; start < first.rowCount; start += pageRows) {
-      const end = Math.min(first.rowCount, start + pageRows);
-      readPage(rows, await this.#deps.call('read', 'idempotent', (signal) => api.getTabPage(name, start, end, signal)), name, interner);
-    }
-    const tab: Tab = first.hidden ? { name, rows, visibility: 'hidden' } : { name, rows };
-    return { tab, sheetId: first.sheetId };
-  }
 }
 
 /** The tab list of a spreadsheet read with or without cells. */
 function metaOf(workbook: Workbook, sheetIds: ReadonlyMap<string, number>): SheetMeta[] {
   return workbook.tabs.map((tab) => ({ name: tab.name, sheetId: sheetIds.get(tab.name) ?? 0, hidden: tab.visibility === 'hidden' }));
-}
-
-function sum(cells: ReadonlyMap<string, number> | null): number {
-  let total = 0;
-  for (const size of cells?.values() ?? []) total += size;
-  return total;
 }
 
 function parts(data: GoogleSpreadsheet): [Workbook, ReadonlyMap<string, number>] {
