@@ -188,6 +188,17 @@ test('a read of every tab too large for one answer goes tab by tab: /tabs counts
   assert.ok(largest * 1.15 < oneBytes, `no answer holds every row (largest ${largest} bytes; everything at once ${oneBytes})`);
   const whole = await source.read({ tab: 'Big' });
   assert.equal(whole.tabs.find((tab) => tab.name === 'Big')?.rows.length, 12_000, 'the header and every row');
+  // Rows deleted in Google Sheets: the list shows grids small enough for one answer again.
+  const sheetId = ((await (await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()) as { sheets: { properties: { title: string; sheetId?: number } }[] }).sheets.find((sheet) => sheet.properties.title === 'Big')?.properties.sheetId ?? 0;
+  const deleted = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}:batchUpdate`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ requests: [{ deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: 5, endIndex: 12_000 } } }] }),
+  });
+  assert.equal(deleted.status, 200);
+  emulator.resetRequests();
+  assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), [['First', 10], ['Big', 4], ["Bob's", 20], ['Last', 30]]);
+  assert.deepEqual(reads(emulator), ['list', 'all'], 'the list, then one request again');
 });
 
 test('writes read only the tab they address', async (t) => {
