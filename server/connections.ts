@@ -127,7 +127,7 @@ async function openSource(connection: ConnectionConfig, settings: OpenSettings, 
   const { openGoogleSourceFromConfig } = await import('./sources/google/mod.ts');
   const shared = settings.shared;
   const note = (message: string) => log.error(message);
-  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: note, ...(shared === undefined ? {} : { shared: (key: string) => shared.spreadsheet(key, note) }) });
+  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: note, ...(shared === undefined ? {} : { shared: (key: string) => shared.spreadsheet(key, note), sharedBudget: shared.budget }) });
 }
 
 /** The workbook's lock, or none where its folder does not let this process create files (it then cannot fold there either). */

@@ -149,6 +149,58 @@ test('a read that names no tab reads them all in one request, as before', async 
   assert.deepEqual(reads(emulator), ['all'], 'every tab is fresh from that read');
 });
 
+test('a read of every tab too large for one answer goes tab by tab: /tabs counts every row, no answer kept holds more than a page', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  const big: (string | number)[][] = [['Name', 'N']];
+  for (let n = 1; n < 12_000; n++) big.push([`P${n}`, n]);
+  const small = (title: string, count: number) => ({ title, rows: [['Name'], ...Array.from({ length: count }, (_, n) => [`${title} ${n}`])] });
+  // Grids of 26 columns (Google's default): Big is 312,000 cells, past a page (250,000); the small ones 26,000 each.
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [small('First', 10), { title: 'Big', rows: big }, small("Bob's", 20), small('Last', 30)], access: { [TOKEN]: 'writer' } });
+  // One answer of every tab may hold 100 KB here (20 MB by default); this one is over 1 MB.
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, maxAnswerBytes: 100_000 });
+  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-tabs-'));
+  const quota = await openQuotaStore({ stateDir });
+  t.after(async () => {
+    await source.close();
+    await quota.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+  const app = createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1024 * 1024, cors: '*', log: createLogger('silent') });
+  const counts = async (init: RequestInit = {}) => {
+    const tabs = await app.fetch(new Request('http://x/sheets/crm/tabs', init));
+    assert.equal(tabs.status, 200);
+    return ((await tabs.json()) as { name: string; rows: number }[]).map((tab) => [tab.name, tab.rows]);
+  };
+  const expected = [['First', 10], ['Big', 11_999], ["Bob's", 20], ['Last', 30]];
+  const pages = ["tab 'Big'!1:10000", "tab 'Big'!10001:12000", "tab 'First', 'Bob''s', 'Last'"];
+  emulator.resetRequests();
+  assert.deepEqual(await counts(), expected);
+  // Every tab at once, abandoned past 100 KB; the list; Big in pages of whole rows; the small tabs together.
+  assert.deepEqual(reads(emulator), ['all', 'list', ...pages]);
+  emulator.resetRequests();
+  assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), expected);
+  assert.deepEqual(reads(emulator), ['list', ...pages], 'known to be too large: straight to the list and the pages');
+  // What one answer of every tab holds, for comparison: more than the largest page.
+  const largest = Math.max(...emulator.requests.map((request) => request.bytes));
+  const one = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}?includeGridData=true`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+  const oneBytes = (await one.arrayBuffer()).byteLength;
+  assert.ok(largest * 1.15 < oneBytes, `no answer holds every row (largest ${largest} bytes; everything at once ${oneBytes})`);
+  const whole = await source.read({ tab: 'Big' });
+  assert.equal(whole.tabs.find((tab) => tab.name === 'Big')?.rows.length, 12_000, 'the header and every row');
+  // Rows deleted in Google Sheets: the list shows grids small enough for one answer again.
+  const sheetId = ((await (await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()) as { sheets: { properties: { title: string; sheetId?: number } }[] }).sheets.find((sheet) => sheet.properties.title === 'Big')?.properties.sheetId ?? 0;
+  const deleted = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}:batchUpdate`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ requests: [{ deleteDimension: { range: { sheetId, dimension: 'ROWS', startIndex: 5, endIndex: 12_000 } } }] }),
+  });
+  assert.equal(deleted.status, 200);
+  emulator.resetRequests();
+  assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), [['First', 10], ['Big', 4], ["Bob's", 20], ['Last', 30]]);
+  assert.deepEqual(reads(emulator), ['list', 'all'], 'the list, then one request again');
+});
+
 test('writes read only the tab they address', async (t) => {
   const { emulator, spreadsheetId, call } = await setUp(t);
   await call(tabPath('Orders'));

@@ -1,10 +1,12 @@
 // Shared state for several instances behind a load balancer (docs/scaling.md), opened by
 // start.ts when the config has `"store": {"type": "redis", "url": "redis://127.0.0.1:6379/0"}`:
-// one Redis connection, the shared quota, the admin API's state, and per Google spreadsheet its
-// version and write lease.
+// one Redis connection, the shared quota, Google's per-minute request budget, the admin API's
+// state, and per Google spreadsheet its version and write lease.
 import type { StoreConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { QuotaStore } from '../quota.ts';
+import type { SharedBudget } from '../sources/google/budget.ts';
+import { redisBudget } from './budget.ts';
 import { openRedisQuota } from './quota.ts';
 import { openRedis, type Redis } from './redis.ts';
 import type { LeaseSettings } from './lease.ts';
@@ -14,6 +16,8 @@ import { spreadsheetCoordination, type SpreadsheetCoordination } from './spreads
 export interface SharedStore {
   readonly redis: Redis;
   readonly quota: QuotaStore;
+  /** Google's per-minute request budget, for every instance signed in with the same credentials. */
+  readonly budget: SharedBudget;
   /** The store's lease settings, for spreadsheets' and Idempotency-Keys' leases. */
   readonly lease: LeaseSettings;
   /** The admin API's connections and keys, in place of admin.json. */
@@ -34,6 +38,7 @@ export async function openSharedStore(config: StoreConfig, log: Logger): Promise
       redis,
       admin,
       quota,
+      budget: redisBudget({ redis, log: (message) => log.warn(message) }),
       lease,
       spreadsheet: (key, note) => spreadsheetCoordination(redis, key, config, note),
       async close() {

@@ -69,6 +69,25 @@ export function admit(windows: readonly Window[], now: number, maxWaitMs: number
 }
 
 /**
+ * Budgets kept elsewhere, for every instance at once (server/shared/budget.ts, in Redis): a slot
+ * in each of `windows` (by key, each with its limit), or null when the store cannot answer now
+ * (the caller then uses its own process's budget).
+ */
+export interface SharedBudget {
+  admit(windows: readonly { readonly key: string; readonly limit: number }[], maxWaitMs: number): Promise<Admission | null>;
+}
+
+/** The windows one request of `kind` must pass, by key, with their limits: its user's and its project's. */
+export function windowKeys(kind: Kind, user: string, project: string, limits: QuotaLimits): { key: string; limit: number }[] {
+  const perUser = kind === 'read' ? limits.readsPerMinutePerUser : limits.writesPerMinutePerUser;
+  const perProject = kind === 'read' ? limits.readsPerMinutePerProject : limits.writesPerMinutePerProject;
+  return [
+    { key: `${kind} user ${user}`, limit: perUser },
+    { key: `${kind} project ${project}`, limit: perProject },
+  ];
+}
+
+/**
  * The budgets of one process: one per user and one per project, each with a window for reads
  * and one for writes. Connections naming the same credentials get the same windows; when their
  * configured limits differ, the lowest applies.
@@ -82,9 +101,7 @@ export class Budgets {
   }
 
   windowsFor(kind: Kind, user: string, project: string, limits: QuotaLimits): Window[] {
-    const perUser = kind === 'read' ? limits.readsPerMinutePerUser : limits.writesPerMinutePerUser;
-    const perProject = kind === 'read' ? limits.readsPerMinutePerProject : limits.writesPerMinutePerProject;
-    return [this.#window(`${kind} user ${user}`, perUser), this.#window(`${kind} project ${project}`, perProject)];
+    return windowKeys(kind, user, project, limits).map(({ key, limit }) => this.#window(key, limit));
   }
 
   #window(key: string, limit: number): Window {

@@ -16,12 +16,14 @@ export interface SheetsApi {
   readonly signIn?: SignInKind;
   /** Whom Google counts the calls against (loads the credentials on first use). */
   identity?(): Promise<QuotaIdentity>;
-  /** Every tab's properties and cells in one request. */
-  getSpreadsheet(signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Every tab's properties and cells in one request; null when the answer grew past `maxBytes` (abandoned there). */
+  getSpreadsheet(signal: AbortSignal, maxBytes?: number): Promise<GoogleSpreadsheet | null>;
   /** Every tab's properties, no cells: a few hundred bytes. */
   getMetadata(signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** Rows `startRow` (0-based) up to `endRow` (exclusive) of one tab, with its properties; nothing of the other tabs. */
   getTabPage(name: string, startRow: number, endRow: number, signal: AbortSignal): Promise<GoogleSpreadsheet>;
+  /** Whole tabs by name, several in one request, with their properties; nothing of the other tabs. */
+  getTabs(names: readonly string[], signal: AbortSignal): Promise<GoogleSpreadsheet>;
   /** Drive's `modifiedTime` of the spreadsheet (`2026-11-23T23:59:01.123Z`): one small request, outside the Sheets quota. */
   getModifiedTime(signal: AbortSignal): Promise<string | null>;
   /** values.append; answers the range Google wrote (`'People'!A5:C7`) when it says. */
@@ -74,9 +76,16 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
   return {
     signIn: { grant: signIn.grant, setting: signIn.setting },
     identity: () => signIn.identity(),
-    async getSpreadsheet(signal) {
-      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
-      return response.data as GoogleSpreadsheet;
+    async getSpreadsheet(signal, maxBytes) {
+      const over = { hit: false };
+      const fetchImplementation = maxBytes === undefined ? options.fetch : capped(options.fetch, maxBytes, over);
+      try {
+        const response = await run((client) => client.spreadsheets.get({ spreadsheetId, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, fetchImplementation, signal }));
+        return response.data as GoogleSpreadsheet;
+      } catch (error) {
+        if (over.hit) return null;
+        throw error;
+      }
     },
     async getMetadata(signal) {
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, fields: METADATA_FIELDS }, { ...requestOptions, signal }));
@@ -85,6 +94,11 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
     async getTabPage(name, startRow, endRow, signal) {
       // Whole rows of one sheet: `'People'!1:10000`, `'Bob''s'!10001:60000`.
       const ranges = [`${quoteSheetName(name)}!${startRow + 1}:${endRow}`];
+      const response = await run((client) => client.spreadsheets.get({ spreadsheetId, ranges, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
+      return response.data as GoogleSpreadsheet;
+    },
+    async getTabs(names, signal) {
+      const ranges = names.map(quoteSheetName);
       const response = await run((client) => client.spreadsheets.get({ spreadsheetId, ranges, includeGridData: true, fields: GRID_FIELDS }, { ...requestOptions, signal }));
       return response.data as GoogleSpreadsheet;
     },
@@ -132,6 +146,36 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
         client.spreadsheets.batchUpdate({ spreadsheetId, fields: 'spreadsheetId', requestBody: { requests: requests.map((request) => ({ ...request })) } }, { ...requestOptions, signal }),
       );
     },
+  };
+}
+
+/**
+ * A fetch whose answers end in an error once their body passes `maxBytes` (decoded), setting
+ * `over.hit`: the rest is not downloaded, and the client library never holds more than that.
+ */
+function capped(fetch: typeof globalThis.fetch, maxBytes: number, over: { hit: boolean }): typeof globalThis.fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.body === null || !response.ok) return response;
+    let seen = 0;
+    const counted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) {
+            over.hit = true;
+            controller.error(new Error(`the answer is larger than ${maxBytes} bytes`));
+            return;
+          }
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    // The body is already decoded: its encoding and length headers no longer describe it.
+    const headers = new Headers(response.headers);
+    headers.delete('content-encoding');
+    headers.delete('content-length');
+    return new Response(counted, { status: response.status, statusText: response.statusText, headers });
   };
 }
 

@@ -16,7 +16,7 @@ import { applyPlanToTab, isEmptyPlan, type WritePlan } from '../../../lib/apply-
 import { apiError, isApiError } from '../../../lib/errors.ts';
 import { headerRowIndex, type Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, Source, WriteOptions } from '../source.ts';
-import { admit, DEFAULT_QUOTA, SHARED_BUDGETS, type Budgets, type QuotaLimits } from './budget.ts';
+import { admit, DEFAULT_QUOTA, SHARED_BUDGETS, windowKeys, type Admission, type Budgets, type QuotaLimits, type SharedBudget } from './budget.ts';
 import type { SheetsApi } from './client.ts';
 import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
 import { UNKNOWN_VERSION } from './tab-cache.ts';
@@ -46,9 +46,13 @@ export interface GoogleSourceSettings {
   readonly budgets?: Budgets;
   /** Sets budgets apart by the server they count for (the root URL): an emulator is not Google. */
   readonly budgetScope?: string;
+  /** Several instances: the budget kept in Redis for all of them; `budgets` serves while Redis cannot answer. */
+  readonly sharedBudget?: SharedBudget;
   /** Called once by close(), after the last write: releases the transport. */
   readonly release: () => Promise<void>;
   readonly now?: () => number;
+  /** For tests: how large one answer holding every tab may grow before the read goes tab by tab (read-pages.ts). */
+  readonly maxAnswerBytes?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   /** Shared with other instances through Redis; left out: this instance alone. */
   readonly shared?: SpreadsheetCoordination;
@@ -87,6 +91,7 @@ export class GoogleSource implements Source {
       revisionCheck: settings.revisionCheck,
       log: settings.log,
       now: this.#now,
+      ...(settings.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: settings.maxAnswerBytes }),
       call: (purpose, repeatable, send, counted) => this.#call(purpose, repeatable, send, counted),
     });
     this.description = `google spreadsheet ${settings.spreadsheetId}`;
@@ -208,11 +213,14 @@ export class GoogleSource implements Source {
 
   /** A slot in the user's and the project's budget for one request: waits for it, or 503 when it is too far off. */
   async #admit(kind: 'read' | 'write'): Promise<void> {
-    const { api, budgets = SHARED_BUDGETS, budgetScope = '' } = this.#settings;
+    const { api, budgets = SHARED_BUDGETS, budgetScope = '', sharedBudget } = this.#settings;
     const limits = this.#settings.quota ?? DEFAULT_QUOTA;
     if (api.identity === undefined) return;
     const { user, project } = await api.identity();
-    const admission = admit(budgets.windowsFor(kind, `${budgetScope} ${user}`, `${budgetScope} ${project}`, limits), this.#now(), limits.maxWaitMs);
+    const [userKey, projectKey] = [`${budgetScope} ${user}`, `${budgetScope} ${project}`];
+    // With Redis, every instance's requests count in one budget; Redis unable to answer (null): this process's.
+    const shared = sharedBudget === undefined ? null : await sharedBudget.admit(windowKeys(kind, userKey, projectKey, limits), limits.maxWaitMs);
+    const admission: Admission = shared ?? admit(budgets.windowsFor(kind, userKey, projectKey, limits), this.#now(), limits.maxWaitMs);
     if ('refusedForMs' in admission) {
       const perMinute = kind === 'read' ? limits.readsPerMinutePerUser : limits.writesPerMinutePerUser;
       const written = kind === 'write' ? ' Nothing was written.' : '';

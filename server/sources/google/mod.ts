@@ -9,12 +9,12 @@ import { createSheetsApi, GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } fro
 import { GoogleSource } from './google-source.ts';
 import { openTransport, type Transport } from './transport.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type RetryPolicy } from './upstream.ts';
-import { Budgets, DEFAULT_QUOTA, type QuotaLimits } from './budget.ts';
+import { Budgets, DEFAULT_QUOTA, type QuotaLimits, type SharedBudget } from './budget.ts';
 
 export { GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } from './client.ts';
 export { GoogleSource } from './google-source.ts';
 export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, worstCaseMs, type RetryPolicy } from './upstream.ts';
-export { Budgets, DEFAULT_QUOTA, type QuotaLimits } from './budget.ts';
+export { Budgets, DEFAULT_QUOTA, type QuotaLimits, type SharedBudget } from './budget.ts';
 
 /** How long a read may be served from memory (ms) before Google is asked again. */
 export const DEFAULT_FRESHNESS_MS = 5_000;
@@ -49,8 +49,12 @@ export interface GoogleSourceOptions {
   readonly driveRootUrl?: string;
   /** For tests: the source's clock (ms, monotonic). */
   readonly now?: () => number;
+  /** For tests: how large one answer holding every tab may grow before the read goes tab by tab (default 20 MB). */
+  readonly maxAnswerBytes?: number;
   /** Several instances: the spreadsheet's version and write lease in Redis, by lock key. */
   readonly shared?: (lockKey: string) => SpreadsheetCoordination;
+  /** Several instances: Google's per-minute budget in Redis, for all of them (server/shared/budget.ts). */
+  readonly sharedBudget?: SharedBudget;
 }
 
 /** How long the revision check may keep a tab read from Google without reading it again. */
@@ -84,9 +88,11 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
     log: options.log ?? (() => undefined),
     quota: { ...DEFAULT_QUOTA, ...options.quota },
     ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+    ...(options.sharedBudget === undefined ? {} : { sharedBudget: options.sharedBudget }),
     budgetScope: options.rootUrl ?? GOOGLE_ROOT_URL,
     revisionCheck: revisionCheckOf(options.revisionCheck),
     ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: options.maxAnswerBytes }),
     release: async () => {
       await transport?.close();
     },
@@ -112,7 +118,10 @@ export function authOf(config: GoogleSourceConfig): GoogleAuth {
 }
 
 /** A Source from a connection's configuration. */
-export function openGoogleSourceFromConfig(config: GoogleSourceConfig, options: { readonly readOnly: boolean; readonly log: (message: string) => void; readonly shared?: (lockKey: string) => SpreadsheetCoordination }): Promise<Source> {
+export function openGoogleSourceFromConfig(
+  config: GoogleSourceConfig,
+  options: { readonly readOnly: boolean; readonly log: (message: string) => void; readonly shared?: (lockKey: string) => SpreadsheetCoordination; readonly sharedBudget?: SharedBudget },
+): Promise<Source> {
   return openGoogleSource({
     spreadsheetId: config.spreadsheetId,
     rootUrl: config.rootUrl,
@@ -120,6 +129,7 @@ export function openGoogleSourceFromConfig(config: GoogleSourceConfig, options: 
     readOnly: options.readOnly,
     log: options.log,
     ...(options.shared === undefined ? {} : { shared: options.shared }),
+    ...(options.sharedBudget === undefined ? {} : { sharedBudget: options.sharedBudget }),
     ...(config.freshnessMs === undefined ? {} : { freshnessMs: config.freshnessMs }),
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
     ...(config.retries === undefined ? {} : { retry: { retries: config.retries } }),

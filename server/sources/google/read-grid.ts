@@ -6,11 +6,11 @@ import { createInterner, type Interner, type SheetRow, type Tab, type TypedValue
 
 /** The fields of `spreadsheets.get` the source needs, and no more: Google sends less, and faster. */
 export const GRID_FIELDS =
-  'sheets(properties(sheetId,title,index,sheetType,hidden,gridProperties(rowCount)),' +
+  'sheets(properties(sheetId,title,index,sheetType,hidden,gridProperties(rowCount,columnCount)),' +
   'data(startRow,startColumn,rowData(values(formattedValue,effectiveValue,effectiveFormat(numberFormat(type))))))';
 
-/** The tabs without their cells: what `/tabs`-like questions and writes' sheet ids need. */
-export const METADATA_FIELDS = 'sheets(properties(sheetId,title,index,sheetType,hidden))';
+/** The tabs without their cells: which is first, writes' sheet ids, and each grid's size. */
+export const METADATA_FIELDS = 'sheets(properties(sheetId,title,index,sheetType,hidden,gridProperties(rowCount,columnCount)))';
 
 /** The parts of Google's Spreadsheet resource read here (a subset of sheets_v4.Schema$Spreadsheet). */
 export interface GoogleSpreadsheet {
@@ -24,7 +24,7 @@ interface GoogleSheet {
     readonly index?: number | null;
     readonly sheetType?: string | null;
     readonly hidden?: boolean | null;
-    readonly gridProperties?: { readonly rowCount?: number | null } | null;
+    readonly gridProperties?: { readonly rowCount?: number | null; readonly columnCount?: number | null } | null;
   } | null;
   readonly data?: readonly GoogleGridData[] | null;
 }
@@ -66,6 +66,20 @@ export function readSpreadsheet(spreadsheet: GoogleSpreadsheet): ReadSpreadsheet
     tabs.push(sheet.properties?.hidden === true ? { name, rows, visibility: 'hidden' } : { name, rows });
   }
   return { workbook: { tabs }, sheetIds };
+}
+
+/**
+ * Each grid tab's size as Google gives it (rows x columns of the grid, filled or not: a new
+ * Google tab is 1,000 x 26): an upper bound of the cells a read of the tab can bring.
+ */
+export function gridCells(spreadsheet: GoogleSpreadsheet): Map<string, number> {
+  const cells = new Map<string, number>();
+  for (const sheet of spreadsheet.sheets ?? []) {
+    const properties = sheet.properties;
+    if ((properties?.sheetType ?? 'GRID') !== 'GRID') continue;
+    cells.set(properties?.title ?? '', (properties?.gridProperties?.rowCount ?? 0) * (properties?.gridProperties?.columnCount ?? 0));
+  }
+  return cells;
 }
 
 function readRows(grids: readonly GoogleGridData[], interner: Interner): SheetRow[] {

@@ -1,15 +1,17 @@
 // The read side of the Google source: what is kept (tab-cache.ts) and how it is refreshed. A
 // read of one tab asks for that tab only, in pages of whole rows when it is large; a read of the
-// first tab needs the list of tabs; a read of every tab is one request. Concurrent readers share
+// first tab needs the list of tabs; a read of every tab is one request while its answer stays
+// under 20 MB, else the list, then tabs in batches and pages (read-pages.ts). Concurrent readers share
 // each request; a read begun before a write (the generation) is not kept. With the revision
 // check, a stale part is first checked against Drive's modifiedTime. With Redis, a read passes
 // the spreadsheet's shared version: a tab kept from an older version is stale, whatever its age.
 // `read('Orders', false)` cold -> `spreadsheets.get?ranges='Orders'!1:10000`; again within the
 // window -> nothing upstream.
 import { isApiError } from '../../../lib/errors.ts';
-import { createInterner, type SheetRow, type Tab, type Workbook } from '../../../lib/workbook.ts';
+import type { Tab, Workbook } from '../../../lib/workbook.ts';
 import type { SheetsApi } from './client.ts';
-import { readPage, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
+import { gridCells, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
+import { EveryTab, readTabInPages } from './read-pages.ts';
 import { TabCache, UNKNOWN_VERSION, type SheetMeta } from './tab-cache.ts';
 import type { Repeatable } from './upstream.ts';
 
@@ -23,17 +25,13 @@ export interface ReaderDeps {
   readonly revisionCheck?: { readonly maxAgeMs: number } | null;
   readonly log: (message: string) => void;
   readonly now: () => number;
+  /** For tests: MAX_ANSWER_BYTES. */
+  readonly maxAnswerBytes?: number;
   /** One upstream call (retries, timeouts, errors); `counted`: it takes a slot of the Sheets quota budget. */
   call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>, counted?: boolean): Promise<T>;
 }
 
 const NONE: ReadonlySet<string | null> = new Set();
-
-/** A tab's first request asks for this many rows; most tabs end within it. */
-export const FIRST_PAGE_ROWS = 10_000;
-/** Later pages hold about this many cells (a 5-column tab: 50,000 rows, about 20 MB of Google's JSON). */
-export const PAGE_CELLS = 250_000;
-const MAX_PAGE_ROWS = 100_000;
 
 export class TabReader {
   readonly cache = new TabCache();
@@ -45,9 +43,12 @@ export class TabReader {
   /** Drive's modifiedTime as last seen; a read begun after seeing it holds rows at least that new. */
   #seenModified: string | undefined;
   #checking: Promise<string | undefined> | null = null;
+  /** Reads of every tab, and whether they fit in one answer. */
+  readonly #everyTab: EveryTab;
 
   constructor(deps: ReaderDeps) {
     this.#deps = deps;
+    this.#everyTab = new EveryTab(deps);
   }
 
   /** Resolves once the reads in flight have settled. */
@@ -148,19 +149,23 @@ export class TabReader {
       if (generation === this.generation) apply();
     };
     let promise: Promise<void>;
+    const keepTabs = (tabs: readonly Tab[]) => keep(() => {
+      for (const tab of tabs) this.cache.setTab(tab, readAt, modified, version);
+    });
+    const list = () =>
+      this.#deps.call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => {
+        this.#everyTab.gridCells = gridCells(data);
+        const meta = metaOf(...parts(data));
+        keep(() => this.cache.setMeta(meta, readAt, modified));
+        return meta;
+      });
     if (what === 'all') {
-      promise = this.#deps.call('read', 'idempotent', (signal) => api.getSpreadsheet(signal)).then((data) =>
-        keep(() => {
-          const { workbook, sheetIds } = readSpreadsheet(data);
-          this.cache.setMeta(metaOf(workbook, sheetIds), readAt, modified);
-          for (const tab of workbook.tabs) this.cache.setTab(tab, readAt, modified, version);
-        }),
-      );
+      promise = this.#everyTab.read({ list, keepTabs, keepMeta: (meta) => keep(() => this.cache.setMeta(meta, readAt, modified)) });
     } else if (what === 'meta') {
-      promise = this.#deps.call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => keep(() => this.cache.setMeta(metaOf(...parts(data)), readAt, modified)));
+      promise = list().then(() => undefined);
     } else {
       const name = what.slice('tab:'.length);
-      promise = this.#readTab(name).then((read) =>
+      promise = readTabInPages(this.#deps, name).then((read) =>
         keep(() => {
           if (read === null) return;
           this.cache.setSheet({ name, sheetId: read.sheetId, hidden: read.tab.visibility === 'hidden' });
@@ -175,28 +180,6 @@ export class TabReader {
     };
     promise.then(clear, clear);
     return promise;
-  }
-
-  /**
-   * One tab, in pages of whole rows: the first of FIRST_PAGE_ROWS rows says how many rows the
-   * grid has; the rest follow in pages of about PAGE_CELLS cells (by the columns the first page
-   * used), one request each, each page's JSON dropped once its rows are taken. A tab within the
-   * first page, the usual case, is one request. null: Google gave no such tab.
-   */
-  async #readTab(name: string): Promise<{ tab: Tab; sheetId: number } | null> {
-    const { api } = this.#deps;
-    const interner = createInterner();
-    const rows: SheetRow[] = [];
-    const first = readPage(rows, await this.#deps.call('read', 'idempotent', (signal) => api.getTabPage(name, 0, FIRST_PAGE_ROWS, signal)), name, interner);
-    if (first === null) return null;
-    const columns = Math.max(1, ...rows.slice(0, 100).map((row) => row.text.length));
-    const pageRows = Math.min(MAX_PAGE_ROWS, Math.max(FIRST_PAGE_ROWS, Math.floor(PAGE_CELLS / columns)));
-    for (let start = FIRST_PAGE_ROWS; start < first.rowCount; start += pageRows) {
-      const end = Math.min(first.rowCount, start + pageRows);
-      readPage(rows, await this.#deps.call('read', 'idempotent', (signal) => api.getTabPage(name, start, end, signal)), name, interner);
-    }
-    const tab: Tab = first.hidden ? { name, rows, visibility: 'hidden' } : { name, rows };
-    return { tab, sheetId: first.sheetId };
   }
 }
 
