@@ -6,17 +6,12 @@
 // its basis was at the version just before. Redis itself is exercised in redis-cluster.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { apiError } from '../lib/errors.ts';
-import { createApp } from '../server/app.ts';
 import { Secret } from '../server/config.ts';
 import { startEmulator, type Emulator, type LoggedRequest } from '../server/google-emulator/mod.ts';
-import { createLogger } from '../server/log.ts';
-import { openQuotaStore } from '../server/quota.ts';
 import type { SpreadsheetCoordination } from '../server/shared/spreadsheet.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
+import { appOver } from './app-helpers.ts';
 
 const TOKEN = 'writer-token';
 const TABS = ['People', 'Orders'];
@@ -80,16 +75,11 @@ async function setUp(t: Context) {
     retry: { retries: 0 },
     shared: () => shared,
   });
-  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-shared-'));
-  const quota = await openQuotaStore({ stateDir });
-  const app = createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1024 * 1024, cors: '*', log: createLogger('silent') });
   t.after(async () => {
     await source.close();
-    await quota.close();
     await emulator.close();
-    await rm(stateDir, { recursive: true, force: true });
   });
-  const call = (path: string, init: RequestInit = {}) => app.fetch(new Request('http://x' + path, init));
+  const call = await appOver(t, source);
   return { emulator, source, shared, call };
 }
 

@@ -4,19 +4,14 @@
 // deleted spreadsheet) and a read-only API key. Upstream requests are counted on the emulator.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { isApiError, type ErrorCode } from '../lib/errors.ts';
-import { createApp } from '../server/app.ts';
 import { Secret } from '../server/config.ts';
 import { startEmulator, type Emulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
-import { createLogger } from '../server/log.ts';
-import { openQuotaStore } from '../server/quota.ts';
 import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, openGoogleSource, worstCaseMs, type GoogleSourceOptions } from '../server/sources/google/mod.ts';
 import { columnLetters, deleteRequests, encodeValue, quoteSheetName } from '../server/sources/google/encode-plan.ts';
 import { serialToIso } from '../server/sources/google/read-grid.ts';
 import type { Source } from '../server/sources/source.ts';
+import { appOver } from './app-helpers.ts';
 import { appendPlan, dataOf, row, runSourceContract, type ContractFixture } from './source-contract.ts';
 
 const WRITER = 'writer-token';
@@ -57,23 +52,6 @@ async function rejectsWith(promise: Promise<unknown>, code: ErrorCode): Promise<
     return isApiError(error) && error.code === code;
   });
   return caught;
-}
-
-async function appOver(t: { after(fn: () => Promise<void>): void }, source: Source) {
-  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-'));
-  const quota = await openQuotaStore({ stateDir });
-  const app = createApp({
-    connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }],
-    quota,
-    bodyBytes: 1024 * 1024,
-    cors: '*',
-    log: createLogger('silent'),
-  });
-  t.after(async () => {
-    await quota.close();
-    await rm(stateDir, { recursive: true, force: true });
-  });
-  return (path: string, init: RequestInit = {}) => app.fetch(new Request('http://x' + path, init));
 }
 
 test('values are sent as a person would type them, so Google keeps their type', async (t) => {

@@ -4,17 +4,12 @@
 // and ETags stay valid), and writes read only the tab they address.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createApp } from '../server/app.ts';
 import { Secret } from '../server/config.ts';
 import { startEmulator, type Emulator, type LoggedRequest } from '../server/google-emulator/mod.ts';
-import { createLogger } from '../server/log.ts';
-import { openQuotaStore } from '../server/quota.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
 import { TabCache } from '../server/sources/google/tab-cache.ts';
 import { readScope } from '../server/sources/scope.ts';
+import { appOver } from './app-helpers.ts';
 
 const TOKEN = 'writer-token';
 const TABS = ['People', 'Orders', "Bob's tab", 'A1'];
@@ -30,16 +25,11 @@ async function setUp(t: Context, freshnessMs = 60_000) {
     access: { [TOKEN]: 'writer' },
   });
   const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs, retry: { retries: 0 } });
-  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-tabs-'));
-  const quota = await openQuotaStore({ stateDir });
-  const app = createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1024 * 1024, cors: '*', log: createLogger('silent') });
   t.after(async () => {
     await source.close();
-    await quota.close();
     await emulator.close();
-    await rm(stateDir, { recursive: true, force: true });
   });
-  const call = (path: string, init: RequestInit = {}) => app.fetch(new Request('http://x' + path, init));
+  const call = await appOver(t, source);
   return { emulator, spreadsheetId, source, call };
 }
 
@@ -159,16 +149,10 @@ test('a read of every tab too large for one answer goes tab by tab: /tabs counts
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [small('First', 10), { title: 'Big', rows: big }, small("Bob's", 20), small('Last', 30)], access: { [TOKEN]: 'writer' } });
   // One answer of every tab may hold 100 KB here (20 MB by default); this one is over 1 MB.
   const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, maxAnswerBytes: 100_000 });
-  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-google-tabs-'));
-  const quota = await openQuotaStore({ stateDir });
-  t.after(async () => {
-    await source.close();
-    await quota.close();
-    await rm(stateDir, { recursive: true, force: true });
-  });
-  const app = createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1024 * 1024, cors: '*', log: createLogger('silent') });
+  t.after(() => source.close());
+  const call = await appOver(t, source);
   const counts = async (init: RequestInit = {}) => {
-    const tabs = await app.fetch(new Request('http://x/sheets/crm/tabs', init));
+    const tabs = await call('/sheets/crm/tabs', init);
     assert.equal(tabs.status, 200);
     return ((await tabs.json()) as { name: string; rows: number }[]).map((tab) => [tab.name, tab.rows]);
   };

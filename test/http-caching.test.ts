@@ -4,15 +4,13 @@
 // counted against the monthly quota); a write -> the tab's new ETag; `If-Match` with a stale
 // ETag -> 412 and nothing written; two clients racing with the same `If-Match` -> one 200, one 412.
 import assert from 'node:assert/strict';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { createApp } from '../server/app.ts';
 import { configForFile, loadConfig, type FileModeOverrides } from '../server/config.ts';
 import { startEmulator } from '../server/google-emulator/mod.ts';
 import { Secret } from '../server/config.ts';
-import { createLogger } from '../server/log.ts';
-import { openQuotaStore } from '../server/quota.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
+import { appOver } from './app-helpers.ts';
 import { RUNTIME, defer, getRows, readBook, spawnServer, startServer, tempDir, writeXlsx, type Cell, type TestContext } from './http-helpers.ts';
 
 const SEED: Cell[][] = [['Name', 'Team'], ['Ann', 'red'], ['Bob', 'blue'], ['Cara', 'red']];
@@ -218,15 +216,9 @@ test(`a Google source answers the same ETags, 304 and 412 (${RUNTIME})`, async (
   defer(t, () => emulator.close());
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: SEED.map((row) => [...row]) }], access: { writer: 'writer' } });
   const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret('writer') }, timeoutMs: 2_000 });
-  const dir = await tempDir(t);
-  await mkdir(dir.path('state'));
-  const quota = await openQuotaStore({ stateDir: dir.path('state') });
-  const app = createApp({ connections: [{ id: 'g', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1 << 20, cors: '*', log: createLogger('silent') });
-  defer(t, async () => {
-    await source.close();
-    await quota.close();
-  });
-  const call = (path: string, init: RequestInit = {}) => app.fetch(new Request(`http://127.0.0.1/sheets/g${path}`, init));
+  defer(t, () => source.close());
+  const app = await appOver(t, source, { id: 'g' });
+  const call = (path: string, init: RequestInit = {}) => app(`/sheets/g${path}`, init);
 
   const read = await call('/Team/red');
   const tag = read.headers.get('etag') ?? '';
