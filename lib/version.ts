@@ -162,11 +162,6 @@ class Hasher {
     this.word(END_TEXT);
   }
 
-  number(value: number): void {
-    float[0] = value;
-    this.pair(floatWords[0], floatWords[1]);
-  }
-
   /** The two lanes, avalanched (murmur3's finaliser on each, each folded into the other). */
   lanes(): [number, number] {
     let h1 = this.h1 ^ (this.h2 >>> 16);
