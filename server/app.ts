@@ -108,6 +108,19 @@ export interface App {
   abortBodies(): void;
 }
 
+type ReadScope = ReturnType<typeof readScope>;
+
+/** A request's place under `/sheets/{id}/`: the id as it stands in the path, and the tab it reads. */
+interface SheetRoute {
+  readonly rawId: string;
+  readonly scope: ReadScope;
+}
+
+/** Targets longer than this are routed every time (a path of filters and a long query). */
+const ROUTE_NOTE_MAX_TARGET = 512;
+/** Targets whose route is noted, at most: 2 MB of keys at the longest. */
+const ROUTE_NOTE_MAX_ENTRIES = 4096;
+
 const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'update', PUT: 'update', DELETE: 'delete' };
 
 /** The methods a page on any site may send without a preflight and that change nothing. */
@@ -133,7 +146,22 @@ export function createApp(options: AppOptions): App {
   const readCachings = new WeakMap<Connection, { modified: number | undefined; headers: Record<string, string> }>();
   const router = Router();
   router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
-  router.all('/sheets/:id/*', (request: IncomingRequest & { params: { id: string } }) => serveSheet(request, request.params.id));
+  // Where a GET or HEAD of one exact target was routed, so a repeat skips itty-router (which parses
+  // the URL and tries each pattern: a fifth of a kept answer's cost). Routes are fixed once made,
+  // so a target always goes where it went before; only short targets are noted, and the note is
+  // started over when full.
+  const sheetRoutes = new Map<string, SheetRoute>();
+  router.all('/sheets/:id/*', (request: IncomingRequest & { params: { id: string } }) => {
+    const route: SheetRoute = { rawId: request.params.id, scope: readScope(request.url) };
+    if (request.method === 'GET' || request.method === 'HEAD') {
+      const target = pathAndQuery(request.url);
+      if (target.length <= ROUTE_NOTE_MAX_TARGET) {
+        if (sheetRoutes.size >= ROUTE_NOTE_MAX_ENTRIES) sheetRoutes.clear();
+        sheetRoutes.set(target, route);
+      }
+    }
+    return serveSheet(request, route);
+  });
   const admin = options.admin;
   if (admin !== undefined) {
     const serveAdmin = (request: IncomingRequest) => admin(request, () => readBody(request, bodyLimits));
@@ -149,7 +177,7 @@ export function createApp(options: AppOptions): App {
   router.all('/', (request: IncomingRequest) => rootIndex(request.method, connections.list()));
   router.all('*', (request: IncomingRequest) => errorAnswer(apiError('not_found', `No resource at ${new URL(request.url).pathname}: paths start with /sheets/{id}.`)));
 
-  async function serveSheet(request: IncomingRequest, rawId: string): Promise<Answer> {
+  async function serveSheet(request: IncomingRequest, { rawId, scope }: SheetRoute): Promise<Answer> {
     const origin = request.headers.get('origin');
     if (isPreflight(request)) {
       // A preflight carries no key and is not counted: the browser sends it on its own.
@@ -174,7 +202,7 @@ export function createApp(options: AppOptions): App {
     const quota = taken instanceof Promise ? await taken : taken;
     if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), { ...quota.headers, ...cors });
 
-    const answered = await answerSheet(connection, request, operation, authenticated.scope).catch((error: unknown): Answer => {
+    const answered = await answerSheet(connection, request, operation, authenticated.scope, scope).catch((error: unknown): Answer => {
       const apiErr = asApiError(error);
       if (apiErr.code === 'internal_error') options.log.error('request failed', { connection: connection.id, error: String(error) });
       return errorAnswer(apiErr);
@@ -201,9 +229,9 @@ export function createApp(options: AppOptions): App {
     return made.headers;
   }
 
-  async function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, scope: 'read' | 'write'): Promise<Answer> {
+  async function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, keyScope: 'read' | 'write', tabScope: ReadScope): Promise<Answer> {
     if (operation !== 'read') {
-      const denied = checkWrite(scope);
+      const denied = checkWrite(keyScope);
       if (denied !== null) return errorAnswer(denied);
       if (connection.readOnly || !connection.source.writable) {
         return errorAnswer(apiError('write_error', `The connection "${connection.id}" is read-only: it has no edit access to its spreadsheet.`));
@@ -217,7 +245,7 @@ export function createApp(options: AppOptions): App {
       if (isApiError(read)) return errorAnswer(read);
       body = read;
     }
-    if (request.method === 'GET' || request.method === 'HEAD') return answerRead(connection, request);
+    if (request.method === 'GET' || request.method === 'HEAD') return answerRead(connection, request, tabScope);
     const parsed = parseRequest({ method: request.method, url: request.url, headers: request.headers, body }, connection.engine);
     if (isApiError(parsed)) return errorAnswer(parsed);
     if (parsed.action === 'read' || parsed.action === 'options') {
@@ -241,19 +269,22 @@ export function createApp(options: AppOptions): App {
    * GET and HEAD: the answer kept for this path and query when the tab it was built from is still
    * served (a 304 when If-None-Match names it), else parsed and built by the engine, and kept.
    */
-  async function answerRead(connection: Connection, request: IncomingRequest): Promise<Answer> {
+  async function answerRead(connection: Connection, request: IncomingRequest, scope: ReadScope): Promise<Answer> {
     const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
     // Sources that read tab by tab (Google) are told which tab the answer needs.
-    const workbook = await connection.source.read({ fresh, ...readScope(request.url) });
+    const workbook = await connection.source.read(fresh ? { fresh, ...scope } : scope);
     const key = answers === null ? '' : `${generationOf(connection)}\n${pathAndQuery(request.url)}`;
     const kept = answers?.get(key, workbook);
-    if (kept !== undefined) return revalidated(kept, request.headers.get('if-none-match'));
+    const reused = kept === undefined ? undefined : revalidated(kept, request.headers.get('if-none-match'));
+    if (reused !== undefined) return reused;
     // HEAD is answered as GET, so its Content-Length is the GET body's; the listener sends no body.
     const parsed = parseRequest({ method: 'GET', url: request.url, headers: request.headers, body: null }, connection.engine);
     if (isApiError(parsed)) return errorAnswer(parsed);
     const result = execute(workbook, parsed, connection.engine);
     const answered: Answer = { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
-    if (answers !== null && result.status === 200) answers.set(key, workbook, builtFrom(workbook, parsed, connection.engine), answered, parsed.tab === null);
+    // A 304 is kept too: after a restart, clients and caches revalidate with the tags they hold
+    // (the same content has the same tag), and the 200 may not be asked for again for a while.
+    if (answers !== null && (result.status === 200 || result.status === 304)) answers.set(key, workbook, builtFrom(workbook, parsed, connection.engine), answered, parsed.tab === null);
     return answered;
   }
 
@@ -262,7 +293,9 @@ export function createApp(options: AppOptions): App {
     let answered: Answer;
     try {
       const refused = checkHost(request);
-      answered = refused === null ? ((await router.fetch(request)) as Answer) : errorAnswer(refused);
+      const routed = refused === null && (request.method === 'GET' || request.method === 'HEAD') ? sheetRoutes.get(pathAndQuery(request.url)) : undefined;
+      if (refused !== null) answered = errorAnswer(refused);
+      else answered = routed === undefined ? ((await router.fetch(request)) as Answer) : await serveSheet(request, routed);
     } catch (error) {
       // Routing parses the URL; a target no URL can hold (`GET http://h:99999/ HTTP/1.1`, which
       // Deno passes on) is the client's mistake. Checked only here, off the hot path.
@@ -308,11 +341,17 @@ function dashboardAnswer(dashboard: Dashboard, request: IncomingRequest): Answer
   return dashboard.answer(request.method, new URL(request.url, 'http://localhost').pathname, request.headers.get('if-none-match'));
 }
 
-/** A kept 200, or the 304 its ETag earns. */
-function revalidated(kept: Answer, ifNoneMatch: string | null): Answer {
+/**
+ * What a kept answer gives this request: a kept 200 itself, or the 304 its ETag earns; a kept
+ * 304 only to a request naming its tag (not to `*`, which the engine grants only after checking
+ * the read would be a 200), else nothing (undefined: the engine answers).
+ */
+function revalidated(kept: Answer, ifNoneMatch: string | null): Answer | undefined {
   const tag = kept.headers.ETag;
   // One tag, the one given out, is what a client sends back; a list or `*` is parsed.
-  if (ifNoneMatch === null || tag === undefined || (ifNoneMatch !== tag && !noneMatchHits(ifNoneMatch, tag))) return kept;
+  const hit = ifNoneMatch !== null && tag !== undefined && (ifNoneMatch === tag || noneMatchHits(ifNoneMatch, tag));
+  if (kept.status === 304) return hit && ifNoneMatch.trim() !== '*' ? kept : undefined;
+  if (!hit) return kept;
   let answer = notModifiedAnswers.get(kept);
   if (answer === undefined) {
     // The headers the engine's own 304 has: the validator, and the tab's size where the answer has one.

@@ -436,3 +436,88 @@ test('a body that stalls, or is cut off, or is still arriving at shutdown', asyn
     assert.equal((await (await call('/sheets/demo')).json()).length, 2);
   });
 });
+
+test('a target met again is served as the router served it the first time', async (t) => {
+  const row = (...cells: string[]) => ({ text: cells, value: cells });
+  const book = (name: string): Workbook => ({
+    tabs: [
+      { name: 'People', rows: [row('Name'), row(name), row(`${name} 2`)] },
+      { name: 'Orders', rows: [row('Item'), row(`${name}'s order`)] },
+    ],
+  });
+  // What each read asked the source for: the tab a Google source would fetch alone.
+  const asked: Array<string | null | undefined> = [];
+  const recording = (source: Source): Source => ({ ...source, read: (options) => (asked.push(options?.tab), source.read(options)) });
+  const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-app-'));
+  const quota = await openQuotaStore({ stateDir });
+  t.after(async () => {
+    await quota.close();
+    await rm(stateDir, { recursive: true, force: true });
+  });
+  const connection = (id: string, name: string): Connection => ({ id, source: recording(memorySource(book(name))), keys: [], readOnly: false, engine: {} });
+  const app = createApp({ connections: [connection('one', 'Ann'), connection('two', 'Bob')], quota, bodyBytes: 1024, cors: '*', log: createLogger('silent') });
+  const answer = async (method: string, path: string) => {
+    const response = await app.fetch(new Request('http://x' + path, { method }));
+    return `${response.status} ${await response.text()}`;
+  };
+  const targets: Array<[method: string, path: string, tab: string | null | undefined]> = [
+    ['GET', '/sheets/one/Name/Ann', null],
+    ['GET', '/sheets/two/Name/Bob', null],
+    ['GET', '/sheets/one?_limit=1', null],
+    ['GET', '/sheets/one?_limit=2', null],
+    ['GET', '/sheets/two/tabs/Orders', 'Orders'],
+    ['HEAD', '/sheets/one/tabs/Orders', 'Orders'],
+    ['GET', '/sheets/one/tabs', undefined],
+    ['GET', '/sheets/nope', undefined],
+    ['GET', '/healthz', undefined],
+  ];
+  const first = new Map<string, string>();
+  for (const [method, path] of targets) first.set(`${method} ${path}`, await answer(method, path));
+  assert.notEqual(first.get('GET /sheets/one?_limit=1'), first.get('GET /sheets/one?_limit=2'), 'the query is part of the target');
+  assert.match(first.get('GET /sheets/two/tabs/Orders') ?? '', /Bob's order/);
+
+  await t.test('each again, twice: the same answer, and the source asked for the same tab', async () => {
+    for (let round = 0; round < 2; round++) {
+      for (const [method, path, tab] of targets) {
+        asked.length = 0;
+        assert.equal(await answer(method, path), first.get(`${method} ${path}`), `${method} ${path}`);
+        if (tab !== undefined) assert.deepEqual(asked, [tab], `${method} ${path} reads its tab`);
+      }
+    }
+  });
+  await t.test('past the number of targets noted, the note starts over and answers stay right', async () => {
+    for (let limit = 3; limit < 5000; limit++) assert.equal((await app.fetch(new Request(`http://x/sheets/two?_limit=${limit}&_offset=1`))).status, 200);
+    for (const [method, path] of targets) assert.equal(await answer(method, path), first.get(`${method} ${path}`), `${method} ${path}`);
+  });
+});
+
+test('a 304 the engine gave is kept, and given again only to a request naming its tag', async (t) => {
+  const source = memorySource(people());
+  const served = async (call: (path: string, init?: RequestInit) => Promise<Response>, tag: string | null) => {
+    const response = await call('/sheets/demo/Name/Ann', tag === null ? {} : { headers: { 'If-None-Match': tag } });
+    return { status: response.status, etag: response.headers.get('etag'), rows: response.headers.get('x-sheet-rows'), body: await response.text() };
+  };
+  const before = await appWith(t, { source });
+  const first = await served(before.call, null);
+  assert.equal(first.status, 200);
+  // A restarted server: the client revalidates with the tag it holds before anyone asks for the rows.
+  const { call } = await appWith(t, { source });
+  const tag = first.etag;
+  assert.deepEqual(await served(call, tag), { status: 304, etag: tag, rows: '2', body: '' });
+  assert.deepEqual(await served(call, tag), { status: 304, etag: tag, rows: '2', body: '' }, 'the kept 304');
+  assert.deepEqual(await served(call, `"other", ${tag}`), { status: 304, etag: tag, rows: '2', body: '' }, 'a list naming it');
+  assert.deepEqual(await served(call, null), first, 'no validator: the rows, not the kept 304');
+  assert.deepEqual(await served(call, '"other"'), first, 'another tag: the rows');
+  assert.deepEqual(await served(call, tag), { status: 304, etag: tag, rows: '2', body: '' }, 'the 304 of the kept 200');
+
+  await t.test('a write: the tag no longer matches', async () => {
+    const again = await appWith(t, { source });
+    assert.equal((await served(again.call, tag)).status, 304);
+    const posted = await again.call('/sheets/demo', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name":"Ann","Age":5}' });
+    assert.equal(posted.status, 201);
+    const after = await served(again.call, tag);
+    assert.equal(after.status, 200);
+    assert.notEqual(after.etag, tag);
+    assert.deepEqual(JSON.parse(after.body), [{ Name: 'Ann', Age: '30' }, { Name: 'Ann', Age: '5' }]);
+  });
+});
