@@ -2,12 +2,14 @@
 // answering with pre-serialized bytes read from files at start: sheetrest's own all-rows answer
 // at `/`, and its answer to an exact filter at `/one` when a third argument names it.
 // With `--headers` it sends the contract's headers (fixed values) and nothing else more.
+// With `--not-modified HEADERS.json` it answers every request `304` with exactly the headers in
+// that file (sheetrest's own 304, recorded by bench/pairs.ts) and no body: the same bytes.
 // With `--routed` it first does what sheetrest's stack does for any request before the engine
 // runs: routes it with itty-router (which the project uses, and which parses the URL), parses the
 // URL again and decodes the path's segments (as the engine's parser does), and sends the
 // contract's headers (CORS, X-Sheet-*, X-Total-Count, X-RateLimit-Plan, fixed values). So the
 // bench can tell what the stack costs from what sheetrest's own code does.
-// `node bench/bare-server.ts rows.json 8081 [one.json] [--routed]`, `deno run -A ...`, `bun ...`.
+// `node bench/bare-server.ts rows.json 8081 [one.json] [--routed | --headers | --not-modified h.json]`, `deno run -A ...`, `bun ...`.
 import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import { Router } from 'itty-router';
@@ -15,7 +17,8 @@ import { Router } from 'itty-router';
 declare const Deno: { serve(options: { hostname: string; port: number; onListen?: () => void }, handler: (request: Request) => Response | Promise<Response>): unknown } | undefined;
 declare const Bun: { serve(options: { hostname: string; port: number; fetch: (request: Request) => Response | Promise<Response> }): unknown } | undefined;
 
-const [file, port, oneFile, mode] = process.argv.slice(2);
+const [file, port, oneFile, mode, headersFile] = process.argv.slice(2);
+const notModified: Record<string, string> | null = mode === '--not-modified' ? JSON.parse(readFileSync(headersFile, 'utf8')) : null;
 const all = new Uint8Array(readFileSync(file));
 const one = oneFile === undefined ? all : new Uint8Array(readFileSync(oneFile));
 const pick = (url: string) => (url.endsWith('/one') ? one : all);
@@ -50,7 +53,18 @@ const contract: Record<string, string> = {
 const headersOf: (url: string, method: string) => Record<string, string> | Promise<Record<string, string>> =
   mode === '--routed' ? (url, method) => router.fetch({ url, method }) as Promise<Record<string, string>> : mode === '--headers' ? () => contract : () => plain;
 
-if (typeof Deno !== 'undefined') {
+if (notModified !== null) {
+  if (typeof Deno !== 'undefined') Deno.serve({ hostname: '127.0.0.1', port: Number(port), onListen: () => {} }, () => new Response(null, { status: 304, headers: notModified }));
+  else if (typeof Bun !== 'undefined') Bun.serve({ hostname: '127.0.0.1', port: Number(port), fetch: () => new Response(null, { status: 304, headers: notModified }) });
+  else {
+    const { createServer } = process.getBuiltinModule('node:http');
+    createServer((request, response) => {
+      request.resume();
+      response.writeHead(304, notModified);
+      response.end();
+    }).listen(Number(port), '127.0.0.1');
+  }
+} else if (typeof Deno !== 'undefined') {
   // As text: Deno copies a byte body on every Response but not a string, and sheetrest's Deno
   // path sends kept answers as text too (server/respond.ts). The same UTF-8 goes out.
   const [allText, oneText] = [new TextDecoder().decode(all), new TextDecoder().decode(one)];

@@ -6,6 +6,7 @@
 //   node bench/pairs.ts [node,deno,bun] [ROUNDS] [SECONDS]
 // Pairs, per runtime (sheetrest at --log-level warn, and the 304 at the default info as well):
 //   304         sheetrest: GET of an exact filter with If-None-Match (304)  vs  bare server: that row's answer (200)
+//   304 same    the same 304                                               vs  bare server: the same 304's status and headers
 //   routed      the bare server after itty-router, the URL and the headers   vs  bare server (the stack's own floor)
 //   headers     the bare server sending the contract's headers, no routing    vs  bare server
 //   filter/all  sheetrest: a repeated exact filter (1/8 of rows)            vs  sheetrest: the whole tab
@@ -94,17 +95,29 @@ try {
       });
       const routedPort = await freePort();
       const routed = await startProcess({ name: 'routed', runtime, args: [join(ROOT, 'bench/bare-server.ts'), one, String(routedPort), one, '--routed'], port: routedPort, probe: '/sheets/bench', log: join(work, 'routed.log'), cpu: 0 });
+      const filter = `/sheets/bench/Name/${name}`;
+      const tag = { 'If-None-Match': await etagOf(warn.url + filter) };
+      // The same tag from the other: the same rows have the same ETag. Each server has now built the 200 once.
+      if ((await etagOf(info.url + filter)) !== tag['If-None-Match']) throw new Error('the two servers answer different ETags for the same rows');
+      // sheetrest's own 304, every header the runtime does not add itself, for the bare server to send as it is.
+      const recorded = await fetch(warn.url + filter, { headers: tag });
+      await recorded.arrayBuffer();
+      const runtimeHeaders = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+      const headers304 = join(work, `304-${runtime}.json`);
+      await writeFile(headers304, JSON.stringify(Object.fromEntries([...recorded.headers].filter(([key]) => !runtimeHeaders.has(key)))));
+      const samePort = await freePort();
+      const same = await startProcess({ name: 'same 304', runtime, args: [join(ROOT, 'bench/bare-server.ts'), one, String(samePort), one, '--not-modified', headers304], port: samePort, probe: '/', probeStatus: 304, log: join(work, 'same.log'), cpu: 0 });
       const headersPort = await freePort();
       const headered = await startProcess({ name: 'headers', runtime, args: [join(ROOT, 'bench/bare-server.ts'), one, String(headersPort), one, '--headers'], port: headersPort, probe: '/', log: join(work, 'headers.log'), cpu: 0 });
       try {
-        const filter = `/sheets/bench/Name/${name}`;
-        const tag = { 'If-None-Match': await etagOf(warn.url + filter) };
         // A second of each pair first, so no server is timed while its JIT warms up.
         await pair({ target: warn, path: filter, headers: tag }, { target: bare, path: '/one' }, 1);
         await pair({ target: info, path: filter, headers: tag }, { target: other, path: '/sheets/bench' }, 1);
         const pairs: [string, Load, Load][] = [
           ['304 (warn) / bare 200', { target: warn, path: filter, headers: tag }, { target: bare, path: '/one' }],
           ['304 (info) / bare 200', { target: info, path: filter, headers: tag }, { target: bare, path: '/one' }],
+          ['304 (warn) / bare same 304', { target: warn, path: filter, headers: tag }, { target: same, path: '/one' }],
+          ['304 (info) / bare same 304', { target: info, path: filter, headers: tag }, { target: same, path: '/one' }],
           ['routed 200 / bare 200', { target: routed, path: '/sheets/bench/Name/one' }, { target: bare, path: '/one' }],
           ['headers only 200 / bare 200', { target: headered, path: '/one' }, { target: bare, path: '/one' }],
           ['exact filter 1/8 / all rows', { target: warn, path: '/sheets/bench/City/Lisbon' }, { target: other, path: '/sheets/bench' }],
@@ -116,7 +129,7 @@ try {
           console.log(`| ${runtime} | ${round} | ${label} | ${Math.round(first).toLocaleString('en-US')} | ${Math.round(second).toLocaleString('en-US')} | ${ratio(first, second)} |`);
         }
       } finally {
-        await Promise.all([warn, other, info, bare, routed, headered, jsonServer].map(stopProcess));
+        await Promise.all([warn, other, info, bare, same, routed, headered, jsonServer].map(stopProcess));
       }
       await rm(join(work, `${runtime}-warn`), { recursive: true, force: true });
       await rm(join(work, `${runtime}-second`), { recursive: true, force: true });

@@ -43,6 +43,8 @@ export interface StartOptions {
   readonly port: number;
   /** A path that answers 200 once the server is ready. */
   readonly probe: string;
+  /** The status `probe` answers once the process serves (default: any 2xx). */
+  readonly probeStatus?: number;
   /** Where the child's stderr goes (appended). */
   readonly log: string;
   readonly env?: Record<string, string>;
@@ -53,8 +55,8 @@ export interface StartOptions {
 /** Whether `taskset` can pin processes here (a second core is needed to keep loaders apart). */
 export const CAN_PIN = spawnSync('taskset', ['-c', '0', 'true']).status === 0 && availableParallelism() >= 2;
 
-/** Starts `runtime script args` and waits (two minutes at most) until `probe` answers 200. */
-export async function startProcess({ name, runtime, args, port, probe, log, env = {}, cpu }: StartOptions): Promise<Target> {
+/** Starts `runtime script args` and waits (two minutes at most) until `probe` answers 200 (or `probeStatus`). */
+export async function startProcess({ name, runtime, args, port, probe, probeStatus, log, env = {}, cpu }: StartOptions): Promise<Target> {
   const fd = openSync(log, 'a');
   const command = [COMMANDS[runtime].bin, ...COMMANDS[runtime].args, ...args];
   const pinned = cpu !== undefined && CAN_PIN ? ['taskset', '-c', String(cpu), ...command] : command;
@@ -67,7 +69,7 @@ export async function startProcess({ name, runtime, args, port, probe, log, env 
     try {
       const response = await fetch(url + probe);
       await response.arrayBuffer();
-      if (response.ok) return { name, url, process: child };
+      if (probeStatus === undefined ? response.ok : response.status === probeStatus) return { name, url, process: child };
     } catch {
       // not listening yet
     }
