@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
 import { apiError, type ApiError } from '../lib/errors.ts';
 import type { App, IncomingRequest } from './app.ts';
+import type { Answer } from './respond.ts';
 import type { Listen } from './listener.ts';
 
 // Not `import { createServer } from 'node:http'`: an ES import of node:http reads every export,
@@ -73,20 +74,38 @@ async function serve(app: App, incoming: IncomingMessage, outgoing: ServerRespon
     body: hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null,
   };
   if (!hasBody) incoming.resume();
-  const { status, headers: answerHeaders, body } = await app.answer(request);
+  const answer = await app.answer(request);
+  const { status, body } = answer;
   const empty = status === 204 || status === 304;
-  const length = empty ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
   // The last answer on its connection: once the server is closing, so close() need not wait out
   // keep-alive; and when the body was left unread (413 at the cap), since the rest of it would
   // otherwise sit paused on the connection until the keep-alive timeout.
   const last = closing() || (hasBody && !incoming.complete);
-  // A HEAD answer carries GET's body, measured here and not sent.
-  // 204 and 304 carry no Content-Length: a 304's would describe the 200 it stands for.
-  outgoing.writeHead(status, { ...answerHeaders, ...(empty ? {} : { 'Content-Length': String(length) }), ...(last ? { Connection: 'close' } : {}) });
+  const headers = headersOf(answer, empty);
+  outgoing.writeHead(status, last ? { ...headers, Connection: 'close' } : headers);
   // Bytes go out as a Buffer view of the same memory, with no copy.
   const payload = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   outgoing.end(empty || method === 'HEAD' ? undefined : payload);
 }
+
+/**
+ * The header fields an answer goes out with: its own, and its body's length. A HEAD answer
+ * carries GET's body, measured here and not sent; 204 and 304 carry no Content-Length (a 304's
+ * would describe the 200 it stands for). Made once per answer object: a kept answer is sent
+ * again as the same object (server/app.ts).
+ */
+function headersOf(answer: Answer, empty: boolean): Record<string, string> {
+  if (empty) return answer.headers;
+  let headers = sentHeaders.get(answer);
+  if (headers === undefined) {
+    const length = typeof answer.body === 'string' ? Buffer.byteLength(answer.body) : answer.body.byteLength;
+    headers = { ...answer.headers, 'Content-Length': String(length) };
+    sentHeaders.set(answer, headers);
+  }
+  return headers;
+}
+
+const sentHeaders = new WeakMap<Answer, Record<string, string>>();
 
 function urlOf(target: string, host: string | undefined): string {
   // No Host: left relative, which the app refuses with its JSON 400 (HTTP/1.1 requires one).

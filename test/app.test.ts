@@ -170,6 +170,12 @@ test('quota', async (t) => {
     assert.equal(await errorOf(third), 'throttle');
     assert.equal(third.headers.get('x-ratelimit-remaining'), '0');
   });
+  await t.test('the same read again, answered from what was kept, carries its own count', async (t) => {
+    const { call } = await appWith(t, { plan: { name: 'small', monthlyRequests: 4, operations: ['read'] } });
+    const remaining = [];
+    for (let round = 0; round < 5; round++) remaining.push((await call('/sheets/demo/Name/Ann')).headers.get('x-ratelimit-remaining'));
+    assert.deepEqual(remaining, ['3', '2', '1', '0', '0']);
+  });
   await t.test('an operation the plan leaves out is 402 throttle', async (t) => {
     const { call } = await appWith(t, { plan: { name: 'readers', operations: ['read'] } });
     const response = await call('/sheets/demo', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name":"x"}' });
@@ -204,6 +210,12 @@ test('CORS', async (t) => {
     const other = await call('/sheets/demo', { headers: { Origin: 'https://evil.example' } });
     assert.equal(other.headers.get('access-control-allow-origin'), null);
     assert.equal(other.status, 200);
+    // The same kept answer, again for each origin in turn: each gets its own CORS headers.
+    for (const origin of ['https://app.example', 'https://evil.example', 'https://app.example']) {
+      const again = await call('/sheets/demo', { headers: { Origin: origin } });
+      assert.equal(again.headers.get('access-control-allow-origin'), origin === 'https://app.example' ? origin : null, origin);
+      assert.equal(again.headers.get('vary'), 'Origin');
+    }
   });
 });
 

@@ -38,3 +38,26 @@ test('textOnceSeen: bytes the first time, the same text from then on; strings an
   textOnceSeen(big);
   assert.equal(textOnceSeen(big), big);
 });
+
+test('an answer sent again is a copy of one Response: the same status, headers and body, each its own', async () => {
+  const answer: Answer = { status: 200, headers: { ...HEADERS, ETag: '"t1-2"' }, body: '[{"Name":"Ann"}]' };
+  for (let round = 0; round < 4; round++) {
+    const response = toResponse(answer, 'GET');
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('etag'), '"t1-2"');
+    assert.equal(response.headers.get('x-mine'), null, `round ${round}: a header set on an earlier copy stays there`);
+    assert.equal(await response.text(), '[{"Name":"Ann"}]', `round ${round}`);
+    response.headers.set('X-Mine', String(round));
+  }
+  for (let round = 0; round < 3; round++) {
+    const head = toResponse(answer, 'HEAD');
+    assert.equal(head.headers.get('content-length'), '16', `HEAD, round ${round}`);
+    assert.equal(await head.text(), '', `HEAD, round ${round}`);
+  }
+  const notModified: Answer = { status: 304, headers: { ETag: '"t1-2"' }, body: '' };
+  for (let round = 0; round < 3; round++) {
+    const response = toResponse(notModified, 'GET');
+    assert.equal(response.status, 304);
+    assert.equal(response.body, null);
+  }
+});
