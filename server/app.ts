@@ -437,14 +437,38 @@ function pathAndQuery(url: string): string {
 
 /** A request line's fields, as JSON text; the path is masked (no query string, no filter value). */
 function requestFields(method: string, url: string, status: number, ms: number): string {
+  // A busy server logs the same few requests over and over: the text around the duration is
+  // made once per method, target and status.
+  let line = requestLines.get(url);
+  if (line === undefined || line.method !== method || line.status !== status) {
+    line = requestLine(method, url, status);
+    if (requestLines.size >= REQUEST_LINES_KEPT) requestLines.clear();
+    requestLines.set(url, line);
+  }
+  return line.head + ms + line.tail;
+}
+
+/** `{"method":…,"path":…,"status":…,"ms":` and what follows the duration. */
+function requestLine(method: string, url: string, status: number): RequestLine {
   const segments = pathOf(url).split('/');
   const onSheet = segments[1] === 'sheets' && segments.length > 2;
   // The JSON of {method, path, status, ms, connection}, written out: JSON.stringify of an object
   // cost Bun about a tenth of a small answer's throughput at the default level.
   const path = JSON.stringify(onSheet ? withoutFilterValue(segments) : segments.join('/'));
   const connection = onSheet ? `,"connection":${JSON.stringify(safeDecode(segments[2]))}` : '';
-  return `{"method":${JSON.stringify(method)},"path":${path},"status":${status},"ms":${ms}${connection}}`;
+  return { method, status, head: `{"method":${JSON.stringify(method)},"path":${path},"status":${status},"ms":`, tail: `${connection}}` };
 }
+
+interface RequestLine {
+  readonly method: string;
+  readonly status: number;
+  readonly head: string;
+  readonly tail: string;
+}
+
+/** Request lines' text by target; started over when full. */
+const requestLines = new Map<string, RequestLine>();
+const REQUEST_LINES_KEPT = 1024;
 
 /** The path of a URL, without its query string (which may hold search values: never logged). */
 function pathOf(url: string): string {
