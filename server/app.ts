@@ -147,7 +147,7 @@ export function createApp(options: AppOptions): App {
   const router = Router();
   router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
   // Where a GET or HEAD of one exact target was routed, so a repeat skips itty-router (which parses
-  // the URL and tries each pattern: a fifth of a kept answer's cost). Routes are fixed once made,
+  // the URL and tries each pattern: about half of a kept answer's cost). Routes are fixed once made,
   // so a target always goes where it went before; only short targets are noted, and the note is
   // started over when full.
   const sheetRoutes = new Map<string, SheetRoute>();

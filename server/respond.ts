@@ -28,7 +28,7 @@ const asIs: BodyOf = (body) => body as BodyInit;
 export function toResponse(answer: Answer, method: string, bodyOf: BodyOf = asIs): Response {
   // An answer met a second time (a kept answer, sent again as the same object: server/app.ts)
   // gets a Response made once and cloned after: a clone skips turning the headers object into
-  // header fields, which cost Deno 2.5 µs an answer and Bun 1 µs (docs/benchmarks.md).
+  // header fields (a 304 with eight headers, in process: Deno 2.5 µs made, 0.3 µs cloned; Bun 1 µs, 0.3 µs).
   const made = method === 'HEAD' ? headResponses : getResponses;
   const seen = made.get(answer);
   if (seen !== undefined) return seen.clone();
