@@ -496,6 +496,8 @@ function operationOf(request: IncomingRequest): Operation {
 }
 
 function safeDecode(segment: string): string {
+  // Most ids hold no escape: nothing to decode.
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

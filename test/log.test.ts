@@ -3,7 +3,7 @@
 // way, `flushSync()` writes what is queued at once, a stopped server has written every line, and
 // a process that exits abruptly still writes its queued lines.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import process from 'node:process';
 import { test } from 'node:test';
@@ -199,4 +199,32 @@ test('fields given as a function are built when the line is written, not on the 
   assert.equal(built, 1, 'built once, when its chunk was made; never for a level below the threshold');
   const line = JSON.parse(out.chunks.join('').trim()) as Record<string, unknown>;
   assert.deepEqual({ message: line.message, path: line.path, status: line.status }, { message: 'lazy', path: '/sheets/demo/…', status: 200 });
+});
+
+test(`stderr that a reader drains late still gets every line whole and in order, any text (${RUNTIME})`, async (t) => {
+  const dir = await tempDir(t);
+  const script = dir.path('many.ts');
+  const logModule = new URL('../server/log.ts', import.meta.url).href;
+  // 2 MB of lines with text of one to four UTF-8 bytes a character, written as text (the runtime
+  // encodes it) while the pipe is full and the writes wait for the reader.
+  await writeFile(
+    script,
+    `import { createLogger } from ${JSON.stringify(logModule)};\n` +
+      `const log = createLogger('info');\n` +
+      `for (let i = 0; i < 20000; i++) log.info('Zürich 名前 🦕 ' + i, { i });\n` +
+      `await log.flush();\n`,
+  );
+  const args = RUNTIME === 'deno' ? ['run', '-A', script] : [script];
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const chunks: Buffer[] = [];
+  // Nothing is read for the first 300 ms: the pipe (64 KiB) fills and the writer must wait.
+  child.stderr.pause();
+  child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+  setTimeout(() => child.stderr.resume(), 300);
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const text = Buffer.concat(chunks).toString('utf8');
+  assert.equal(status, 0, text.slice(-500));
+  const lines = text.split('\n').filter((line) => line.startsWith('{'));
+  assert.equal(lines.length, 20000);
+  lines.forEach((line, i) => assert.equal(JSON.parse(line).message, `Zürich 名前 🦕 ${i}`));
 });
