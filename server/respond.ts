@@ -34,10 +34,17 @@ export function toResponse(answer: Answer, method: string, bodyOf: BodyOf = asIs
   if (seen !== undefined) return seen.clone();
   const response = newResponse(answer, method, bodyOf);
   // The first time, only a mark: most answers (errors, writes, one filter) are met once.
-  if (answerMarks.has(answer)) made.set(answer, response.clone());
-  else answerMarks.add(answer);
+  if (!answerMarks.has(answer)) answerMarks.add(answer);
+  else if (typeof answer.body === 'string' || answer.body.byteLength <= KEPT_RESPONSE_MAX_BYTES) made.set(answer, response.clone());
   return response;
 }
+
+/**
+ * Deno and Bun copy a byte body into each Response they make (a string they share): a Response
+ * kept for a large byte answer (a whole tab) would hold a second copy of it for as long as the
+ * answer lives. Past this size the header fields are a small part of the cost anyway.
+ */
+const KEPT_RESPONSE_MAX_BYTES = 64 * 1024;
 
 const answerMarks = new WeakSet<Answer>();
 const getResponses = new WeakMap<Answer, Response>();
