@@ -305,10 +305,8 @@ export function createApp(options: AppOptions): App {
     // The request line is built only when it is written, later and many lines at a time: a
     // request pays for the four values it holds.
     if (!options.log.enabled('info')) return answered;
-    const { method, url } = request;
-    const status = answered.status;
     const ms = Math.round((performance.now() - started) * 100) / 100;
-    options.log.info('request', () => requestFields(method, url, status, ms));
+    options.log.info('request', requestEntry(request.method, request.url, answered.status, ms));
     return answered;
   }
 
@@ -433,6 +431,15 @@ function pathAndQuery(url: string): string {
   if (url.charCodeAt(0) === 47) return url;
   const start = url.indexOf('/', url.indexOf('//') + 2);
   return start === -1 ? '/' : url.slice(start);
+}
+
+/**
+ * The request line, to be built when it is written. Made out here so that the function holds
+ * these four values only: one made inside the handler could keep the handler's whole scope (the
+ * request, its headers) alive until the line is written.
+ */
+function requestEntry(method: string, url: string, status: number, ms: number): () => string {
+  return () => requestFields(method, url, status, ms);
 }
 
 /** A request line's fields, as JSON text; the path is masked (no query string, no filter value). */
