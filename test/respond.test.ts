@@ -61,3 +61,18 @@ test('an answer sent again is a copy of one Response: the same status, headers a
     assert.equal(response.body, null);
   }
 });
+
+test('a large byte answer gets a new Response each time; a small one is cloned from one kept', async () => {
+  // A Response copies a byte body when it is made, so a byte changed after the second send shows
+  // which Responses were made anew (answers never change in the server; here it is the probe).
+  const sent = async (answer: Answer) => new Uint8Array(await toResponse(answer, 'GET').arrayBuffer())[0];
+  const large: Answer = { status: 200, headers: HEADERS, body: new Uint8Array(64 * 1024 + 1).fill(0x20) };
+  const small: Answer = { status: 200, headers: HEADERS, body: new Uint8Array(1024).fill(0x20) };
+  for (const answer of [large, small]) {
+    await sent(answer);
+    await sent(answer);
+    (answer.body as Uint8Array)[0] = 0x5b;
+  }
+  assert.equal(await sent(large), 0x5b, 'made anew: a kept one would hold a second copy of a whole tab');
+  assert.equal(await sent(small), 0x20, 'cloned from the Response kept at the second send');
+});
