@@ -6,21 +6,7 @@
 #   bash bench/log-floor.sh node|deno|bun [ROUNDS] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runtime=${1:-node} rounds=${2:-3} seconds=${3:-4}
-command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install -y wrk)" >&2; exit 2; }
-bin=$PWD/node_modules/.bin
-case $runtime in
-  node) run=("$bin/node" bench/log-floor.ts) ;;
-  deno) run=("$bin/deno" run -A bench/log-floor.ts) ;;
-  bun) run=("$bin/bun" bench/log-floor.ts) ;;
-  *) echo "usage: $0 node|deno|bun [ROUNDS] [SECONDS]" >&2; exit 2 ;;
-esac
-server_cpu=() load_cpu=()
-if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0) load_cpu=(taskset -c 1); fi
-
-work=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+source bench/paired.sh bench/log-floor.ts "$@"
 base=$(( 19500 + RANDOM % 400 ))
 declare -A port
 for mode in none minimal sheetrest; do

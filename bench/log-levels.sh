@@ -9,22 +9,7 @@
 #   bash bench/log-levels.sh node|deno|bun [ROUNDS] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runtime=${1:-node} rounds=${2:-3} seconds=${3:-5}
-command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install -y wrk)" >&2; exit 2; }
-bin=$PWD/node_modules/.bin
-case $runtime in
-  node) run=("$bin/node" server/main.ts) ;;
-  deno) run=("$bin/deno" run -A server/main.ts) ;;
-  bun) run=("$bin/bun" server/main.ts) ;;
-  *) echo "usage: $0 node|deno|bun [ROUNDS] [SECONDS]" >&2; exit 2 ;;
-esac
-# Without a second core (or taskset) both still run at once, unpinned.
-server_cpu=() load_cpu=()
-if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then server_cpu=(taskset -c 0) load_cpu=(taskset -c 1); fi
-
-work=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+source bench/paired.sh server/main.ts "$@"
 
 start() { # level port
   mkdir -p "$work/$1"

@@ -8,10 +8,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiError } from '../lib/errors.ts';
 import { Secret } from '../server/config.ts';
-import { startEmulator, type Emulator, type LoggedRequest } from '../server/google-emulator/mod.ts';
+import { startEmulator } from '../server/google-emulator/mod.ts';
 import type { SpreadsheetCoordination } from '../server/shared/spreadsheet.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
 import { appOver } from './app-helpers.ts';
+import { upstreamReads } from './google-helpers.ts';
 
 const TOKEN = 'writer-token';
 const TABS = ['People', 'Orders'];
@@ -83,16 +84,6 @@ async function setUp(t: Context) {
   return { emulator, source, shared, call };
 }
 
-function reads(emulator: Emulator): string[] {
-  return emulator.requests.map(describe);
-}
-
-function describe(request: LoggedRequest): string {
-  if (request.method !== 'GET') return `${request.method} ${request.path.split('/').at(-1)}`;
-  const ranges = new URLSearchParams(request.query).getAll('ranges');
-  return ranges.length > 0 ? `tab ${ranges.join(', ')}` : 'list or all';
-}
-
 const json = (method: string, body: unknown): RequestInit => ({ method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 test('a read with a shared version: a tab kept from an older one is read again, that tab only, the same object when unchanged', async (t) => {
@@ -101,10 +92,10 @@ test('a read with a shared version: a tab kept from an older one is read again, 
   await source.read({ tab: 'People' });
   emulator.resetRequests();
   await source.read({ tab: 'Orders' });
-  assert.deepEqual(reads(emulator), [], 'the same version, within the window: from memory');
+  assert.deepEqual(upstreamReads(emulator), [], 'the same version, within the window: from memory');
   shared.elsewhere();
   const again = (await source.read({ tab: 'Orders' })).tabs.find((tab) => tab.name === 'Orders');
-  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000"], 'another instance wrote: the tab asked for, and only it');
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Orders'!1:10000"], 'another instance wrote: the tab asked for, and only it');
   assert.ok(orders !== undefined && again === orders, 'read again unchanged: the same object (kept answers stay valid)');
   await source.read({ tab: 'Orders' });
   assert.equal(emulator.requests.length, 1, 'kept at the new version now');
@@ -114,7 +105,7 @@ test('a read with a shared version: a tab kept from an older one is read again, 
   assert.equal(emulator.requests.length, 1, 'Redis cannot say: what is kept is served within the window');
   shared.answer = 'version';
   await source.read({ tab: 'People' });
-  assert.deepEqual(reads(emulator).slice(1), ["tab 'People'!1:10000"], 'Redis answers again: People is behind and read again');
+  assert.deepEqual(upstreamReads(emulator).slice(1), ["tab 'People'!1:10000"], 'Redis answers again: People is behind and read again');
 });
 
 test('a write under the lease: fence before sending, version bumped before the answer, the tab kept at the new version', async (t) => {
@@ -143,12 +134,12 @@ test('a write under the lease: fence before sending, version bumped before the a
       emulator.resetRequests();
       shared.calls.length = 0;
       assert.equal((await call('/sheets/crm/tabs/People', json('POST', { Name: 'New' }))).status, 201);
-      assert.deepEqual(reads(emulator), upstream);
+      assert.deepEqual(upstreamReads(emulator), upstream);
       assert.deepEqual(shared.calls, ['lease', 'version', 'fence', 'changed', 'release'], 'the fence right before the append; the version bumped before the lease ends');
       emulator.resetRequests();
       const rows = await (await call('/sheets/crm/tabs/People/20:')).json();
       assert.deepEqual(rows, [{ Name: 'New', Tab: '' }]);
-      assert.deepEqual(reads(emulator), after);
+      assert.deepEqual(upstreamReads(emulator), after);
     });
   }
 });
@@ -159,13 +150,13 @@ test('a PATCH by match reads its tab fresh under the lease; a lost lease sends n
   emulator.resetRequests();
   shared.calls.length = 0;
   assert.equal((await call('/sheets/crm/tabs/Orders/Name/Orders%203', json('PATCH', { Tab: 'x' }))).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000", 'POST values:batchUpdate']);
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Orders'!1:10000", 'POST values:batchUpdate']);
   assert.deepEqual(shared.calls, ['lease', 'version', 'fence', 'changed', 'release']);
   emulator.resetRequests();
   shared.lost = true;
   const refused = await call('/sheets/crm/tabs/Orders/Name/Orders%204', json('PATCH', { Tab: 'y' }));
   assert.equal(refused.status, 503);
-  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000"], 'the fresh read, then nothing sent');
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Orders'!1:10000"], 'the fresh read, then nothing sent');
   shared.lost = false;
   const row = await (await call('/sheets/crm/tabs/Orders/Name/Orders%204')).json();
   assert.deepEqual(row, [{ Name: 'Orders 4', Tab: '1' }], 'nothing written');

@@ -5,11 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Secret } from '../server/config.ts';
-import { startEmulator, type Emulator, type LoggedRequest } from '../server/google-emulator/mod.ts';
+import { startEmulator, type Emulator } from '../server/google-emulator/mod.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
 import { TabCache } from '../server/sources/google/tab-cache.ts';
 import { readScope } from '../server/sources/scope.ts';
 import { appOver } from './app-helpers.ts';
+import { upstreamReads } from './google-helpers.ts';
 
 const TOKEN = 'writer-token';
 const TABS = ['People', 'Orders', "Bob's tab", 'A1'];
@@ -33,19 +34,6 @@ async function setUp(t: Context, freshnessMs = 60_000) {
   return { emulator, spreadsheetId, source, call };
 }
 
-/** What each upstream request read: `list` (no cells), `all` (every tab's cells), `tab People`, or the write. */
-function reads(emulator: Emulator): string[] {
-  return emulator.requests.map(describe);
-}
-
-function describe(request: LoggedRequest): string {
-  if (request.method !== 'GET') return `${request.method} ${request.path.split('/').at(-1)}`;
-  const query = new URLSearchParams(request.query);
-  const ranges = query.getAll('ranges');
-  if (ranges.length > 0) return `tab ${ranges.join(', ')}`;
-  return query.get('fields')?.includes('rowData') === true ? 'all' : 'list';
-}
-
 /** The bytes of a read of every tab (a no-cache read that names none). */
 async function allBytes(emulator: Emulator, call: (path: string, init?: RequestInit) => Promise<Response>): Promise<number> {
   const before = emulator.requests.length;
@@ -61,37 +49,37 @@ test('a read of one tab asks for that tab only', async (t) => {
   const orders = await call(`${tabPath('Orders')}?_limit=2`);
   assert.equal(orders.status, 200);
   assert.deepEqual(await orders.json(), [{ Name: 'Orders 0', Tab: '1' }, { Name: 'Orders 1', Tab: '1' }]);
-  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000"], 'the tab, nothing of the others, not even their names');
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Orders'!1:10000"], 'the tab, nothing of the others, not even their names');
 
   emulator.resetRequests();
   for (const name of ["Bob's tab", 'A1']) assert.equal((await call(tabPath(name))).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'Bob''s tab'!1:10000", "tab 'A1'!1:10000"], 'names quoted as A1 notation wants');
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Bob''s tab'!1:10000", "tab 'A1'!1:10000"], 'names quoted as A1 notation wants');
 
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm?_limit=1')).status, 200);
-  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000"], 'no tab named: the list says which is first');
+  assert.deepEqual(upstreamReads(emulator), ['list', "tab 'People'!1:10000"], 'no tab named: the list says which is first');
   const [list] = emulator.requests;
   assert.ok(list.bytes < 1_000, `the list is small (${list.bytes} bytes)`);
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm?_limit=1', { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'People'!1:10000"], 'no-cache: the tab again; the list follows its window');
+  assert.deepEqual(upstreamReads(emulator), ["tab 'People'!1:10000"], 'no-cache: the tab again; the list follows its window');
   emulator.resetRequests();
   assert.equal((await call(`${tabPath('Orders')}/3`)).status, 200);
-  assert.deepEqual(reads(emulator), [], 'within the window: nothing upstream');
+  assert.deepEqual(upstreamReads(emulator), [], 'within the window: nothing upstream');
   assert.equal((await call(tabPath('Orders'), { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000"], 'no-cache: the tab again, not the list');
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Orders'!1:10000"], 'no-cache: the tab again, not the list');
 
   emulator.resetRequests();
   const tabs = await call('/sheets/crm/tabs');
   assert.deepEqual(((await tabs.json()) as { name: string; rows: number }[]).map((tab) => [tab.name, tab.rows]), TABS.map((name) => [name, 50]));
-  assert.deepEqual(reads(emulator), [], 'every tab was read within the window');
+  assert.deepEqual(upstreamReads(emulator), [], 'every tab was read within the window');
 });
 
 test('the list of tabs needs every tab: their row counts come from their cells', async (t) => {
   const { emulator, call } = await setUp(t);
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm/tabs')).status, 200);
-  assert.deepEqual(reads(emulator), ['all'], 'one request for all of them');
+  assert.deepEqual(upstreamReads(emulator), ['all'], 'one request for all of them');
   emulator.resetRequests();
   assert.equal((await call(tabPath('Orders'), { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
   const [all, one] = [await allBytes(emulator, call), emulator.requests[0].bytes];
@@ -107,7 +95,7 @@ test('a missing tab is tab_not_found naming the tabs, with a fresh list', async 
   const body = (await missing.json()) as { error: string; message: string };
   assert.equal(body.error, 'tab_not_found');
   assert.match(body.message, /Orders/);
-  assert.deepEqual(reads(emulator), ["tab 'Nope'!1:10000", 'list'], 'the list is asked again before saying the tab is not there');
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Nope'!1:10000", 'list'], 'the list is asked again before saying the tab is not there');
 });
 
 test('a tab read again keeps its object while its content is the same', async (t) => {
@@ -134,9 +122,9 @@ test('a read that names no tab reads them all in one request, as before', async 
   emulator.resetRequests();
   const workbook = await source.read();
   assert.deepEqual(workbook.tabs.map((tab) => [tab.name, tab.rows.length]), TABS.map((name) => [name, 51]));
-  assert.deepEqual(reads(emulator), ['all']);
+  assert.deepEqual(upstreamReads(emulator), ['all']);
   await source.read({ tab: 'Orders' });
-  assert.deepEqual(reads(emulator), ['all'], 'every tab is fresh from that read');
+  assert.deepEqual(upstreamReads(emulator), ['all'], 'every tab is fresh from that read');
 });
 
 test('a read of every tab too large for one answer goes tab by tab: /tabs counts every row, no answer kept holds more than a page', async (t) => {
@@ -161,10 +149,10 @@ test('a read of every tab too large for one answer goes tab by tab: /tabs counts
   emulator.resetRequests();
   assert.deepEqual(await counts(), expected);
   // Every tab at once, abandoned past 100 KB; the list; Big in pages of whole rows; the small tabs together.
-  assert.deepEqual(reads(emulator), ['all', 'list', ...pages]);
+  assert.deepEqual(upstreamReads(emulator), ['all', 'list', ...pages]);
   emulator.resetRequests();
   assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), expected);
-  assert.deepEqual(reads(emulator), ['list', ...pages], 'known to be too large: straight to the list and the pages');
+  assert.deepEqual(upstreamReads(emulator), ['list', ...pages], 'known to be too large: straight to the list and the pages');
   // What one answer of every tab holds, for comparison: more than the largest page.
   const largest = Math.max(...emulator.requests.map((request) => request.bytes));
   const one = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}?includeGridData=true`, { headers: { Authorization: `Bearer ${TOKEN}` } });
@@ -182,7 +170,7 @@ test('a read of every tab too large for one answer goes tab by tab: /tabs counts
   assert.equal(deleted.status, 200);
   emulator.resetRequests();
   assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), [['First', 10], ['Big', 4], ["Bob's", 20], ['Last', 30]]);
-  assert.deepEqual(reads(emulator), ['list', 'all'], 'the list, then one request again');
+  assert.deepEqual(upstreamReads(emulator), ['list', 'all'], 'the list, then one request again');
 });
 
 test('writes read only the tab they address', async (t) => {
@@ -191,16 +179,16 @@ test('writes read only the tab they address', async (t) => {
   emulator.resetRequests();
   const json = (method: string, body: unknown): RequestInit => ({ method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   assert.equal((await call(`${tabPath('Orders')}/Name/Orders%203`, json('PATCH', { Tab: 'x' }))).status, 200);
-  assert.deepEqual(reads(emulator), ["tab 'Orders'!1:10000", 'POST values:batchUpdate'], 'a fresh read of Orders, then the write');
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Orders'!1:10000", 'POST values:batchUpdate'], 'a fresh read of Orders, then the write');
   emulator.resetRequests();
   assert.equal((await call(tabPath('Orders'), json('POST', { Name: 'New' }))).status, 201);
-  assert.deepEqual(reads(emulator), ["POST 'Orders'!A52:append"], 'a POST plans on the kept tab');
+  assert.deepEqual(upstreamReads(emulator), ["POST 'Orders'!A52:append"], 'a POST plans on the kept tab');
   const read = await call(`${tabPath('Orders')}/50:`);
   assert.deepEqual(await read.json(), [{ Name: 'New', Tab: '' }]);
   assert.equal(emulator.requests.length, 1, 'the read after the write comes from memory');
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm/1', { method: 'DELETE' })).status, 200);
-  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000", `POST ${spreadsheetId}:batchUpdate`], 'which tab is first, that tab fresh, then the deletion');
+  assert.deepEqual(upstreamReads(emulator), ['list', "tab 'People'!1:10000", `POST ${spreadsheetId}:batchUpdate`], 'which tab is first, that tab fresh, then the deletion');
 });
 
 test('which tab a request reads, from its path', () => {
@@ -248,7 +236,7 @@ test('a large tab is read in pages of whole rows, the same rows as one request g
   emulator.resetRequests();
   const paged = (await source.read({ tab: 'Big' })).tabs.find((tab) => tab.name === 'Big');
   // 2 columns: pages of 100,000 rows after the first 10,000; the grid has 30,001 rows.
-  assert.deepEqual(reads(emulator), ["tab 'Big'!1:10000", "tab 'Big'!10001:30001"]);
+  assert.deepEqual(upstreamReads(emulator), ["tab 'Big'!1:10000", "tab 'Big'!10001:30001"]);
   const whole = (await source.read({ fresh: true })).tabs.find((tab) => tab.name === 'Big');
   assert.equal(paged?.rows.length, 30_001);
   assert.deepEqual(paged?.rows, whole?.rows);
@@ -262,7 +250,7 @@ test('a write to the first tab after reads of other tabs only goes to the first 
   emulator.resetRequests();
   const posted = await call('/sheets/crm', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name": "First"}' });
   assert.equal(posted.status, 201);
-  assert.deepEqual(reads(emulator), ['list', "tab 'People'!1:10000", "POST 'People'!A52:append"]);
+  assert.deepEqual(upstreamReads(emulator), ['list', "tab 'People'!1:10000", "POST 'People'!A52:append"]);
   assert.equal(emulator.sheet(spreadsheetId, 'People').rows[51][0].formattedValue, 'First');
   assert.equal(emulator.sheet(spreadsheetId, 'Orders').rows.length, 51, 'Orders untouched');
 });
