@@ -14,6 +14,10 @@ import { openFileSource } from '../server/sources/file/mod.ts';
 import { recordingLog, tempFolder } from './file-source-helpers.ts';
 import { appendPlan, planned } from './source-contract.ts';
 import { partsOf, VBA_BYTES, xlsxOf, zipOf, type XmlWorkbook } from './xlsx-xml.ts';
+import { loadSheetJs } from '../server/sources/file/sheetjs.ts';
+
+// Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
+await loadSheetJs();
 
 /** The first tab's rows of a hand-written package. */
 function rowsOf(book: XmlWorkbook): readonly SheetRow[] {

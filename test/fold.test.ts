@@ -21,6 +21,10 @@ import { rowsOnly } from '../server/sources/file/model.ts';
 import { sourceCells } from '../server/sources/file/write-cells.ts';
 import { applyKeepingCells, expectationOf } from '../server/sources/file/rebase.ts';
 import { bookBytes, bookOf, csvOf, tempFolder } from './file-source-helpers.ts';
+import { loadSheetJs } from '../server/sources/file/sheetjs.ts';
+
+// Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
+await loadSheetJs();
 
 // Files this small fold on the main thread unless told otherwise.
 const WORKER = { inlineBelowBytes: 0 };

@@ -18,6 +18,10 @@ import { readZip, unpackEntry } from '../server/sources/file/zip.ts';
 import { recordingLog, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { PEOPLE_CELLS as C, hostileOds, odsPackage, thirdPartyOds } from './make-ods-fixtures.ts';
 import { CONTRACT_FIXTURE, appendPlan, planned, removePlan, replacePlan } from './source-contract.ts';
+import { loadSheetJs } from '../server/sources/file/sheetjs.ts';
+
+// Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
+await loadSheetJs();
 
 function parts(bytes: Uint8Array): { names: string[]; methods: number[]; raw: Map<string, Uint8Array>; content: string } {
   const entries = readZip(bytes);

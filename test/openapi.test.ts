@@ -22,6 +22,10 @@ import { createLogger } from '../server/log.ts';
 import { openQuotaStore } from '../server/quota.ts';
 import { decodeWorkbook } from '../server/sources/file/codec.ts';
 import { memorySource } from '../server/sources/memory.ts';
+import { loadSheetJs } from '../server/sources/file/sheetjs.ts';
+
+// Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
+await loadSheetJs();
 
 const row = (...cells: (string | number | boolean | null)[]): SheetRow => ({ text: cells.map((cell) => (cell === null ? '' : String(cell))), value: cells });
 

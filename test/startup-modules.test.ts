@@ -1,7 +1,8 @@
 // What a Node server loads: started with only file connections it never loads Google's client
-// (`@googleapis/sheets`, google-auth-library, gaxios, undici) nor Node's bundled undici (which an
-// ES import of node:http pulls in through its lazy WebSocket export), each tens of MB of resident
-// memory; with a Google connection configured it loads the client. Node runs the CLI here (from
+// (`@googleapis/sheets`, google-auth-library, gaxios, undici), the Redis client (node-redis and
+// its modules: loaded only with a `store`), SheetJS (for .xlsx and .ods files only) nor Node's
+// bundled undici (which an ES import of
+// node:http pulls in through its lazy WebSocket export), each MBs of resident memory; with a Google connection configured it loads the client. Node runs the CLI here (from
 // node_modules/.bin, whichever runtime runs the test) with a hook that records every module it
 // loads and, at exit, the built-in modules it loaded.
 import assert from 'node:assert/strict';
@@ -59,8 +60,10 @@ async function loadedBy(t: TestContext, args: string[], path: string): Promise<s
 }
 
 const GOOGLE = /@googleapis\/|google-auth-library|\/gaxios\/|node_modules\/undici\//;
+const REDIS = /node_modules\/(redis|@redis\/[a-z-]+)\//;
+const SHEETJS = /node_modules\/@e965\/xlsx\//;
 
-test(`a server of files loads neither Google's client nor Node's bundled undici (${RUNTIME})`, async (t) => {
+test(`a server of CSV files loads neither Google's client, the Redis client, SheetJS nor Node's bundled undici (${RUNTIME})`, async (t) => {
   const dir = await tempDir(t);
   const book = dir.path('book.csv');
   await writeFile(book, 'Name,Age\nAnn,30\n');
@@ -68,6 +71,8 @@ test(`a server of files loads neither Google's client nor Node's bundled undici 
   assert.match(loaded, /server\/start\.ts/, 'the hook saw the server load');
   assert.match(loaded, /NativeModule http\b/, 'the hook saw the built-ins');
   assert.doesNotMatch(loaded, GOOGLE);
+  assert.doesNotMatch(loaded, REDIS);
+  assert.doesNotMatch(loaded, SHEETJS);
   assert.doesNotMatch(loaded, /internal\/deps\/undici\/undici/);
 });
 
@@ -79,4 +84,9 @@ test(`a Google connection loads Google's client (${RUNTIME})`, async (t) => {
   await writeFile(config, JSON.stringify({ connections: [{ id: 'g', source: google }] }));
   const loaded = await loadedBy(t, ['--config', config], '/healthz');
   assert.match(loaded, /@googleapis\/sheets/);
+});
+
+test(`a server of an .xlsx file loads SheetJS (${RUNTIME})`, async (t) => {
+  const loaded = await loadedBy(t, [join(REPO_ROOT, 'fixtures', 'demo.xlsx'), '--read-only'], '/sheets/demo');
+  assert.match(loaded, SHEETJS);
 });

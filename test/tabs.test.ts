@@ -15,6 +15,10 @@ import { openFileSource } from '../server/sources/file/mod.ts';
 import { readSpreadsheet } from '../server/sources/google/read-grid.ts';
 import { recordingLog, tempFolder } from './file-source-helpers.ts';
 import { xlsxOf } from './xlsx-xml.ts';
+import { loadSheetJs } from '../server/sources/file/sheetjs.ts';
+
+// Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
+await loadSheetJs();
 
 function tab(name: string, visibility?: Tab['visibility']): Tab {
   const rows = [

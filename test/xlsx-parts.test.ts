@@ -6,6 +6,10 @@ import { test } from 'node:test';
 import { cellContent, columnIndex, columnName, escapeText } from '../server/sources/file/xlsx/cells.ts';
 import { RowShift } from '../server/sources/file/xlsx/ranges.ts';
 import { Styles } from '../server/sources/file/xlsx/styles.ts';
+import { loadSheetJs } from '../server/sources/file/sheetjs.ts';
+
+// Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
+await loadSheetJs();
 
 test('a DELETE of rows 3 and 7 (of 10) moves ranges below them', async (t) => {
   // Rows 1..10 were read; rows 3 and 7 are gone, so 8 new slots stand in the rest.

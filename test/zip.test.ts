@@ -12,6 +12,10 @@ import { readPackage } from '../server/sources/file/xlsx/package.ts';
 import { crc32, entryText, PartTooLarge, readZip, replacedEntry, unpackEntry, writeZip, type ZipEntry } from '../server/sources/file/zip.ts';
 import { odsPackage } from './make-ods-fixtures.ts';
 import { plainBook } from './make-xlsx-corpus.ts';
+import { loadSheetJs } from '../server/sources/file/sheetjs.ts';
+
+// Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
+await loadSheetJs();
 
 /** A part as an outside writer left it: a Unix mode, a stamp, deflate hints and a data descriptor. */
 const UNIX_PART = { flags: 0x8 | 0x2, time: 0x6b5d, date: 0x5a2e, versionMadeBy: 0x031e, internalAttributes: 1, externalAttributes: 0o100644 * 0x10000 };

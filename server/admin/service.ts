@@ -31,7 +31,7 @@ import type { Source } from '../sources/source.ts';
 import { isDiskFull } from '../sources/file/disk.ts';
 import type { AtomicWriter } from '../state.ts';
 import type { AdminSnapshot, SharedAdminState } from '../shared/admin-state.ts';
-import { redisUnavailable } from '../shared/redis.ts';
+import { redisUnavailable } from '../shared/unavailable.ts';
 import { apiKeysOf, isExpired, keyView, makeKey, type KeyView } from './keys.ts';
 import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, RotateKeyInput } from './requests.ts';
 import { brokenSource, pausedSource } from './standin-sources.ts';

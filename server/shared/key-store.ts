@@ -10,7 +10,8 @@ import { KEY_TTL_MS } from '../idempotency-store.ts';
 import type { KeyStoreLike } from '../idempotency.ts';
 import type { Receipt } from '../sources/source.ts';
 import { underLease, type LeaseSettings } from './lease.ts';
-import { redisUnavailable, type Redis } from './redis.ts';
+import type { Redis } from './redis.ts';
+import { redisUnavailable } from './unavailable.ts';
 
 export function redisKeyStore(redis: Redis, connectionId: string, settings: LeaseSettings, now: () => number = Date.now): KeyStoreLike {
   const base = `sheetrest:idem:${connectionId}:`;

@@ -4,7 +4,8 @@
 // writes (spreadsheet.ts) and for an Idempotency-Key's first try (key-store.ts):
 // `await underLease(redis, { lease: 'k:lease', fence: 'k:fence' }, settings, async (fence) => ...)`.
 import { apiError, type ApiError } from '../../lib/errors.ts';
-import { redisUnavailable, type Redis } from './redis.ts';
+import type { Redis } from './redis.ts';
+import { redisUnavailable } from './unavailable.ts';
 
 export interface LeaseSettings {
   /** The lease's time to live; renewed every third of it while held. */

@@ -11,7 +11,8 @@ import { apiError } from '../../lib/errors.ts';
 import type { Operation, PlanConfig } from '../config-schema.ts';
 import type { Logger } from '../log.ts';
 import { decideQuota, monthKey, nextMonthStart, type QuotaDecision, type QuotaStore } from '../quota.ts';
-import { redisUnavailable, type Redis } from './redis.ts';
+import type { Redis } from './redis.ts';
+import { redisUnavailable } from './unavailable.ts';
 
 // KEYS[1]: the month's count; ARGV[1]: the limit (-1: none); ARGV[2]: the month's end, Unix seconds.
 // Returns the count before this request, negated when the request is refused (so 0 is "allowed,

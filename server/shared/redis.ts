@@ -4,7 +4,6 @@
 // connection is down (node-redis would hold them until it is back): a request must learn at
 // once that Redis is away, to answer 503 or serve from cache, not hang.
 import { createClient } from 'redis';
-import { apiError, type ApiError } from '../../lib/errors.ts';
 import { redactedUrl } from '../config.ts';
 import type { Logger } from '../log.ts';
 
@@ -70,11 +69,6 @@ export async function openRedis(options: RedisOptions): Promise<Redis> {
       }
     },
   };
-}
-
-/** The 503 every refusal for want of Redis carries. */
-export function redisUnavailable(what: string): ApiError {
-  return apiError('upstream_unavailable', `${what}: the shared store (Redis) is unreachable; try again once it is back.`, { 'Retry-After': '1' });
 }
 
 /** An error's text with the URL's password, should it appear, taken out. */

@@ -7,6 +7,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { foldFile, type FoldJob, type FoldResult } from './fold.ts';
+import { loadSheetJs, needsSheetJs } from './sheetjs.ts';
 
 const WORKER_MODULE = new URL('./fold-worker.js', import.meta.url);
 
@@ -40,6 +41,7 @@ export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<
     const result = await foldInWorker(job, options.workerModule ?? WORKER_MODULE);
     if (result !== null) return { result, ranIn: 'worker' };
   }
+  if (needsSheetJs(job.format)) await loadSheetJs();
   return { result: foldFile(job, await readFile(job.path)), ranIn: 'main thread' };
 }
 

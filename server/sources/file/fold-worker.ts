@@ -1,18 +1,20 @@
 // The fold in a worker thread (fold-runner.ts starts it through fold-worker.js): reads the file named in the job it is
 // given as workerData, folds the journaled writes into it (fold.ts) and posts back the new bytes.
-// It first posts `started`, once its modules are loaded: a worker that never says so could not
-// start, and the runner folds on the main thread instead.
+// It first posts `started`, once its modules (SheetJS too, for an .xlsx or .ods) are loaded: a
+// worker that never says so could not start, and the runner folds on the main thread instead.
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { foldFile, type FoldJob } from './fold.ts';
+import { loadSheetJs, needsSheetJs } from './sheetjs.ts';
 
 const port = parentPort;
 if (port !== null) {
+  const job = workerData as FoldJob;
+  if (needsSheetJs(job.format)) await loadSheetJs();
   // Listening keeps the worker alive until the runner ends it, so its answer is never outrun by its exit.
   port.on('message', () => undefined);
   port.postMessage({ kind: 'started' });
   try {
-    const job = workerData as FoldJob;
     const result = foldFile(job, readFileSync(job.path));
     if (result.kind === 'folded') {
       // Handed over, not copied: a buffer of exactly these bytes can move to the main thread.

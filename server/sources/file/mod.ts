@@ -13,6 +13,7 @@ import { errorCode, fileIdentity, fingerprint, removeStaleTempFiles, whyNotWrita
 import { FileSource } from './file-source.ts';
 import type { FoldOptions } from './fold-runner.ts';
 import { rowsOnly } from './model.ts';
+import { loadSheetJs, needsSheetJs } from './sheetjs.ts';
 import { readJournal, type JournalContents, type JournalFiles } from './journal.ts';
 
 export { FileSource } from './file-source.ts';
@@ -59,6 +60,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   let csvStyle: CsvStyle;
   let cannotWrite: string | null;
   let readOnlyTabs: ReadonlyMap<string, string>;
+  if (needsSheetJs(format)) await loadSheetJs();
   try {
     const decoded = decodeWorkbook(bytes, format, tabName);
     workbook = rowsOnly(decoded.workbook, format);

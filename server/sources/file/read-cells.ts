@@ -1,6 +1,6 @@
 // SheetJS cells -> sheetrest rows: a `$#,##0.00` cell holding 1234.5 reads as text `$1,234.50`
 // and value 1234.5; a `yyyy-mm-dd` cell holding 45352 as `2024-03-01` and `{ iso: '2024-03-01' }`.
-import * as XLSX from '@e965/xlsx';
+import { sheetJs } from './sheetjs.ts';
 import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
 import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../lib/workbook.ts';
 import { daysToDuration, formatIsDuration, formatIsTimeOnly, serialToIso } from './dates.ts';
@@ -17,10 +17,10 @@ const READ_OPTIONS = { dense: true, cellDates: false, cellNF: true, cellFormula:
 
 /** SheetJS's reading of an .xlsx (or .xlsm) package, mended first (xlsx-package.ts); .ods is read by ods-read.ts. */
 export function readBook(bytes: Uint8Array): WorkBook {
-  const zip: ZipContainer = XLSX.CFB.read(bytes, { type: 'array' });
+  const zip: ZipContainer = sheetJs().CFB.read(bytes, { type: 'array' });
   mendXlsxPackage(zip);
   // bookVBA: an .xlsm file's macros are kept (as bytes, never run) to be written back.
-  const book = (XLSX as unknown as { parse_zip(zip: ZipContainer, options: object): WorkBook }).parse_zip(zip, { type: 'array', bookVBA: true, ...READ_OPTIONS });
+  const book = (sheetJs() as unknown as { parse_zip(zip: ZipContainer, options: object): WorkBook }).parse_zip(zip, { type: 'array', bookVBA: true, ...READ_OPTIONS });
   if (isMacroEnabled(zip)) book.bookType = 'xlsm';
   return book;
 }
@@ -48,7 +48,7 @@ function visibilityOf(book: WorkBook, name: string, index: number): TabVisibilit
 function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[] {
   const ref = sheet?.['!ref'];
   if (sheet === undefined || ref === undefined) return [];
-  const lastRow = XLSX.utils.decode_range(ref).e.r;
+  const lastRow = sheetJs().utils.decode_range(ref).e.r;
   const data: (CellObject[] | undefined)[] = sheet['!data'] ?? [];
   const rows: SheetRow[] = [];
   // A column of dates repeats a few hundred days: one SheetDate per day, not one per cell.
@@ -113,13 +113,13 @@ function readNumber(cell: CellObject, serial: number, date1904: boolean): [strin
 
 function formatOf(cell: CellObject): string {
   if (typeof cell.z === 'string') return cell.z;
-  if (typeof cell.z === 'number') return String(XLSX.SSF.get_table()[cell.z] ?? 'General');
+  if (typeof cell.z === 'number') return String(sheetJs().SSF.get_table()[cell.z] ?? 'General');
   return 'General';
 }
 
 export function isDateFormat(format: string): boolean {
   try {
-    return format !== 'General' && Boolean(XLSX.SSF.is_date(format));
+    return format !== 'General' && Boolean(sheetJs().SSF.is_date(format));
   } catch {
     return false;
   }
@@ -127,7 +127,7 @@ export function isDateFormat(format: string): boolean {
 
 export function formatValue(format: string, value: number): string {
   try {
-    return String(XLSX.SSF.format(format, value));
+    return String(sheetJs().SSF.format(format, value));
   } catch {
     // A format SheetJS cannot render still has a value worth showing.
     return String(value);

@@ -4,7 +4,7 @@
 // a cell in built-in format 14 shows `10/20/2016` instead of `10/20/16`. Also what is no
 // readable package at all: a workbook encrypted with a password says so.
 import { Buffer } from 'node:buffer';
-import * as XLSX from '@e965/xlsx';
+import { sheetJs } from './sheetjs.ts';
 
 /** What SheetJS's bundled CFB library reads a zip into (untyped in @e965/xlsx): the parts we touch. */
 export interface ZipContainer {
@@ -28,8 +28,8 @@ export function notAPackage(bytes: Uint8Array, format: string): string | null {
   if (startsWith(bytes, ZIP_SIGNATURE)) return null;
   if (!startsWith(bytes, OLE_SIGNATURE)) return `the file is not a zip-packaged .${format} workbook`;
   try {
-    const container = XLSX.CFB.read(bytes, { type: 'array' });
-    if (XLSX.CFB.find(container, 'EncryptionInfo') !== null || XLSX.CFB.find(container, 'EncryptedPackage') !== null) return ENCRYPTED;
+    const container = sheetJs().CFB.read(bytes, { type: 'array' });
+    if (sheetJs().CFB.find(container, 'EncryptionInfo') !== null || sheetJs().CFB.find(container, 'EncryptedPackage') !== null) return ENCRYPTED;
   } catch {
     // A damaged compound file is not a workbook either.
   }
@@ -42,7 +42,7 @@ function startsWith(bytes: Uint8Array, signature: readonly number[]): boolean {
 
 /** Whether an .xlsx package's workbook is macro-enabled (an .xlsm file), to be written back as one. */
 export function isMacroEnabled(zip: ZipContainer): boolean {
-  const types: { content?: Uint8Array } | null = XLSX.CFB.find(zip, '/[Content_Types].xml');
+  const types: { content?: Uint8Array } | null = sheetJs().CFB.find(zip, '/[Content_Types].xml');
   return types?.content !== undefined && Buffer.from(types.content).includes('macroEnabled.main+xml');
 }
 

@@ -2,7 +2,7 @@
 // format each style shows, and a style like another but for its number format. A date written
 // into a column styled `"$"#,##0.00` gets that style's font, fill and border with a date format:
 // an `<xf>` appended after the existing ones (their indexes, and so every cell, unchanged).
-import * as XLSX from '@e965/xlsx';
+import { sheetJs } from '../sheetjs.ts';
 import { formatIsTimeOnly } from '../dates.ts';
 import { isDateFormat } from '../read-cells.ts';
 import { attribute, unescapeXml } from './package.ts';
@@ -62,7 +62,7 @@ export class Styles {
   }
 
   #formatCode(numFmtId: number): string {
-    return this.#formats.get(numFmtId) ?? String(XLSX.SSF.get_table()[numFmtId] ?? 'General');
+    return this.#formats.get(numFmtId) ?? String(sheetJs().SSF.get_table()[numFmtId] ?? 'General');
   }
 
   #numFmtIdFor(formatCode: string): number | null {
