@@ -102,8 +102,12 @@ export interface IncomingRequest {
 export interface App {
   /** The Web-standard handler. */
   fetch(request: Request): Promise<Response>;
-  /** The same answer as plain parts, for a listener that writes them itself (Node). */
-  answer(request: IncomingRequest): Promise<Answer>;
+  /**
+   * The same answer as plain parts, for a listener that makes the Response itself or writes the
+   * parts to the socket (Node): the answer itself when nothing had to be waited for (a kept read
+   * answer of a source that had nothing to look at first), else a promise of it.
+   */
+  answer(request: IncomingRequest): Answer | Promise<Answer>;
   /** Gives up every body still arriving (408), so the requests waiting on them end: the shutdown deadline. */
   abortBodies(): void;
 }
@@ -177,7 +181,13 @@ export function createApp(options: AppOptions): App {
   router.all('/', (request: IncomingRequest) => rootIndex(request.method, connections.list()));
   router.all('*', (request: IncomingRequest) => errorAnswer(apiError('not_found', `No resource at ${new URL(request.url).pathname}: paths start with /sheets/{id}.`)));
 
-  async function serveSheet(request: IncomingRequest, { rawId, scope }: SheetRoute): Promise<Answer> {
+  /**
+   * Everything under `/sheets/{id}/`: a preflight, else the origin, key and quota checks, then the
+   * engine's answer with the caching, quota and CORS headers. Nothing in it waits unless it must
+   * (a shared quota, a source with something to look at, a body, a write): a kept read answer
+   * goes out in the same turn, which spares Deno and Bun the promise round trip.
+   */
+  function serveSheet(request: IncomingRequest, { rawId, scope }: SheetRoute): Answer | Promise<Answer> {
     const origin = request.headers.get('origin');
     if (isPreflight(request)) {
       // A preflight carries no key and is not counted: the browser sends it on its own.
@@ -194,21 +204,50 @@ export function createApp(options: AppOptions): App {
     const connection = connections.get(safeDecode(rawId));
     if (connection === undefined) return errorAnswer(apiError('not_found', `There is no connection "${safeDecode(rawId)}".`), cors);
 
-    const authenticated = authenticate(connection.keys, request.headers.get('x-api-key'));
+    // An open connection takes any caller: its key header is not even read.
+    const authenticated = authenticate(connection.keys, connection.keys.length === 0 ? null : request.headers.get('x-api-key'));
     if (isApiError(authenticated)) return errorAnswer(authenticated, cors);
 
     const operation = operationOf(request);
     const taken = options.quota.take(connection.id, connection.plan, operation);
-    const quota = taken instanceof Promise ? await taken : taken;
-    if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), { ...quota.headers, ...cors });
+    if (taken instanceof Promise) return taken.then((quota) => serveCounted(connection, request, operation, authenticated.scope, scope, quota, cors));
+    return serveCounted(connection, request, operation, authenticated.scope, scope, taken, cors);
+  }
 
-    const answered = await answerSheet(connection, request, operation, authenticated.scope, scope).catch((error: unknown): Answer => {
-      const apiErr = asApiError(error);
-      if (apiErr.code === 'internal_error') options.log.error('request failed', { connection: connection.id, error: String(error) });
-      return errorAnswer(apiErr);
-    });
+  /** A request the quota has decided on: refused, or answered and finished with its headers. */
+  function serveCounted(
+    connection: Connection,
+    request: IncomingRequest,
+    operation: Operation,
+    keyScope: 'read' | 'write',
+    tabScope: ReadScope,
+    quota: QuotaDecision,
+    cors: Readonly<Record<string, string>>,
+  ): Answer | Promise<Answer> {
+    if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), { ...quota.headers, ...cors });
+    let answered: Answer | Promise<Answer>;
+    try {
+      answered = answerSheet(connection, request, operation, keyScope, tabScope);
+    } catch (error) {
+      answered = sheetFailed(connection, error);
+    }
+    if (answered instanceof Promise) {
+      return answered.catch((error: unknown) => sheetFailed(connection, error)).then((done) => finishSheet(done, connection, request, operation, quota, cors));
+    }
+    return finishSheet(answered, connection, request, operation, quota, cors);
+  }
+
+  /** A sheet's answer as sent: a read's caching headers (or no-store), the quota's and CORS. */
+  function finishSheet(answered: Answer, connection: Connection, request: IncomingRequest, operation: Operation, quota: QuotaDecision, cors: Readonly<Record<string, string>>): Answer {
     const read = operation === 'read' && (answered.status === 200 || answered.status === 304) && request.method !== 'OPTIONS';
     return finished(answered, read ? readCaching(connection) : NO_STORE_HEADERS, quota.headers, cors, connection.keys.length > 0);
+  }
+
+  /** A throw while answering on a connection: the client's error as it is, ours logged and a bare 500. */
+  function sheetFailed(connection: Connection, error: unknown): Answer {
+    const apiErr = asApiError(error);
+    if (apiErr.code === 'internal_error') options.log.error('request failed', { connection: connection.id, error: String(error) });
+    return errorAnswer(apiErr);
   }
 
   /** Cache-Control and Last-Modified of a read (200 or 304): the connection's settings, the source's time; made once per time. */
@@ -225,7 +264,7 @@ export function createApp(options: AppOptions): App {
     return made.headers;
   }
 
-  async function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, keyScope: 'read' | 'write', tabScope: ReadScope): Promise<Answer> {
+  function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, keyScope: 'read' | 'write', tabScope: ReadScope): Answer | Promise<Answer> {
     if (operation !== 'read') {
       const denied = checkWrite(keyScope);
       if (denied !== null) return errorAnswer(denied);
@@ -235,13 +274,18 @@ export function createApp(options: AppOptions): App {
     }
     // Before the contract's grammar, which has no one-segment path of that name (docs/openapi.md).
     if (isOpenApiRequest(request.url)) return answerOpenApi(connection, request);
+    if (request.method === 'GET' || request.method === 'HEAD') return answerRead(connection, request, tabScope);
+    return answerOther(connection, request);
+  }
+
+  /** Writes, and the rest the engine parses from the request itself (OPTIONS without a preflight's headers). */
+  async function answerOther(connection: Connection, request: IncomingRequest): Promise<Answer> {
     let body: Uint8Array | null = null;
     if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') {
       const read = await readBody(request, bodyLimits);
       if (isApiError(read)) return errorAnswer(read);
       body = read;
     }
-    if (request.method === 'GET' || request.method === 'HEAD') return answerRead(connection, request, tabScope);
     const parsed = parseRequest({ method: request.method, url: request.url, headers: request.headers, body }, connection.engine);
     if (isApiError(parsed)) return errorAnswer(parsed);
     if (parsed.action === 'read' || parsed.action === 'options') {
@@ -264,11 +308,18 @@ export function createApp(options: AppOptions): App {
   /**
    * GET and HEAD: the answer kept for this path and query when the tab it was built from is still
    * served (a 304 when If-None-Match names it), else parsed and built by the engine, and kept.
+   * The workbook is taken at once where the source has it (`readNow`), else waited for.
    */
-  async function answerRead(connection: Connection, request: IncomingRequest, scope: ReadScope): Promise<Answer> {
+  function answerRead(connection: Connection, request: IncomingRequest, scope: ReadScope): Answer | Promise<Answer> {
     const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
     // Sources that read tab by tab (Google) are told which tab the answer needs.
-    const workbook = await connection.source.read(fresh ? { fresh, ...scope } : scope);
+    const readOptions = fresh ? { fresh, ...scope } : scope;
+    const workbook = connection.source.readNow?.(readOptions);
+    if (workbook !== undefined) return answerReadOf(connection, request, workbook);
+    return connection.source.read(readOptions).then((read) => answerReadOf(connection, request, read));
+  }
+
+  function answerReadOf(connection: Connection, request: IncomingRequest, workbook: Workbook): Answer {
     const key = answers === null ? '' : `${generationOf(connection)}\n${pathAndQuery(request.url)}`;
     const kept = answers?.get(key, workbook);
     const reused = kept === undefined ? undefined : revalidated(kept, request.headers.get('if-none-match'));
@@ -284,27 +335,44 @@ export function createApp(options: AppOptions): App {
     return answered;
   }
 
-  async function answer(request: IncomingRequest): Promise<Answer> {
-    const started = performance.now();
-    let answered: Answer;
+  function answer(request: IncomingRequest): Answer | Promise<Answer> {
+    const logged = options.log.enabled('info');
+    const started = logged ? performance.now() : 0;
+    let answered: Answer | Promise<Answer>;
     try {
-      const refused = checkHost(request);
-      const routed = refused === null && (request.method === 'GET' || request.method === 'HEAD') ? sheetRoutes.get(pathAndQuery(request.url)) : undefined;
-      if (refused !== null) answered = errorAnswer(refused);
-      else answered = routed === undefined ? ((await router.fetch(request)) as Answer) : await serveSheet(request, routed);
+      answered = route(request);
     } catch (error) {
-      // Routing parses the URL; a target no URL can hold (`GET http://h:99999/ HTTP/1.1`, which
-      // Deno passes on) is the client's mistake. Checked only here, off the hot path.
-      if (!URL.canParse(request.url)) {
-        answered = errorAnswer(apiError('invalid_parameter', 'The request target is not a path or URL the server can read.'));
-      } else {
-        options.log.error('request failed', { error: String(error) });
-        answered = errorAnswer(asApiError(error));
-      }
+      answered = failed(request, error);
     }
-    // The request line is built only when it is written, later and many lines at a time: a
-    // request pays for the four values it holds.
-    if (!options.log.enabled('info')) return answered;
+    if (answered instanceof Promise) {
+      const settled = answered.catch((error: unknown) => failed(request, error));
+      return logged ? settled.then((done) => logRequest(request, done, started)) : settled;
+    }
+    return logged ? logRequest(request, answered, started) : answered;
+  }
+
+  /** Where a GET or HEAD of this target went before, else through itty-router; the Host first. */
+  function route(request: IncomingRequest): Answer | Promise<Answer> {
+    const refused = checkHost(request);
+    if (refused !== null) return errorAnswer(refused);
+    const routed = request.method === 'GET' || request.method === 'HEAD' ? sheetRoutes.get(pathAndQuery(request.url)) : undefined;
+    return routed === undefined ? (router.fetch(request) as Promise<Answer>) : serveSheet(request, routed);
+  }
+
+  /** What a throw while routing or answering becomes. */
+  function failed(request: IncomingRequest, error: unknown): Answer {
+    // Routing parses the URL; a target no URL can hold (`GET http://h:99999/ HTTP/1.1`, which
+    // Deno passes on) is the client's mistake. Checked only here, off the hot path.
+    if (!URL.canParse(request.url)) return errorAnswer(apiError('invalid_parameter', 'The request target is not a path or URL the server can read.'));
+    options.log.error('request failed', { error: String(error) });
+    return errorAnswer(asApiError(error));
+  }
+
+  /**
+   * The request line, at the info level. It is built only when it is written, later and many
+   * lines at a time: a request pays for the four values it holds.
+   */
+  function logRequest(request: IncomingRequest, answered: Answer, started: number): Answer {
     const ms = Math.round((performance.now() - started) * 100) / 100;
     options.log.info('request', requestEntry(request.method, request.url, answered.status, ms));
     return answered;

@@ -42,8 +42,11 @@ export function digestKey(key: string): Uint8Array {
  * Checks the `X-Api-Key` header value (`headers.get('x-api-key')`) against a connection's keys.
  * No keys: the connection is open and every caller may write.
  */
+/** What an open connection (no keys) grants every caller: one object for all of them. */
+const OPEN: Authenticated = Object.freeze({ scope: 'write' });
+
 export function authenticate(keys: readonly ApiKey[], headerValue: string | null, now: number = Date.now()): Authenticated | ApiError {
-  if (keys.length === 0) return { scope: 'write' };
+  if (keys.length === 0) return OPEN;
   // An empty header is no key at all: the client forgot to fill it in, it did not guess wrong.
   if (headerValue === null || headerValue === '') {
     return apiError('not_authenticated', `This connection needs an API key: send it in the ${API_KEY_HEADER} header.`);

@@ -1,5 +1,6 @@
 // Bun: Bun.serve takes the fetch handler as it is, with its one timeout kept off the handler.
 import type { Listen } from './listener.ts';
+import { respond } from './respond.ts';
 
 interface BunServer {
   port: number;
@@ -14,7 +15,7 @@ declare const Bun: {
     port: number;
     maxRequestBodySize?: number;
     idleTimeout?: number;
-    fetch: (request: Request, server: BunServer) => Promise<Response>;
+    fetch: (request: Request, server: BunServer) => Response | Promise<Response>;
   }): BunServer;
 };
 
@@ -35,7 +36,7 @@ export const listen: Listen = async (app, { host, port, headersTimeoutMs = 10_00
     // works (a stalled body is the app's 408) and set again for the connection's idle time after
     // the answer. Reads skip the two calls, which cost Bun a quarter of its throughput on a small
     // answer: a read cut off changes nothing and can be sent again.
-    fetch: (request, served) => (request.method === 'GET' || request.method === 'HEAD' ? app.fetch(request) : answerUntimed(request, served)),
+    fetch: (request, served) => (request.method === 'GET' || request.method === 'HEAD' ? respond(app, request) : answerUntimed(request, served)),
   });
   async function answerUntimed(request: Request, served: BunServer): Promise<Response> {
     served.timeout(request, 0);

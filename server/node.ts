@@ -40,10 +40,11 @@ export const listen: Listen = (app, { host, port, headersTimeoutMs = 10_000, bod
         requireHostHeader: false,
       },
       (incoming, outgoing) => {
-        serve(app, incoming, outgoing, () => closing).catch(() => {
-          if (!outgoing.headersSent) outgoing.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
-          outgoing.end('{"error":"internal_error","message":"The server failed to answer this request."}');
-        });
+        try {
+          serve(app, incoming, outgoing, () => closing)?.catch(() => failed(outgoing));
+        } catch {
+          failed(outgoing);
+        }
       },
     );
     server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, headersTimeoutMs));
@@ -63,7 +64,8 @@ export const listen: Listen = (app, { host, port, headersTimeoutMs = 10_000, bod
     });
   });
 
-async function serve(app: App, incoming: IncomingMessage, outgoing: ServerResponse, closing: () => boolean): Promise<void> {
+/** Sends the app's answer: in the same turn when the app answered at once (a kept answer), else once it has. */
+function serve(app: App, incoming: IncomingMessage, outgoing: ServerResponse, closing: () => boolean): Promise<void> | undefined {
   const method = incoming.method ?? 'GET';
   const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
   // node:http already parsed the headers (names lower-cased); a Web Request would copy them all.
@@ -74,13 +76,27 @@ async function serve(app: App, incoming: IncomingMessage, outgoing: ServerRespon
     body: hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null,
   };
   if (!hasBody) incoming.resume();
-  const answer = await app.answer(request);
+  const answered = app.answer(request);
+  if (answered instanceof Promise) return answered.then((answer) => send(answer, method, outgoing, closing() || (hasBody && !incoming.complete)));
+  send(answered, method, outgoing, closing() || (hasBody && !incoming.complete));
+  return undefined;
+}
+
+/** What a listener answers when the app itself failed (it answers every request's own errors). */
+function failed(outgoing: ServerResponse): void {
+  if (!outgoing.headersSent) outgoing.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
+  outgoing.end('{"error":"internal_error","message":"The server failed to answer this request."}');
+}
+
+/**
+ * The answer's head and body. `last`: the last answer on its connection: once the server is
+ * closing, so close() need not wait out keep-alive; and when the body was left unread (413 at
+ * the cap), since the rest of it would otherwise sit paused on the connection until the
+ * keep-alive timeout.
+ */
+function send(answer: Answer, method: string, outgoing: ServerResponse, last: boolean): void {
   const { status, body } = answer;
   const empty = status === 204 || status === 304;
-  // The last answer on its connection: once the server is closing, so close() need not wait out
-  // keep-alive; and when the body was left unread (413 at the cap), since the rest of it would
-  // otherwise sit paused on the connection until the keep-alive timeout.
-  const last = closing() || (hasBody && !incoming.complete);
   const headers = headersOf(answer, empty);
   outgoing.writeHead(status, last ? { ...headers, Connection: 'close' } : headers);
   // Bytes go out as a Buffer view of the same memory, with no copy.

@@ -98,16 +98,17 @@ export function nextMonthStart(date: Date): number {
 }
 
 /**
- * The decision on one request given the month's count before it (`used`): refused by the plan's
+ * The decision on one request at `atMs` given the month's count before it (`used`): refused by the plan's
  * operations or its used-up allowance, else allowed, with the headers it answers with (Remaining
  * already counts this request). Shared by this store and the Redis one (server/shared/quota.ts).
  */
-export function decideQuota(plan: PlanConfig | undefined, operation: Operation, used: number, at: Date): QuotaDecision {
+export function decideQuota(plan: PlanConfig | undefined, operation: Operation, used: number, atMs: number): QuotaDecision {
   const limit = plan?.monthlyRequests;
   if (plan === undefined || limit === undefined) {
     if (plan !== undefined && !plan.operations.includes(operation)) return { allowed: false, headers: UNLIMITED, error: operationRefused(plan, operation) };
-    return { allowed: true, headers: UNLIMITED };
+    return UNLIMITED_ALLOWED;
   }
+  const at = new Date(atMs);
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(limit),
     'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
@@ -125,6 +126,7 @@ export function decideQuota(plan: PlanConfig | undefined, operation: Operation, 
 }
 
 const UNLIMITED: Readonly<Record<string, string>> = Object.freeze({ 'X-RateLimit-Plan': 'unlimited' });
+const UNLIMITED_ALLOWED: QuotaDecision = Object.freeze({ allowed: true, headers: UNLIMITED });
 
 function operationRefused(plan: PlanConfig, operation: Operation): ApiError {
   return apiError('throttle', `The plan "${plan.name}" does not include ${operation} requests.`);
@@ -132,6 +134,9 @@ function operationRefused(plan: PlanConfig, operation: Operation): ApiError {
 
 export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQuotaStore> {
   const now = options.now ?? (() => new Date());
+  // Most requests need only a number to compare with the month's bounds: no Date is made for them.
+  const clock = options.now;
+  const nowMs = clock === undefined ? Date.now : () => clock().getTime();
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
   const onError = options.onError ?? ((error: unknown) => console.error(`sheetrest: could not save quota counts: ${String(error)}`));
   const writer = options.writer ?? diskWriter;
@@ -205,9 +210,9 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
   // instead of formatting its month.
   let monthFrom = Number.NaN;
   let monthTo = Number.NaN;
-  const rollOver = (at: Date): void => {
-    const ms = at.getTime();
+  const rollOver = (ms: number): void => {
     if (ms >= monthFrom && ms < monthTo) return;
+    const at = new Date(ms);
     const current = monthKey(at);
     monthFrom = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
     monthTo = nextMonthStart(at) * 1000;
@@ -220,7 +225,7 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
   return {
     take(connectionId, plan, operation) {
       if (closed) throw new Error('The quota store is closed.');
-      const at = now();
+      const at = nowMs();
       rollOver(at);
       const used = counts.get(connectionId) ?? 0;
       const decision = decideQuota(plan, operation, used, at);
@@ -231,7 +236,7 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
       return decision;
     },
     used(connectionId) {
-      rollOver(now());
+      rollOver(nowMs());
       return counts.get(connectionId) ?? 0;
     },
     flush,

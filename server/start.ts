@@ -166,7 +166,7 @@ function gatedApp(): App & { open(app: App): void } {
   let app: App | undefined;
   return {
     open: (ready) => void (app = ready),
-    answer: (request) => (app === undefined ? Promise.resolve(starting) : app.answer(request)),
+    answer: (request) => (app === undefined ? starting : app.answer(request)),
     abortBodies: () => app?.abortBodies(),
     fetch: (request) => (app === undefined ? Promise.resolve(toResponse(starting, request.method)) : app.fetch(request)),
   };

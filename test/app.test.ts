@@ -457,9 +457,13 @@ test('a target met again is served as the router served it the first time', asyn
       { name: 'Orders', rows: [row('Item'), row(`${name}'s order`)] },
     ],
   });
-  // What each read asked the source for: the tab a Google source would fetch alone.
+  // What each read asked the source for, at once or waiting: the tab a Google source would fetch alone.
   const asked: Array<string | null | undefined> = [];
-  const recording = (source: Source): Source => ({ ...source, read: (options) => (asked.push(options?.tab), source.read(options)) });
+  const recording = (source: Source): Source => ({
+    ...source,
+    read: (options) => (asked.push(options?.tab), source.read(options)),
+    readNow: (options) => (asked.push(options?.tab), source.readNow?.(options)),
+  });
   const stateDir = await mkdtemp(join(tmpdir(), 'sheetrest-app-'));
   const quota = await openQuotaStore({ stateDir });
   t.after(async () => {

@@ -17,7 +17,7 @@ test('a kept byte answer sent again and again is the same bytes each time, as by
     const answer: Answer = { status: 200, headers: HEADERS, body: bytes };
     for (let round = 0; round < 6; round++) {
       // Rounds 0-2 as bytes (Node and Bun); 3-5 through Deno's choice, which sends text from the second time.
-      const response = round < 3 ? toResponse(answer, 'GET') : toResponse(answer, 'GET', textOnceSeen);
+      const response = round < 3 ? toResponse(answer, 'GET') : toResponse(answer, 'GET', { bodyOf: textOnceSeen });
       assert.equal(response.status, 200, name);
       assert.equal(response.headers.get('content-type'), HEADERS['Content-Type'], name);
       assert.deepEqual(new Uint8Array(await response.arrayBuffer()), bytes, `${name}, round ${round}`);

@@ -58,7 +58,7 @@ export async function openRedisQuota(options: RedisQuotaOptions): Promise<QuotaS
     async take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): Promise<QuotaDecision> {
       const at = now();
       // A plan leaving out the operation refuses without counting, and without asking Redis.
-      if (plan !== undefined && !plan.operations.includes(operation)) return decideQuota(plan, operation, lastSeen.get(connectionId)?.used ?? 0, at);
+      if (plan !== undefined && !plan.operations.includes(operation)) return decideQuota(plan, operation, lastSeen.get(connectionId)?.used ?? 0, at.getTime());
       const month = monthKey(at);
       const limit = plan?.monthlyRequests;
       let reply: number;
@@ -71,12 +71,12 @@ export async function openRedisQuota(options: RedisQuotaOptions): Promise<QuotaS
         }
         if (!warnedUncounted) log.warn('redis is unreachable: requests of connections without a monthly limit are served uncounted', { redis: redis.shown });
         warnedUncounted = true;
-        return decideQuota(plan, operation, 0, at);
+        return decideQuota(plan, operation, 0, at.getTime());
       }
       warnedUncounted = false;
       const used = reply < 0 ? -reply - 1 : reply;
       lastSeen.set(connectionId, { month, used: reply < 0 ? used : used + 1 });
-      const decision = decideQuota(plan, operation, used, at);
+      const decision = decideQuota(plan, operation, used, at.getTime());
       // Redis decided; the rules agree with it unless the limit changed between the two looks.
       if (reply < 0 && decision.allowed) return { allowed: false, headers: decision.headers, error: apiError('throttle', 'The monthly request quota is used up.') };
       return decision;

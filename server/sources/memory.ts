@@ -17,6 +17,7 @@ export function memorySource(initial: Workbook, options: { writable?: boolean } 
     async read() {
       return current;
     },
+    readNow: () => current,
     write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T> {
       const next = queue.then(() => {
         if (!writable) throw apiError('write_error', 'This source is read-only.');

@@ -72,6 +72,12 @@ export interface Source {
    */
   read(options?: ReadOptions): Promise<Workbook>;
   /**
+   * What `read` would give, when the source has it without waiting for anything (nothing to look
+   * at first); undefined otherwise, and then the caller reads. Lets a kept answer go out in the
+   * same turn. Left out: every read waits for `read`.
+   */
+  readNow?(options?: ReadOptions): Workbook | undefined;
+  /**
    * Runs `plan` against the latest workbook (including writes accepted but not yet durable),
    * one call at a time in arrival order, then makes its plan durable and resolves with its
    * result. Throws ApiError(write_error) when the store refuses the write; nothing is written then.

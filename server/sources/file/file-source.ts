@@ -113,8 +113,12 @@ export class FileSource implements Source {
   #watcher: FSWatcher | null = null;
   /** Set by the watcher (and at start): the next read looks at the file. */
   #maybeChanged = true;
-  /** performance.now() of the last look at the file. */
-  #lookedAt = 0;
+  /**
+   * Set LOOK_EVERY_MS after the last look at the file, by a timer that holds no process open: a
+   * flag, so that a read asks no clock (a clock read is a call into Deno's runtime).
+   */
+  #lookDue = true;
+  #lookTimer: ReturnType<typeof setTimeout> | undefined;
   /** An outside version that could not be read: its identity and why; the last good one is served meanwhile. */
   #unreadable: { identity: string; why: string } | null = null;
   /** Why sheetrest cannot write this file back (codec.ts), or null; and the tabs that are not worksheets. */
@@ -171,8 +175,17 @@ export class FileSource implements Source {
    * seen within milliseconds where the watcher works, and within LOOK_EVERY_MS where it does not.
    */
   async read(options: ReadOptions = {}): Promise<Workbook> {
-    if (options.fresh === true || this.#maybeChanged || this.#missing || performance.now() - this.#lookedAt >= LOOK_EVERY_MS) await this.#refresh();
+    if (this.#mustLook(options)) await this.#refresh();
     return this.#durable;
+  }
+
+  /** The rows `read` gives, while there is no reason to look at the file first. */
+  readNow(options: ReadOptions = {}): Workbook | undefined {
+    return this.#mustLook(options) ? undefined : this.#durable;
+  }
+
+  #mustLook(options: ReadOptions): boolean {
+    return options.fresh === true || this.#maybeChanged || this.#lookDue || this.#missing;
   }
 
   write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T> {
@@ -192,6 +205,7 @@ export class FileSource implements Source {
       await this.#planning;
       await this.#commits.settled();
       clearTimeout(this.#idleTimer);
+      clearTimeout(this.#lookTimer);
       this.#watcher?.close();
       await this.#io.run(() => this.#compact(true));
       const journal = this.#journal;
@@ -214,6 +228,7 @@ export class FileSource implements Source {
   async abandon(): Promise<void> {
     this.#closing ??= Promise.resolve();
     clearTimeout(this.#idleTimer);
+    clearTimeout(this.#lookTimer);
     this.#watcher?.close();
     this.#writable = false;
     await this.#io.run(async () => {
@@ -428,7 +443,12 @@ export class FileSource implements Source {
     const started = ++this.#clock;
     // Cleared before looking: a change the watcher reports from now on is seen by the next read.
     this.#maybeChanged = false;
-    this.#lookedAt = performance.now();
+    this.#lookDue = false;
+    clearTimeout(this.#lookTimer);
+    this.#lookTimer = setTimeout(() => {
+      this.#lookDue = true;
+    }, LOOK_EVERY_MS);
+    this.#lookTimer.unref?.();
     const identity = fileIdentityNow(this.#config.path);
     if (identity !== null && identity === this.#identity && !this.#missing && !identityNeedsHash(identity)) {
       this.#checkedAt = Math.max(this.#checkedAt, started);
