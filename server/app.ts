@@ -114,10 +114,15 @@ export interface App {
 
 type ReadScope = ReturnType<typeof readScope>;
 
-/** A request's place under `/sheets/{id}/`: the id as it stands in the path, and the tab it reads. */
+/**
+ * A request's place under `/sheets/{id}/`: the id as it stands in the path, and the tab it reads.
+ * A route is made for one target (path and query), so it also keeps that target's key in the
+ * answer cache, made once per connection object (a repeat then hashes no new string).
+ */
 interface SheetRoute {
   readonly rawId: string;
   readonly scope: ReadScope;
+  answerKey?: { readonly generation: number; readonly key: string };
 }
 
 /** Targets longer than this are routed every time (a path of filters and a long query). */
@@ -146,6 +151,8 @@ export function createApp(options: AppOptions): App {
   const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const answerCacheBytes = options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
+  // A logger's level is fixed when it is made: asked once, not per request.
+  const logsRequests = options.log.enabled('info');
   const answers = answerCacheBytes > 0 ? new AnswerCache(answerCacheBytes) : null;
   const readCachings = new WeakMap<Connection, { modified: number | undefined; headers: Record<string, string> }>();
   const router = Router();
@@ -187,7 +194,8 @@ export function createApp(options: AppOptions): App {
    * (a shared quota, a source with something to look at, a body, a write): a kept read answer
    * goes out in the same turn, which spares Deno and Bun the promise round trip.
    */
-  function serveSheet(request: IncomingRequest, { rawId, scope }: SheetRoute): Answer | Promise<Answer> {
+  function serveSheet(request: IncomingRequest, route: SheetRoute): Answer | Promise<Answer> {
+    const { rawId } = route;
     const origin = request.headers.get('origin');
     if (isPreflight(request)) {
       // A preflight carries no key and is not counted: the browser sends it on its own.
@@ -210,8 +218,8 @@ export function createApp(options: AppOptions): App {
 
     const operation = operationOf(request);
     const taken = options.quota.take(connection.id, connection.plan, operation);
-    if (taken instanceof Promise) return taken.then((quota) => serveCounted(connection, request, operation, authenticated.scope, scope, quota, cors));
-    return serveCounted(connection, request, operation, authenticated.scope, scope, taken, cors);
+    if (taken instanceof Promise) return taken.then((quota) => serveCounted(connection, request, operation, authenticated.scope, route, quota, cors));
+    return serveCounted(connection, request, operation, authenticated.scope, route, taken, cors);
   }
 
   /** A request the quota has decided on: refused, or answered and finished with its headers. */
@@ -220,14 +228,14 @@ export function createApp(options: AppOptions): App {
     request: IncomingRequest,
     operation: Operation,
     keyScope: 'read' | 'write',
-    tabScope: ReadScope,
+    route: SheetRoute,
     quota: QuotaDecision,
     cors: Readonly<Record<string, string>>,
   ): Answer | Promise<Answer> {
     if (!quota.allowed) return errorAnswer(quota.error ?? apiError('throttle', 'The monthly request quota is used up.'), { ...quota.headers, ...cors });
     let answered: Answer | Promise<Answer>;
     try {
-      answered = answerSheet(connection, request, operation, keyScope, tabScope);
+      answered = answerSheet(connection, request, operation, keyScope, route);
     } catch (error) {
       answered = sheetFailed(connection, error);
     }
@@ -264,7 +272,7 @@ export function createApp(options: AppOptions): App {
     return made.headers;
   }
 
-  function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, keyScope: 'read' | 'write', tabScope: ReadScope): Answer | Promise<Answer> {
+  function answerSheet(connection: Connection, request: IncomingRequest, operation: Operation, keyScope: 'read' | 'write', route: SheetRoute): Answer | Promise<Answer> {
     if (operation !== 'read') {
       const denied = checkWrite(keyScope);
       if (denied !== null) return errorAnswer(denied);
@@ -274,7 +282,7 @@ export function createApp(options: AppOptions): App {
     }
     // Before the contract's grammar, which has no one-segment path of that name (docs/openapi.md).
     if (isOpenApiRequest(request.url)) return answerOpenApi(connection, request);
-    if (request.method === 'GET' || request.method === 'HEAD') return answerRead(connection, request, tabScope);
+    if (request.method === 'GET' || request.method === 'HEAD') return answerRead(connection, request, route);
     return answerOther(connection, request);
   }
 
@@ -310,17 +318,17 @@ export function createApp(options: AppOptions): App {
    * served (a 304 when If-None-Match names it), else parsed and built by the engine, and kept.
    * The workbook is taken at once where the source has it (`readNow`), else waited for.
    */
-  function answerRead(connection: Connection, request: IncomingRequest, scope: ReadScope): Answer | Promise<Answer> {
+  function answerRead(connection: Connection, request: IncomingRequest, route: SheetRoute): Answer | Promise<Answer> {
     const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
     // Sources that read tab by tab (Google) are told which tab the answer needs.
-    const readOptions = fresh ? { fresh, ...scope } : scope;
+    const readOptions = fresh ? { fresh, ...route.scope } : route.scope;
     const workbook = connection.source.readNow?.(readOptions);
-    if (workbook !== undefined) return answerReadOf(connection, request, workbook);
-    return connection.source.read(readOptions).then((read) => answerReadOf(connection, request, read));
+    if (workbook !== undefined) return answerReadOf(connection, request, route, workbook);
+    return connection.source.read(readOptions).then((read) => answerReadOf(connection, request, route, read));
   }
 
-  function answerReadOf(connection: Connection, request: IncomingRequest, workbook: Workbook): Answer {
-    const key = answers === null ? '' : `${generationOf(connection)}\n${pathAndQuery(request.url)}`;
+  function answerReadOf(connection: Connection, request: IncomingRequest, route: SheetRoute, workbook: Workbook): Answer {
+    const key = answers === null ? '' : answerKeyOf(connection, request, route);
     const kept = answers?.get(key, workbook);
     const reused = kept === undefined ? undefined : revalidated(kept, request.headers.get('if-none-match'));
     if (reused !== undefined) return reused;
@@ -336,8 +344,7 @@ export function createApp(options: AppOptions): App {
   }
 
   function answer(request: IncomingRequest): Answer | Promise<Answer> {
-    const logged = options.log.enabled('info');
-    const started = logged ? performance.now() : 0;
+    const started = logsRequests ? performance.now() : 0;
     let answered: Answer | Promise<Answer>;
     try {
       answered = route(request);
@@ -346,9 +353,9 @@ export function createApp(options: AppOptions): App {
     }
     if (answered instanceof Promise) {
       const settled = answered.catch((error: unknown) => failed(request, error));
-      return logged ? settled.then((done) => logRequest(request, done, started)) : settled;
+      return logsRequests ? settled.then((done) => logRequest(request, done, started)) : settled;
     }
-    return logged ? logRequest(request, answered, started) : answered;
+    return logsRequests ? logRequest(request, answered, started) : answered;
   }
 
   /** Where a GET or HEAD of this target went before, else through itty-router; the Host first. */
@@ -474,6 +481,15 @@ function generationOf(connection: Connection): number {
 
 const generations = new WeakMap<Connection, number>();
 let lastGeneration = 0;
+
+/** The answer cache's key of a read: the connection object's number and the path and query as sent. */
+function answerKeyOf(connection: Connection, request: IncomingRequest, route: SheetRoute): string {
+  const generation = generationOf(connection);
+  if (route.answerKey?.generation === generation) return route.answerKey.key;
+  const key = `${generation}\n${pathAndQuery(request.url)}`;
+  route.answerKey = { generation, key };
+  return key;
+}
 
 const cacheControls = new WeakMap<Connection, string>();
 
