@@ -100,30 +100,33 @@ test(`reads carry a strong ETag; If-None-Match answers 304 with the same headers
   });
 });
 
-test(`a kept 304 and a kept HEAD answer, sent again and again, carry all their headers every time (${RUNTIME})`, async (t) => {
+test(`a kept 304, HEAD and 200, sent again and again, carry all their headers every time (${RUNTIME})`, async (t) => {
   // An open connection, an unlimited plan and CORS "*": the answer goes out as the same object
   // each time, and Deno returns the very Response it sent before (server/deno.ts). Bun empties a
   // Response's headers once it has sent it: this fails there if the same Response is sent again.
+  // A kept 200 is a clone each time: on Deno, a kept Response whose body had been asked for went
+  // out chunked, without its Content-Length, from the third time on.
   const { base } = await serveBook(t);
   const url = `${base}/Team/red`;
   const tag = (await fetch(url)).headers.get('etag') ?? '';
   const sent = (answer: Response) => [...answer.headers].filter(([name]) => name !== 'date').map(([name, value]) => `${name}: ${value}`).join('\n');
-  for (const [method, headers, status] of [['GET', { 'If-None-Match': tag }, 304], ['HEAD', {}, 200]] as const) {
+  for (const [method, headers, status] of [['GET', { 'If-None-Match': tag }, 304], ['HEAD', {}, 200], ['GET', {}, 200]] as const) {
     const first = await fetch(url, { method, headers });
     assert.equal(first.status, status, method);
     const expected = sent(first);
     assert.match(expected, /^etag: "/m, method);
     assert.match(expected, /^x-ratelimit-plan: unlimited$/m, method);
     assert.match(expected, /^access-control-allow-origin: \*$/m, method);
+    const body = await first.text();
+    if (method === 'GET' && status === 200) assert.match(expected, /^content-length: \d+$/m);
     const one = async () => {
       const answer = await fetch(url, { method, headers });
-      await answer.arrayBuffer();
-      return [answer.status, sent(answer)];
+      return [answer.status, sent(answer), await answer.text()];
     };
     const inTurn: unknown[] = [];
     for (let i = 0; i < 20; i++) inTurn.push(await one());
     const atOnce = await Promise.all(Array.from({ length: 20 }, one));
-    for (const [n, got] of [...inTurn, ...atOnce].entries()) assert.deepEqual(got, [status, expected], `${method}, answer ${n + 2}`);
+    for (const [n, got] of [...inTurn, ...atOnce].entries()) assert.deepEqual(got, [status, expected, body], `${method} ${status}, answer ${n + 2}`);
   }
 });
 
