@@ -41,15 +41,17 @@ export interface LogSink {
 }
 
 /**
- * A chunk is whole lines, about 16 KiB (as pino's sonic-boom writes), one line over at most: at
- * 4 KiB, Deno spent 7% of a small answer's CPU on the writes. Our lines never interleave (one
- * write at a time); another writer's line (the CLI's start and stop messages) could land inside
- * a chunk only on a pipe too full to take the chunk whole (more than PIPE_BUF, 4 KiB, is not
- * atomic).
+ * A chunk is whole lines, about 64 KiB, one line over at most: at 4 KiB, Deno spent 7% of a small
+ * answer's CPU on the writes; against 16 KiB (what pino's sonic-boom writes), 64 KiB served a kept
+ * one-row answer at the info level 1.00-1.08x on Deno, 1.02-1.04x on Bun and 1.00-1.03x on Node
+ * (paired, docs/benchmarks.md). Lines still go out within FLUSH_INTERVAL_MS. Our lines never
+ * interleave (one write at a time); another writer's line (the CLI's start and stop messages)
+ * could land inside a chunk only on a pipe too full to take the chunk whole (more than PIPE_BUF,
+ * 4 KiB, is not atomic).
  */
-const CHUNK_BYTES = 16 * 1024;
-/** Entries that make a chunk worth writing at once: a request's line is about 180 bytes. */
-const CHUNK_ENTRIES = 96;
+const CHUNK_BYTES = 64 * 1024;
+/** Entries that make a chunk worth writing at once: a request's line is about 110-180 bytes. */
+const CHUNK_ENTRIES = 384;
 /**
  * Lines are written at least this often (and on the next turn once a chunk's worth is queued):
  * one write for every few requests would cost more than building the lines.
