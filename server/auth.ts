@@ -38,13 +38,13 @@ export function digestKey(key: string): Uint8Array {
   return new Uint8Array(createHash('sha256').update(key, 'utf8').digest());
 }
 
+/** What an open connection (no keys) grants every caller: one object for all of them. */
+const OPEN: Authenticated = Object.freeze({ scope: 'write' });
+
 /**
  * Checks the `X-Api-Key` header value (`headers.get('x-api-key')`) against a connection's keys.
  * No keys: the connection is open and every caller may write.
  */
-/** What an open connection (no keys) grants every caller: one object for all of them. */
-const OPEN: Authenticated = Object.freeze({ scope: 'write' });
-
 export function authenticate(keys: readonly ApiKey[], headerValue: string | null, now: number = Date.now()): Authenticated | ApiError {
   if (keys.length === 0) return OPEN;
   // An empty header is no key at all: the client forgot to fill it in, it did not guess wrong.

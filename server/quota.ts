@@ -133,7 +133,6 @@ function operationRefused(plan: PlanConfig, operation: Operation): ApiError {
 }
 
 export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQuotaStore> {
-  const now = options.now ?? (() => new Date());
   // Most requests need only a number to compare with the month's bounds: no Date is made for them.
   const clock = options.now;
   const nowMs = clock === undefined ? Date.now : () => clock().getTime();
@@ -144,7 +143,7 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
   await ensureStateDir(options.stateDir);
 
   const saved = await readQuotaFile(file);
-  let month = saved?.month ?? monthKey(now());
+  let month = saved?.month ?? monthKey(new Date(nowMs()));
   const counts = new Map<string, number>(saved === undefined ? [] : Object.entries(saved.counts));
   let dirty = false;
   let closed = false;

@@ -11,7 +11,7 @@ import { setImmediate } from 'node:timers';
 import { configForFile } from '../server/config.ts';
 import { createLogger, type Logger, type LogSink } from '../server/log.ts';
 import { start } from '../server/start.ts';
-import { REPO_ROOT, RUNTIME, runtimeListen, tempDir, writeXlsx } from './http-helpers.ts';
+import { REPO_ROOT, RUNTIME, runtimeListen, tempDir, writeXlsx, type TestContext } from './http-helpers.ts';
 
 /** A sink whose asynchronous writes complete only when `release()` is called. */
 function slowSink() {
@@ -138,19 +138,24 @@ test(`a stopped server has written its request lines (${RUNTIME})`, async (t) =>
   assert.equal(messages(out.chunks).filter((message) => message === 'request').length, 20);
 });
 
-test(`an abrupt exit still writes the queued lines to stderr (${RUNTIME})`, async (t) => {
-  const dir = await tempDir(t);
-  const script = dir.path('exit.ts');
+/**
+ * A script that logs through server/log.ts (`createLogger` imported, then `lines`), written to a
+ * temp folder; the arguments that run it on the runtime running the test.
+ */
+async function loggingScript(t: TestContext, lines: readonly string[]): Promise<string[]> {
+  const script = (await tempDir(t)).path('log.ts');
   const logModule = new URL('../server/log.ts', import.meta.url).href;
-  await writeFile(
-    script,
-    `import { createLogger } from ${JSON.stringify(logModule)};\n` +
-      `import process from 'node:process';\n` +
-      `const log = createLogger('info');\n` +
-      `for (let i = 0; i < 2000; i++) log.info('line ' + i);\n` +
-      `process.exit(3);\n`,
-  );
-  const args = RUNTIME === 'deno' ? ['run', '-A', script] : [script];
+  await writeFile(script, [`import { createLogger } from ${JSON.stringify(logModule)};`, ...lines, ''].join('\n'));
+  return RUNTIME === 'deno' ? ['run', '-A', script] : [script];
+}
+
+test(`an abrupt exit still writes the queued lines to stderr (${RUNTIME})`, async (t) => {
+  const args = await loggingScript(t, [
+    `import process from 'node:process';`,
+    `const log = createLogger('info');`,
+    `for (let i = 0; i < 2000; i++) log.info('line ' + i);`,
+    `process.exit(3);`,
+  ]);
   const run = spawnSync(process.execPath, args, { cwd: REPO_ROOT, encoding: 'utf8' });
   assert.equal(run.status, 3, run.stderr);
   const lines = run.stderr.split('\n').filter((line) => line.startsWith('{'));
@@ -202,19 +207,13 @@ test('fields given as a function are built when the line is written, not on the 
 });
 
 test(`stderr that a reader drains late still gets every line whole and in order, any text (${RUNTIME})`, async (t) => {
-  const dir = await tempDir(t);
-  const script = dir.path('many.ts');
-  const logModule = new URL('../server/log.ts', import.meta.url).href;
   // 2 MB of lines with text of one to four UTF-8 bytes a character, written as text (the runtime
   // encodes it) while the pipe is full and the writes wait for the reader.
-  await writeFile(
-    script,
-    `import { createLogger } from ${JSON.stringify(logModule)};\n` +
-      `const log = createLogger('info');\n` +
-      `for (let i = 0; i < 20000; i++) log.info('Zürich 名前 🦕 ' + i, { i });\n` +
-      `await log.flush();\n`,
-  );
-  const args = RUNTIME === 'deno' ? ['run', '-A', script] : [script];
+  const args = await loggingScript(t, [
+    `const log = createLogger('info');`,
+    `for (let i = 0; i < 20000; i++) log.info('Zürich 名前 🦕 ' + i, { i });`,
+    `await log.flush();`,
+  ]);
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   const chunks: Buffer[] = [];
   // Nothing is read for the first 300 ms: the pipe (64 KiB) fills and the writer must wait.
