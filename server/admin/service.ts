@@ -420,7 +420,14 @@ export class AdminService {
    * an ApiError for a refused file or an open that outlasts admin.openTimeoutMs.
    */
   async #open(stored: StoredConnection, checkFiles = this.#options.rules !== undefined): Promise<Connection> {
-    const file = stored.source.type === 'file' ? { path: stored.source.path, field: 'source.path', workbook: true } : stored.source.credentialsFile === undefined ? null : { path: stored.source.credentialsFile, field: 'source.credentialsFile', workbook: false };
+    const source = stored.source;
+    // The server file the source reads: a workbook, or a Google key file.
+    const file =
+      source.type === 'file'
+        ? { path: source.path, field: 'source.path', workbook: true }
+        : source.credentialsFile === undefined
+          ? null
+          : { path: source.credentialsFile, field: 'source.credentialsFile', workbook: false };
     let admitted: AdmittedFile | null = null;
     if (checkFiles && file !== null) {
       const checked = await admitFile(file.path, file.field, this.#rules, file.workbook);
