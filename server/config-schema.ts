@@ -20,6 +20,10 @@
 //                                        left out: on when $SHEETREST_ADMIN_TOKEN is set, off otherwise
 //              "google"?: { "clientId", "clientSecret", "authorizationUrl"?, "tokenUrl"?, "sheetsRootUrl"?, "redirectUri"? }
 //                                        the dashboard's "Connect a Google spreadsheet" (docs/dashboard.md)
+//              what a connection made through /_admin may use (docs/admin-api.md, "What the admin API may open"):
+//              "fileRoot": "." (files only inside it; relative to this file's folder),
+//              "allowServerCredentials": false, "allowedEndpoints": [Google's own origins],
+//              "openTimeoutMs": 10000
 //     "store": { "type": "redis", "url": "redis://127.0.0.1:6379/0",   shared state for several
 //                "leaseMs": 5000, "leaseWaitMs": 10000 },   instances (docs/scaling.md); "url" left
 //                                        out: $REDIS_URL. Left out: the state folder only
@@ -76,7 +80,17 @@ export const DEFAULTS = {
   shutdownMs: 10_000,
   leaseMs: 5_000,
   leaseWaitMs: 10_000,
+  /** How long the admin API waits for a connection's source to open before it gives up (504). */
+  adminOpenMs: 10_000,
 } as const;
+
+/**
+ * Where a Google source sends requests and credentials: the Sheets API, Drive (and the
+ * googleapis.com root the client library defaults to), and the OAuth token endpoint. A
+ * connection made through the admin API may name only these, unless `admin.allowedEndpoints`
+ * names others (an emulator in tests, a private proxy).
+ */
+export const GOOGLE_ENDPOINTS: readonly string[] = ['https://sheets.googleapis.com', 'https://www.googleapis.com', 'https://oauth2.googleapis.com'];
 
 /** Google's OAuth token address, where refresh tokens are renewed unless a setting names another. */
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
@@ -88,7 +102,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
-  'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri',
+  'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
   'store', 'url', 'leaseMs', 'leaseWaitMs',
 ];
 
@@ -205,6 +219,16 @@ const secret = v.union(
 );
 
 const absoluteUrl = v.pipe(v.string(expected('a URL')), v.url(expected('an absolute URL such as "https://sheets.googleapis.com"')));
+
+/** An allowed endpoint: an http(s) origin, or an origin and a path prefix; no user, query or fragment to misread. */
+const endpointUrl = v.pipe(
+  v.string(expected('a URL')),
+  v.check((url) => {
+    if (!URL.canParse(url)) return false;
+    const parsed = new URL(url);
+    return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.username === '' && parsed.password === '' && parsed.search === '' && parsed.hash === '';
+  }, expected('an http(s) URL such as "https://sheets.googleapis.com" (no user name, query or fragment)')),
+);
 
 /**
  * The dashboard's "Connect a Google spreadsheet" (docs/dashboard.md): an OAuth client of the
@@ -402,7 +426,20 @@ export const ServerSettingsEntries = {
     {},
   ),
   /** The admin API (`/_admin/...`, docs/admin-api.md): its bearer token, at least 16 characters. */
-  admin: v.optional(strict('an object with "token"', { token: secret, google: v.optional(GoogleConnectSchema) })),
+  admin: v.optional(
+    strict('an object with "token"', {
+      token: secret,
+      google: v.optional(GoogleConnectSchema),
+      /** The folder whose files the admin API may serve (after following symlinks); relative to the config file's folder. */
+      fileRoot: v.optional(text('a folder path')),
+      /** Whether a Google source made through the admin API may use the server's own credentials (ADC, a credentials file). */
+      allowServerCredentials: v.optional(flag(), false),
+      /** The URLs (origins, or origins with a path prefix) a Google source made through the admin API may send requests to. */
+      allowedEndpoints: v.optional(v.array(endpointUrl, expected('a list of URLs')), () => [...GOOGLE_ENDPOINTS]),
+      /** How long opening a connection's source may take in an admin change before it is given up (504). */
+      openTimeoutMs: v.optional(wholeNumber(1, 600_000), DEFAULTS.adminOpenMs),
+    }),
+  ),
   /** Shared state through Redis, for several instances behind a load balancer (docs/scaling.md). */
   store: v.optional(
     strict('an object with "type": "redis"', {

@@ -12,7 +12,7 @@ import * as v from 'valibot';
 import type { BaseIssue } from 'valibot';
 import { digestKey } from './auth.ts';
 import type { ApiKey } from './auth.ts';
-import { ConfigSchema } from './config-schema.ts';
+import { ConfigSchema, DEFAULTS, GOOGLE_ENDPOINTS } from './config-schema.ts';
 import type {
   ConfigInput,
   ConnectionInputFields,
@@ -83,7 +83,23 @@ export const ADMIN_TOKEN_ENV = 'SHEETREST_ADMIN_TOKEN';
 /** Shorter admin tokens are refused: the token guards every connection and key at once. */
 export const ADMIN_TOKEN_MIN_LENGTH = 16;
 
-export interface AdminConfig {
+/**
+ * What a connection made through the admin API may use (server/admin/admission.ts,
+ * docs/admin-api.md "What the admin API may open"). The config file's own connections are
+ * not bound by them: the operator wrote those.
+ */
+export interface AdminRules {
+  /** Absolute. An admin connection's file (and a credentials file) must be a regular file inside it, after following symlinks. */
+  readonly fileRoot: string;
+  /** Whether an admin Google source may use the server's credentials (Application Default Credentials, a credentials file). */
+  readonly allowServerCredentials: boolean;
+  /** The URLs an admin Google source may name as rootUrl, driveRootUrl or oauth.tokenUri (origins or origin + path prefix). */
+  readonly allowedEndpoints: readonly string[];
+  /** How long an admin change waits for a source to open. */
+  readonly openTimeoutMs: number;
+}
+
+export interface AdminConfig extends AdminRules {
   readonly token: Secret;
   /** "Connect a Google spreadsheet" (server/admin/google-connect.ts); absent: not offered. */
   readonly google?: GoogleConnectConfig;
@@ -156,7 +172,7 @@ export async function loadConfig(path: string, options: LoadOptions = {}): Promi
   const configPath = resolve(path);
   const baseDir = dirname(configPath);
   const parsed = validate(input, path, (field) => field);
-  return { ...resolveConfig(parsed, baseDir, resolve(baseDir, parsed.stateDir ?? DEFAULT_STATE_DIR), options, path, (field) => field), configPath };
+  return { ...resolveConfig(parsed, baseDir, resolve(baseDir, parsed.stateDir ?? DEFAULT_STATE_DIR), options, path, (field) => field, baseDir), configPath };
 }
 
 /** What single-file mode takes from the command line: the server settings and the one connection's options. */
@@ -176,7 +192,8 @@ export function configForFile(workbookPath: string, overrides: FileModeOverrides
   const display = (field: string): string => field.replace(/^connections\[0\]\.?/, '') || 'options';
   const parsed = validate(dropUndefined(input), 'options', display);
   const stateDir = parsed.stateDir === undefined ? resolve(dirname(workbook), DEFAULT_STATE_DIR) : resolve(parsed.stateDir);
-  return resolveConfig(parsed, process.cwd(), stateDir, options, 'options', display);
+  // The admin API's files: beside the workbook by default, where its state folder is too.
+  return resolveConfig(parsed, process.cwd(), stateDir, options, 'options', display, dirname(workbook));
 }
 
 /** `Sales Report (2024).xlsx` -> `Sales-Report-2024`: what may stand in a URL path segment unescaped. */
@@ -225,6 +242,8 @@ function resolveConfig(
   options: LoadOptions,
   where: string,
   display: (field: string) => string,
+  /** `admin.fileRoot` when the config leaves it out. */
+  defaultFileRoot: string,
 ): Config {
   const env = options.env ?? process.env;
   const problems: string[] = [];
@@ -251,7 +270,7 @@ function resolveConfig(
       keys: resolveKeys(connection.keys, `${at}.keys`, env, problem),
     };
   });
-  const admin = resolveAdmin(parsed.admin, env, readSecret, problem);
+  const admin = resolveAdmin(parsed.admin, env, readSecret, problem, parsed.admin?.fileRoot === undefined ? defaultFileRoot : resolve(baseDir, parsed.admin.fileRoot));
   const store = resolveStore(parsed.store, env, readSecret, problem);
   if (problems.length > 0) throw new ConfigError(where, problems);
 
@@ -296,6 +315,7 @@ function resolveAdmin(
   env: Readonly<Record<string, string | undefined>>,
   readSecret: (value: ParsedSecret, field: string) => Secret,
   problem: (field: string, message: string) => void,
+  fileRoot: string,
 ): AdminConfig | undefined {
   let token: Secret;
   let field: string;
@@ -315,10 +335,16 @@ function resolveAdmin(
   }
   // It travels as `Authorization: Bearer <token>`, which ends at the first space.
   if (/\s/.test(token.reveal())) problem(field, 'the admin token contains white space, which an Authorization header cannot carry; use e.g. openssl rand -hex 32');
+  const rules: AdminRules = {
+    fileRoot,
+    allowServerCredentials: admin?.allowServerCredentials ?? false,
+    allowedEndpoints: admin?.allowedEndpoints ?? GOOGLE_ENDPOINTS,
+    openTimeoutMs: admin?.openTimeoutMs ?? DEFAULTS.adminOpenMs,
+  };
   const google = admin?.google;
-  if (google === undefined) return { token };
+  if (google === undefined) return { token, ...rules };
   const clientSecret = readSecret(google.clientSecret, typeof google.clientSecret === 'string' ? 'admin.google.clientSecret' : 'admin.google.clientSecret.env');
-  return { token, google: { ...google, clientSecret, clientSecretSetting: google.clientSecret } };
+  return { token, ...rules, google: { ...google, clientSecret, clientSecretSetting: google.clientSecret } };
 }
 
 /**

@@ -81,7 +81,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     }
     quota = shared?.quota ?? (await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) }));
     // The admin API's connections are served whether or not the admin API is on now.
-    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin });
+    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin, rules: config.admin });
     if (shared === undefined) await service.open(await readAdminFile(config.stateDir));
     else {
       // With Redis its state is shared by every instance (admin.json only seeds it once).

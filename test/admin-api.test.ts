@@ -54,6 +54,9 @@ function crm(dir: TempDir, extra: Record<string, unknown> = {}) {
   return { id: 'crm', source: { type: 'file', path: dir.path('crm.xlsx') }, ...extra };
 }
 
+/** The one answer for every file path the admin API refuses (admin.fileRoot): it does not say whether the path exists. */
+const REFUSED_PATH = /^The source cannot be opened: source\.path: the admin API opens only existing regular files inside .+ \(admin\.fileRoot\), after following symlinks\.$/;
+
 function assertError(reply: Reply, status: number, code: string, message?: RegExp): void {
   assert.equal(reply.status, status, JSON.stringify(reply.body));
   assert.deepEqual(Object.keys(reply.body), ['error', 'message']);
@@ -196,7 +199,7 @@ test(`connections: create, read, change, delete at run time (${RUNTIME})`, async
 
   await t.test('a new source through PATCH; one that cannot open changes nothing', async () => {
     const missing = await call(url, 'PATCH', '/_admin/connections/crm', { source: { type: 'file', path: dir.path('gone.xlsx') } });
-    assertError(missing, 400, 'invalid_body', /gone\.xlsx: file not found/);
+    assertError(missing, 400, 'invalid_body', REFUSED_PATH);
     assert.equal((await getRows(`${url}/sheets/crm`)).length, 3);
     const moved = await call(url, 'PATCH', '/_admin/connections/crm', { source: { type: 'file', path: dir.path('other.xlsx') } });
     assert.equal(moved.status, 200, JSON.stringify(moved.body));
@@ -244,10 +247,10 @@ test(`bad requests answer 4xx in the contract's shape (${RUNTIME})`, async (t) =
     ['an unknown field', 'POST', '/_admin/connections', { ...crm(dir), id: 'y', readonly: true }, json, 400, 'invalid_body', /readonly: unknown field \(did you mean "readOnly"\?\)/],
     ['keys inline', 'POST', '/_admin/connections', { ...crm(dir), id: 'y', keys: [{ key: 'k' }] }, json, 400, 'invalid_body', /keys: keys are made with POST/],
     ['an unknown source type', 'POST', '/_admin/connections', { id: 'y', source: { type: 'fil', path: 'x' } }, json, 400, 'invalid_body', /source\.type: expected "file" or "google", got "fil"/],
-    ['a missing file', 'POST', '/_admin/connections', { id: 'y', source: { type: 'file', path: dir.path('nope.xlsx') } }, json, 400, 'invalid_body', /nope\.xlsx: file not found/],
+    ['a missing file', 'POST', '/_admin/connections', { id: 'y', source: { type: 'file', path: dir.path('nope.xlsx') } }, json, 400, 'invalid_body', REFUSED_PATH],
     ['an unsupported file', 'POST', '/_admin/connections', { id: 'y', source: { type: 'file', path: dir.path('notes.txt') } }, json, 400, 'invalid_body', /unsupported file type/],
     ['two Google credentials', 'POST', '/_admin/connections', { id: 'y', source: { type: 'google', spreadsheetId: 'abc', apiKey: 'k', accessToken: 't' } }, json, 400, 'invalid_body', /at most one of/],
-    ['an unset variable', 'POST', '/_admin/connections', { id: 'y', source: { type: 'google', spreadsheetId: 'abc', accessToken: { env: 'SHEETREST_TEST_UNSET_42' } } }, json, 400, 'invalid_body', /SHEETREST_TEST_UNSET_42 is not set/],
+    ['an unset variable', 'POST', '/_admin/connections', { id: 'y', source: { type: 'google', spreadsheetId: 'abc', accessToken: { env: 'SHEETREST_TEST_UNSET_42' } } }, json, 400, 'invalid_body', /^The body is not valid: source\.accessToken: the admin API does not read environment variables; give the value itself\.$/],
     ['a bad plan', 'POST', '/_admin/connections', { ...crm(dir), id: 'y', plan: { name: 'p', monthlyRequests: '10k' } }, json, 400, 'invalid_body', /plan\.monthlyRequests: expected a whole number >= 0, got "10k"/],
     ["the config's id", 'POST', '/_admin/connections', { id: 'book', source: { type: 'file', path: dir.path('other.xlsx') } }, json, 409, 'conflict', /already a connection "book"/],
     ['an id that exists', 'POST', '/_admin/connections', crm(dir), json, 409, 'conflict', /already a connection "crm"/],
@@ -389,7 +392,7 @@ test(`every change survives a restart (${RUNTIME})`, async (t) => {
     assert.doesNotMatch(body.message, /crm\.xlsx/, 'the reason (a path) is for the admin only');
     const shown = (await call(third.url, 'GET', '/_admin/connections/crm')).body;
     assert.equal(shown.status, 'unavailable');
-    assert.match(shown.problem, /crm\.xlsx: file not found/);
+    assert.match(shown.problem, /source\.path: the admin API opens only existing regular files inside/);
     const fixed = await call(third.url, 'PATCH', '/_admin/connections/crm', { source: { type: 'file', path: dir.path('other.xlsx') } });
     assert.equal(fixed.body.status, 'ok', JSON.stringify(fixed.body));
     const served = await fetch(`${third.url}/sheets/crm`, { headers: { 'X-Api-Key': kept.key } });
@@ -452,7 +455,9 @@ test(`a Google connection through the admin API (emulator) (${RUNTIME})`, async 
   t.after(() => emulator.close());
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: [['Name'], ['Ann'], ['Bob']] }], access: { 'emulator-token': 'writer' } });
   const dir = await folder(t);
-  const { url } = await startServer(t, configFor(dir));
+  // The emulator is no endpoint of Google's: the config allows it.
+  const config = configForFile(dir.path('book.xlsx'), { stateDir: dir.path('state'), log: { level: 'silent' }, admin: { token: TOKEN, allowedEndpoints: [emulator.rootUrl] } }, { env: {} });
+  const { url } = await startServer(t, config);
   const source = { type: 'google', spreadsheetId, rootUrl: emulator.rootUrl, accessToken: 'emulator-token', retries: 0 };
   const created = await call(url, 'POST', '/_admin/connections', { id: 'people', source });
   assert.equal(created.status, 201, JSON.stringify(created.body));

@@ -44,7 +44,8 @@ async function sharedConfig(t: TestContext, redisUrl: string, source: Record<str
     stateDir: dir.path('state'),
     log: { level: 'silent' },
     store: { type: 'redis', url: redisUrl },
-    admin: { token: { env: 'SHEETREST_ADMIN_TOKEN' } },
+    // The emulator's address is no endpoint of Google's: connections made through /_admin may use it only when allowed.
+    admin: { token: { env: 'SHEETREST_ADMIN_TOKEN' }, ...(typeof source.rootUrl === 'string' ? { allowedEndpoints: [source.rootUrl] } : {}) },
     connections: [{ id: `config-${name}`, source }],
   }));
   return loadConfig(dir.path('sheetrest.json'), { env: { SHEETREST_ADMIN_TOKEN: TOKEN } });

@@ -119,7 +119,7 @@ export class GoogleConnect {
       readOnly: access !== 'edit',
     });
     if (!input.success) return back({ 'google-error': 'the connection could not be described' });
-    const created = await this.#options.service.create(input.output);
+    const created = await this.#options.service.create(input.output, 'google-connect');
     if (isApiError(created)) return back({ 'google-error': created.message });
     this.#options.log.info('connected a Google spreadsheet', { connection: pending.id, readOnly: access !== 'edit' });
     return back({ connected: pending.id });

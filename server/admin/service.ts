@@ -15,6 +15,10 @@
 //   Retry-After: 1. If the new one cannot be opened the old one is reopened and nothing changes.
 // - A stored connection that cannot be opened at start (its file was moved) does not stop the
 //   server: it answers 503 and the admin API shows why, so it can be fixed or deleted there.
+// - What arrives through /_admin is held to the config's admin rules (admission.ts): no
+//   `{"env"}`, endpoints from the allow-list, the server's credentials only when allowed, files
+//   only inside admin.fileRoot. Every open of an admin connection gives up after
+//   admin.openTimeoutMs (504), so a source that hangs holds up no later change.
 // - With Redis (`shared`), the state lives there instead of admin.json (server/shared/admin-state.ts):
 //   a change is made under the admin lease on the latest state, and answered once every instance
 //   told of it has applied it; changes made elsewhere are applied here as they are published.
@@ -22,8 +26,8 @@ import { dirname } from 'node:path';
 import { resolve } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import type { Connection } from '../app.ts';
-import { ConfigError, resolveConnection, type ConnectionConfig } from '../config.ts';
-import type { ParsedSource } from '../config-schema.ts';
+import { ConfigError, resolveConnection, type AdminRules, type ConnectionConfig } from '../config.ts';
+import { DEFAULTS, GOOGLE_ENDPOINTS, type ParsedSource } from '../config-schema.ts';
 import { ConnectionRegistry, engineOptions, openConnection, type OpenSettings } from '../connections.ts';
 import type { Logger } from '../log.ts';
 import type { QuotaStore } from '../quota.ts';
@@ -32,6 +36,7 @@ import { isDiskFull } from '../sources/file/disk.ts';
 import type { AtomicWriter } from '../state.ts';
 import type { AdminSnapshot, SharedAdminState } from '../shared/admin-state.ts';
 import { redisUnavailable } from '../shared/unavailable.ts';
+import { admitFile, checkRequestedSource, stillAdmitted, withTimeout, type AdmittedFile } from './admission.ts';
 import { apiKeysOf, isExpired, keyView, makeKey, type KeyView } from './keys.ts';
 import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, RotateKeyInput } from './requests.ts';
 import { brokenSource, pausedSource } from './standin-sources.ts';
@@ -54,7 +59,17 @@ export interface AdminServiceOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The state in Redis, shared by every instance; admin.json when absent. */
   readonly shared?: SharedAdminState;
+  /**
+   * What admin connections may use (the config's `admin` section). Absent (the admin API is
+   * off): changes are held to the defaults, and connections stored earlier open unchecked.
+   */
+  readonly rules?: AdminRules;
+  /** Opens a connection (tests stand in a slow one); connections.ts's by default. */
+  readonly openConnection?: typeof openConnection;
 }
+
+/** Where a connection to create comes from: a request's body, or the Google connect flow (built from the config's admin.google). */
+export type ConnectionOrigin = 'request' | 'google-connect';
 
 export interface NewKeyView extends KeyView {
   /** The key: shown in this answer only. */
@@ -65,6 +80,7 @@ export class AdminService {
   readonly #options: AdminServiceOptions;
   readonly #now: () => Date;
   readonly #baseDir: string;
+  readonly #rules: AdminRules;
   readonly #configs: Map<string, ConnectionConfig>;
   /** The admin API's connections as in admin.json, in creation order. */
   #stored: StoredConnection[] = [];
@@ -79,6 +95,7 @@ export class AdminService {
     this.#options = options;
     this.#now = options.now ?? (() => new Date());
     this.#baseDir = options.configPath === undefined ? process.cwd() : dirname(options.configPath);
+    this.#rules = options.rules ?? { fileRoot: this.#baseDir, allowServerCredentials: false, allowedEndpoints: GOOGLE_ENDPOINTS, openTimeoutMs: DEFAULTS.adminOpenMs };
     this.#configs = new Map(options.configConnections.map((connection) => [connection.id, connection]));
   }
 
@@ -124,7 +141,10 @@ export class AdminService {
 
   // ---- connections ----------------------------------------------------------------------------
 
-  create(input: CreateConnectionInput): Promise<ConnectionView | ApiError> {
+  create(input: CreateConnectionInput, origin: ConnectionOrigin = 'request'): Promise<ConnectionView | ApiError> {
+    // The flow's source is the config's admin.google (its endpoints, its clientSecret as written) and a fresh token.
+    const refused = origin === 'request' ? checkRequestedSource(input.source, this.#rules) : null;
+    if (refused !== null) return Promise.resolve(refused);
     return this.#serially(async () => {
       if (this.#options.registry.get(input.id) !== undefined) {
         return apiError('conflict', `There is already a connection "${input.id}"; choose another id, or change that one with PATCH.`);
@@ -145,6 +165,8 @@ export class AdminService {
   }
 
   change(id: string, input: ChangeConnectionInput): Promise<ConnectionView | ApiError> {
+    const refused = input.source === undefined ? null : checkRequestedSource(input.source, this.#rules);
+    if (refused !== null) return Promise.resolve(refused);
     return this.#serially(async () => {
       const found = this.#editable(id);
       if (isApiError(found)) return found;
@@ -364,10 +386,14 @@ export class AdminService {
     return null;
   }
 
-  /** A file path (and a Google credentials file) made absolute, so a later working directory does not matter. */
+  /**
+   * A file path (and a Google credentials file) made absolute, so a later working directory
+   * does not matter. Relative to admin.fileRoot: the folder the admin API's files are in.
+   */
   #absolute(source: ParsedSource): ParsedSource {
-    if (source.type === 'file') return { ...source, path: resolve(this.#baseDir, source.path) };
-    return source.credentialsFile === undefined ? source : { ...source, credentialsFile: resolve(this.#baseDir, source.credentialsFile) };
+    const root = this.#rules.fileRoot;
+    if (source.type === 'file') return { ...source, path: resolve(root, source.path) };
+    return source.credentialsFile === undefined ? source : { ...source, credentialsFile: resolve(root, source.credentialsFile) };
   }
 
   /** Opens a stored connection for serving, or answers why not: 409 for a file another connection serves, 400 otherwise. */
@@ -378,7 +404,8 @@ export class AdminService {
       if (other !== undefined) return apiError('conflict', `The file ${source.path} is already served by the connection "${other.id}"; two connections on one file would overwrite each other's writes.`);
     }
     try {
-      return await this.#open(stored);
+      // A change made through /_admin: its files are held to admin.fileRoot whether or not the server was given rules.
+      return await this.#open(stored, true);
     } catch (error) {
       if (isApiError(error)) return error;
       const problem = error instanceof ConfigError ? error.problems.join('; ') : error instanceof Error ? error.message : String(error);
@@ -386,9 +413,44 @@ export class AdminService {
     }
   }
 
-  async #open(stored: StoredConnection): Promise<Connection> {
+  /**
+   * Opens a stored connection. Its file (or credentials file) must be inside admin.fileRoot,
+   * checked before the open (so a FIFO never blocks it) and after (so a path swapped meanwhile
+   * is not served); at start with the admin API off there are no rules to hold it to. Throws
+   * an ApiError for a refused file or an open that outlasts admin.openTimeoutMs.
+   */
+  async #open(stored: StoredConnection, checkFiles = this.#options.rules !== undefined): Promise<Connection> {
+    const source = stored.source;
+    // The server file the source reads: a workbook, or a Google key file.
+    const file =
+      source.type === 'file'
+        ? { path: source.path, field: 'source.path', workbook: true }
+        : source.credentialsFile === undefined
+          ? null
+          : { path: source.credentialsFile, field: 'source.credentialsFile', workbook: false };
+    let admitted: AdmittedFile | null = null;
+    if (checkFiles && file !== null) {
+      const checked = await admitFile(file.path, file.field, this.#rules, file.workbook);
+      if (isApiError(checked)) throw checked;
+      admitted = checked;
+    }
     const resolved = resolveConnection(stored, this.#baseDir, this.#options.env);
-    const opened = await openConnection(resolved, this.#options.settings, this.#options.log);
+    const open = this.#options.openConnection ?? openConnection;
+    const { openTimeoutMs } = this.#rules;
+    const opened = await withTimeout(open(resolved, this.#options.settings, this.#options.log), openTimeoutMs, (late) => {
+      this.#options.log.warn('a connection opened after the admin API had given up on it; closing it', { connection: stored.id });
+      void this.#close(late);
+    });
+    if (opened === 'timeout') {
+      throw apiError('upstream_timeout', `The source did not open within ${openTimeoutMs} ms (admin.openTimeoutMs); nothing was changed.`);
+    }
+    if (file !== null && admitted !== null) {
+      const swapped = await stillAdmitted(file.path, file.field, this.#rules, admitted);
+      if (swapped !== null) {
+        await this.#close(opened);
+        throw swapped;
+      }
+    }
     this.#problems.delete(stored.id);
     return { ...opened, keys: apiKeysOf(stored.keys) };
   }
@@ -397,7 +459,7 @@ export class AdminService {
     try {
       return await this.#open(stored);
     } catch (error) {
-      const problem = error instanceof ConfigError ? error.problems.join('; ') : error instanceof Error ? error.message : String(error);
+      const problem = error instanceof ConfigError ? error.problems.join('; ') : isApiError(error) || error instanceof Error ? error.message : String(error);
       this.#problems.set(stored.id, problem);
       this.#options.log.error('a connection made with the admin API could not be opened; it answers 503 until it is fixed', { connection: stored.id, problem });
       return this.#served(stored, brokenSource(stored.id, problem));
