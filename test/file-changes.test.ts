@@ -13,7 +13,7 @@ import { fingerprint } from '../server/sources/file/disk.ts';
 import { journalLine } from '../server/sources/file/journal.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
 import { bookBytes, bookOf, recordingLog, shownText, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
-import { CONTRACT_FIXTURE, appendPlan, dataOf, planned, replacePlan, row } from './source-contract.ts';
+import { CONTRACT_FIXTURE, appendPlan, dataOf, planned, removePlan, replacePlan, row } from './source-contract.ts';
 
 function names(workbook: Workbook): string[] {
   return dataOf(workbook).map(([text]) => text[0]);
@@ -201,6 +201,25 @@ test('a stale copy or a deletion outside while the server was stopped: the outsi
       const conflict = (await stateFiles(join(folder.dir, '.sheetrest'))).find((file) => file.includes('.conflict-'));
       assert.ok(conflict !== undefined, 'the overwritten write is saved aside');
       assert.match(await readFile(join(folder.dir, '.sheetrest', conflict), 'utf8'), /"Bob",42/);
+      await again.close();
+    } finally {
+      await folder.cleanup();
+    }
+  });
+
+  await t.test('a folded DELETE that a stale copy undid: the row is back, nothing saved aside', async () => {
+    const folder = await tempFolder();
+    try {
+      const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
+      const source = await openFileSource({ path, log: recordingLog().log });
+      await source.write((workbook) => planned(workbook, removePlan(workbook, [1]), null));
+      await source.close();
+      assert.deepEqual((await shownText(path)).People.slice(1).map((cells) => cells[0]), ['Ann', 'Cy'], 'the DELETE was folded');
+      // A copy from before the DELETE, still holding Bob.
+      await saveOver(path, xlsxWith(STALE));
+      const again = await openFileSource({ path, log: recordingLog().log });
+      assert.deepEqual(names(await again.read()), ['Ann', 'Bob', 'Cy']);
+      assert.deepEqual(await setAside(join(folder.dir, '.sheetrest')), []);
       await again.close();
     } finally {
       await folder.cleanup();
