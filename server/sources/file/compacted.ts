@@ -8,9 +8,10 @@
 // dropped writes aside (a conflict file) instead of losing them without a trace; it is cleared
 // once an outside save is taken, and records the folds after it.
 import { open, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import { isMissing, replaceFileDurably } from './disk.ts';
+import { fsyncDirectory, isMissing, replaceFileDurably } from './disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
 
 export interface Compaction {
@@ -30,10 +31,13 @@ export const HISTORY_LIMITS = { compactions: 1024, bytes: 16 * 1024 * 1024 } as 
 export class CompactionHistory {
   readonly path: string;
   #records: { compaction: Compaction; line: string }[];
+  /** Whether the file exists: the first append creates it, and its folder entry is then flushed. */
+  #onDisk: boolean;
 
-  private constructor(path: string, records: { compaction: Compaction; line: string }[]) {
+  private constructor(path: string, records: { compaction: Compaction; line: string }[], onDisk: boolean) {
     this.path = path;
     this.#records = records;
+    this.#onDisk = onDisk;
   }
 
   /** The history saved at `path`; empty when there is none or it cannot be read (it only helps). */
@@ -42,14 +46,14 @@ export class CompactionHistory {
     try {
       text = await readFile(path, 'utf8');
     } catch (error) {
-      if (!isMissing(error)) return new CompactionHistory(path, []);
+      return new CompactionHistory(path, [], !isMissing(error));
     }
     const records: { compaction: Compaction; line: string }[] = [];
     for (const line of text.split('\n')) {
       const compaction = parseRecord(line);
       if (compaction !== null) records.push({ compaction, line });
     }
-    return new CompactionHistory(path, records);
+    return new CompactionHistory(path, records, true);
   }
 
   get compactions(): readonly Compaction[] {
@@ -73,6 +77,10 @@ export class CompactionHistory {
     await this.#save();
   }
 
+  /**
+   * Durable once it returns: recovery takes a fold this history records for one whose rename
+   * landed (file-source.ts), so a new file's folder entry is flushed too.
+   */
   async #append(line: string): Promise<void> {
     const handle = await open(this.path, 'a', 0o600);
     try {
@@ -81,6 +89,8 @@ export class CompactionHistory {
     } finally {
       await handle.close();
     }
+    if (!this.#onDisk) await fsyncDirectory(dirname(this.path));
+    this.#onDisk = true;
   }
 
   /** Whether a compaction recorded here produced the file with this fingerprint (its rename landed). */
@@ -136,6 +146,7 @@ export class CompactionHistory {
   /** temp + fsync + rename, mode 0600 like the journal: it holds the same data. */
   async #save(): Promise<void> {
     await replaceFileDurably(this.path, new TextEncoder().encode(this.#records.map((record) => record.line).join('')), 0o600);
+    this.#onDisk = true;
   }
 }
 
