@@ -12,6 +12,7 @@ import type { Workbook } from '../lib/workbook.ts';
 import { fingerprint } from '../server/sources/file/disk.ts';
 import { journalLine } from '../server/sources/file/journal.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
+import { appOver } from './app-helpers.ts';
 import { bookBytes, bookOf, recordingLog, shownText, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { CONTRACT_FIXTURE, appendPlan, dataOf, planned, removePlan, replacePlan, row } from './source-contract.ts';
 
@@ -160,6 +161,30 @@ test('repeated outside saves of a five-row file bring no row back and do not gro
       }
     });
   }
+});
+
+test('through the API: rows POSTed, folded and deleted by an outside save stay deleted, save after save', async (t) => {
+  const folder = await tempFolder();
+  const path = join(folder.dir, 'People.csv');
+  const five = 'Name,Age,City\r\n' + ['A', 'B', 'C', 'D', 'E'].map((name, n) => `${name},${n},x`).join('\r\n') + '\r\n';
+  await writeFile(path, five);
+  const source = await openFileSource({ path, compactAfterMs: Infinity, compactAfterEntries: 1, log: recordingLog().log });
+  t.after(async () => {
+    await source.close();
+    await folder.cleanup();
+  });
+  const call = await appOver(t, source);
+  const rowNames = async () => ((await (await call('/sheets/crm', { headers: { 'Cache-Control': 'no-cache' } })).json()) as { Name: string }[]).map((served) => served.Name);
+  for (let round = 0; round < 3; round++) {
+    const body = JSON.stringify(Array.from({ length: 10 }, (_, n) => ({ Name: `R${round}.${n}`, Age: n, City: 'y' })));
+    const posted = await call('/sheets/crm', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    assert.equal(posted.status, 201);
+    await holdsRows(path, 16);
+    await saveOver(path, five);
+    assert.deepEqual(await rowNames(), ['A', 'B', 'C', 'D', 'E'], `after outside save ${round + 1}`);
+  }
+  assert.equal((await call('/sheets/crm', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name":"Last"}' })).status, 201);
+  assert.deepEqual(await rowNames(), ['A', 'B', 'C', 'D', 'E', 'Last']);
 });
 
 test('a stale copy or a deletion outside while the server was stopped: the outside version is served', async (t) => {
