@@ -1,14 +1,18 @@
-// What the last compactions folded into the workbook file, kept in the state folder beside the
-// journal, so that a stale copy saved over the file is noticed: someone opened book.xlsx, the
-// server then compacted 20 acknowledged writes into it, and they saved their copy over it. The
-// 20 writes are in no journal any more; this history still has them, and the file source
-// re-applies them (where they fit, as for journaled writes) when the new file lacks them.
+// What the compactions since the last outside save folded into the workbook file, kept in the
+// state folder beside the journal, so that an outside save which drops them is noticed: someone
+// opened book.xlsx, the server then folded 20 acknowledged writes into it, and they saved their
+// copy over it (or they deleted those rows on purpose). The outside save is the truth for what
+// was folded before it (docs/file-source.md, "Files changed behind the server"): the 20 writes are
+// never applied again, since nothing tells a stale copy from a deliberate deletion and applying
+// them brought deleted rows back on every save. This history only lets the file source save the
+// dropped writes aside (a conflict file) instead of losing them without a trace; it is cleared
+// once an outside save is taken, and records the folds after it.
 import { open, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import { isMissing, replaceFileDurably } from './disk.ts';
+import { fsyncDirectory, isMissing, replaceFileDurably } from './disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
-import { dataRowCount } from './rebase.ts';
 
 export interface Compaction {
   /** Fingerprint of the file the entries were applied to. */
@@ -27,10 +31,13 @@ export const HISTORY_LIMITS = { compactions: 1024, bytes: 16 * 1024 * 1024 } as 
 export class CompactionHistory {
   readonly path: string;
   #records: { compaction: Compaction; line: string }[];
+  /** Whether the file exists: the first append creates it, and its folder entry is then flushed. */
+  #onDisk: boolean;
 
-  private constructor(path: string, records: { compaction: Compaction; line: string }[]) {
+  private constructor(path: string, records: { compaction: Compaction; line: string }[], onDisk: boolean) {
     this.path = path;
     this.#records = records;
+    this.#onDisk = onDisk;
   }
 
   /** The history saved at `path`; empty when there is none or it cannot be read (it only helps). */
@@ -39,14 +46,14 @@ export class CompactionHistory {
     try {
       text = await readFile(path, 'utf8');
     } catch (error) {
-      if (!isMissing(error)) return new CompactionHistory(path, []);
+      return new CompactionHistory(path, [], !isMissing(error));
     }
     const records: { compaction: Compaction; line: string }[] = [];
     for (const line of text.split('\n')) {
       const compaction = parseRecord(line);
       if (compaction !== null) records.push({ compaction, line });
     }
-    return new CompactionHistory(path, records);
+    return new CompactionHistory(path, records, true);
   }
 
   get compactions(): readonly Compaction[] {
@@ -70,6 +77,10 @@ export class CompactionHistory {
     await this.#save();
   }
 
+  /**
+   * Durable once it returns: recovery takes a fold this history records for one whose rename
+   * landed (file-source.ts), so a new file's folder entry is flushed too.
+   */
   async #append(line: string): Promise<void> {
     const handle = await open(this.path, 'a', 0o600);
     try {
@@ -78,34 +89,64 @@ export class CompactionHistory {
     } finally {
       await handle.close();
     }
+    if (!this.#onDisk) await fsyncDirectory(dirname(this.path));
+    this.#onDisk = true;
+  }
+
+  /** Whether a compaction recorded here produced the file with this fingerprint (its rename landed). */
+  produced(print: string): boolean {
+    return this.compactions.some((compaction) => compaction.produced === print);
   }
 
   /**
-   * The compactions whose writes a file that changed outside the server lacks, oldest first:
-   * every one since the file's own version when the file is byte for byte an earlier version;
-   * otherwise the latest ones (walking back) that the file holds none of the rows of, on tabs no
-   * longer than before them (a copy saved from before them, perhaps edited).
+   * The recorded writes whose rows a file saved outside the server no longer holds, oldest first:
+   * a write counts when a row it wrote, and no later recorded write replaced or removed, is not
+   * in `workbook` (compared by what it shows or holds). Those rows were in the file the outside
+   * save replaced; they were deleted outside, or the save came from a copy opened before they
+   * were folded. Either way they are not applied again: the file source saves them aside.
    */
-  missingFrom(workbook: Workbook, print: string): Compaction[] {
-    const compactions = this.compactions;
-    const exact = compactions.findLastIndex((compaction) => compaction.base === print);
-    if (exact !== -1) return compactions.slice(exact);
+  droppedBy(workbook: Workbook): JournalEntry[] {
+    // Rows written and still standing after the last recorded write, per tab and value, latest last.
+    const standing = new Map<string, { entry: JournalEntry; row: SheetRow }[]>();
+    const at = (tab: string, key: string) => `${tab}\u0000${key}`;
+    for (const compaction of this.compactions) {
+      for (const entry of compaction.entries) {
+        // The rows this write replaced or removed held these values: a row written earlier is gone.
+        for (const [, values] of entry.expected.rows) standing.get(at(entry.plan.tab, 'v' + JSON.stringify(values)))?.pop();
+        for (const row of writtenRows(entry.plan)) {
+          if (valueKey(row) === 'v[]') continue;
+          const key = at(entry.plan.tab, valueKey(row));
+          const same = standing.get(key);
+          if (same === undefined) standing.set(key, [{ entry, row }]);
+          else same.push({ entry, row });
+        }
+      }
+    }
     const present = rowKeys(workbook);
-    let first = compactions.length;
-    while (first > 0 && lacks(workbook, present, compactions[first - 1])) first--;
-    return compactions.slice(first);
+    const dropped = new Set<JournalEntry>();
+    for (const written of standing.values()) {
+      for (const { entry, row } of written) {
+        const rows = present.get(entry.plan.tab);
+        if (rows === undefined || !(rows.has(textKey(row)) || rows.has(valueKey(row)))) dropped.add(entry);
+      }
+    }
+    return this.compactions.flatMap((compaction) => compaction.entries.filter((entry) => dropped.has(entry)));
   }
 
-  /** Drops compactions whose writes were taken back into the journal. */
-  async forget(compactions: readonly Compaction[]): Promise<void> {
-    if (compactions.length === 0) return;
-    this.#records = this.#records.filter((record) => !compactions.includes(record.compaction));
+  /**
+   * Forgets every compaction: a file saved outside the server replaced what they folded in, and
+   * is from now on what a later outside save is compared with.
+   */
+  async clear(): Promise<void> {
+    if (this.#records.length === 0) return;
+    this.#records = [];
     await this.#save();
   }
 
   /** temp + fsync + rename, mode 0600 like the journal: it holds the same data. */
   async #save(): Promise<void> {
     await replaceFileDurably(this.path, new TextEncoder().encode(this.#records.map((record) => record.line).join('')), 0o600);
+    this.#onDisk = true;
   }
 }
 
@@ -144,26 +185,6 @@ function valueKey(row: SheetRow): string {
   const values = row.value.map((value) => value ?? null);
   while (values.length > 0 && values[values.length - 1] === null) values.pop();
   return 'v' + JSON.stringify(values);
-}
-
-/** Whether `workbook` holds none of the rows a compaction wrote, on tabs no longer than before it. */
-function lacks(workbook: Workbook, present: Map<string, Set<string>>, compaction: Compaction): boolean {
-  let written = 0;
-  const before = new Map<string, number>();
-  for (const { plan, expected } of compaction.entries) {
-    if (!before.has(plan.tab)) before.set(plan.tab, expected.dataRows);
-    const rows = present.get(plan.tab);
-    for (const row of writtenRows(plan)) {
-      if (valueKey(row) === 'v[]') continue;
-      if (rows !== undefined && (rows.has(textKey(row)) || rows.has(valueKey(row)))) return false;
-      written++;
-    }
-  }
-  for (const [name, dataRows] of before) {
-    const tab = workbook.tabs.find((candidate) => candidate.name === name);
-    if (tab !== undefined && dataRowCount(tab) > dataRows) return false;
-  }
-  return written > 0;
 }
 
 function writtenRows(plan: WritePlan): readonly SheetRow[] {

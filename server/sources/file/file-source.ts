@@ -21,8 +21,11 @@
 // fits is saved to `<file>.conflict-<time>.jsonl` in the state folder and logged, and the
 // outside version wins. The last look before the rename narrows, but cannot close, the window
 // in which a save by another program could still be overwritten: no file system offers a
-// compare-and-rename. What compactions folded in is kept (compacted.ts), so a stale copy saved
-// over the file afterwards gets those writes re-applied the same way.
+// compare-and-rename. Writes already folded into the file are never applied again on an outside
+// save: the version saved outside is the truth for them (rows deleted outside stay deleted, and
+// a stale copy wins over rows folded after it was opened). What the folds since the last outside
+// save wrote is kept (compacted.ts) only so that the rows an outside save dropped are saved to a
+// conflict file rather than lost without a trace.
 // A write the file's format cannot store (limits.ts) is refused before it is journaled.
 // A write's Idempotency-Key receipt rides in the write's own journal line, and is handed to the
 // connection's key store (ReceiptSink) before a fold or a rebase makes the journal forget it.
@@ -36,7 +39,7 @@ import type { Planned, ReadOptions, ReceiptSink, Source } from '../source.ts';
 import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
 import { decodeWorkbook, type FileFormat } from './codec.ts';
 import type { CsvStyle } from './csv.ts';
-import { CompactionHistory, type Compaction } from './compacted.ts';
+import { CompactionHistory } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, mtimeOf, watchFile, writeTempFile } from './disk.ts';
 import { formatCsvInSteps } from './fold-csv.ts';
 import { runFold, type FoldOptions } from './fold-runner.ts';
@@ -95,9 +98,8 @@ export class FileSource implements Source {
   /** Acknowledged writes in the journal, not yet in the file. */
   #entries: JournalEntry[] = [];
   #journal: Journal | null = null;
-  /** What the last compactions folded in, to notice a stale copy saved over the file; null when read-only. */
+  /** What the folds since the last outside save wrote, to save aside what an outside save drops; null when read-only. */
   #history: CompactionHistory | null = null;
-  #forgetOnceJournaled: readonly Compaction[] = [];
   #planning: Promise<unknown> = Promise.resolve();
   /** Everything touching the file or the journal runs here, one step at a time. */
   readonly #io = new Serial();
@@ -248,7 +250,12 @@ export class FileSource implements Source {
     if (contents !== null && (contents.entries.length > 0 || contents.base !== this.#fingerprint)) {
       const mark = contents.compactions.findLast((compaction) => compaction.fingerprint === this.#fingerprint);
       const matches = contents.base === this.#fingerprint || mark !== undefined;
-      const pending = matches ? contents.entries.slice(contents.base === this.#fingerprint ? 0 : mark?.entriesBefore) : contents.entries;
+      // Replaced outside while stopped, after a fold whose rename landed but whose fresh journal
+      // was never written (a crash between the two): the writes before that fold's mark were in
+      // the file the outside save replaced, so they are folded, not pending. The history records
+      // the fold just after the rename; a mark it does not know was never renamed into place.
+      const landed = matches ? undefined : contents.compactions.findLast((compaction) => this.#history?.produced(compaction.fingerprint) === true);
+      const pending = contents.entries.slice(contents.base === this.#fingerprint ? 0 : (mark ?? landed)?.entriesBefore ?? 0);
       // An earlier version acknowledged writes the format cannot store (a 40,000-character .xlsx
       // cell): no compaction could ever fold them, so they are set aside instead of retried forever.
       const unstorable = unstorableEntries(this.#format, pending);
@@ -259,7 +266,7 @@ export class FileSource implements Source {
       if (matches && unstorable.length === 0) {
         if (contents.damaged.length > 0) {
           // Writes were lost between these (mod.ts logs which lines): re-check each as on an outside change.
-          await this.#adopt(this.#durable, this.#fingerprint, this.#identity, pending, false);
+          await this.#adopt(this.#durable, this.#fingerprint, this.#identity, pending, { announce: false, outside: false });
         } else {
           this.#durable = this.#latest = pending.reduce((workbook, entry) => applyKeepingCells(workbook, entry.plan), this.#durable);
           this.#entries = pending.slice();
@@ -270,13 +277,12 @@ export class FileSource implements Source {
       } else {
         // Re-planning moves the appends that followed a set-aside one up into its place.
         const storable = pending.filter((entry) => !unstorable.includes(entry));
-        await this.#adopt(this.#durable, this.#fingerprint, this.#identity, storable, false);
+        await this.#adopt(this.#durable, this.#fingerprint, this.#identity, storable, { announce: false, outside: !matches });
       }
     }
     // Read-only: leave the journal for a run that can write it back.
     if (!this.#writable) return;
     this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries, this.#config.journalFiles);
-    await this.#forgetJournaled();
     await this.#io.run(() => this.#compact(true));
   }
 
@@ -284,12 +290,6 @@ export class FileSource implements Source {
   async #keepReceipts(entries: readonly JournalEntry[]): Promise<void> {
     const receipts = receiptsOf(entries);
     if (receipts.length > 0) await this.#config.receipts?.keep(receipts);
-  }
-
-  async #forgetJournaled(): Promise<void> {
-    const compactions = this.#forgetOnceJournaled;
-    this.#forgetOnceJournaled = [];
-    await this.#history?.forget(compactions);
   }
 
   async #plan<T>(plan: (workbook: Workbook) => Planned<T>, arrival: number): Promise<{ result: T; durable: Promise<void> }> {
@@ -507,38 +507,43 @@ export class FileSource implements Source {
     this.#unreadable = null;
     // Writes accepted but not yet in the journal were planned on the old rows: journal them first.
     while (this.#commits.queued > 0) await this.#commits.commitQueued();
-    await this.#adopt(decoded, print, identity, this.#entries, true);
+    await this.#adopt(decoded, print, identity, this.#entries, { announce: true, outside: true });
     return true;
   }
 
   /**
-   * Takes the file's new content, re-applying the journaled writes that still fit, and before
-   * them the writes of earlier compactions the new file lacks (a stale copy saved over it).
+   * Takes the file's new content, re-applying the journaled writes that still fit. `outside`: the
+   * content was saved by another program, the new truth for every write folded before it; those
+   * writes are never applied again (rows deleted outside stay deleted), and the ones whose rows it
+   * dropped are saved aside (compacted.ts).
    */
-  async #adopt(decoded: Workbook, print: string, identity: string | null, entries: readonly JournalEntry[], announce: boolean): Promise<void> {
+  async #adopt(decoded: Workbook, print: string, identity: string | null, entries: readonly JournalEntry[], how: { announce: boolean; outside: boolean }): Promise<void> {
     const { log, path } = this.#config;
     // Re-planned entries and conflicts leave the journal without their Idempotency-Keys.
     await this.#keepReceipts(entries);
-    const missing = this.#history?.missingFrom(decoded, print) ?? [];
-    const lost = missing.flatMap((compaction) => compaction.entries);
-    if (lost.length > 0) {
-      log(`sheetrest: ${path} was replaced by a copy lacking ${lost.length} acknowledged write(s) already folded into it; they are applied again where their rows still match`);
-    }
-    const { workbook, applied, conflicts } = rebase(decoded, [...lost, ...entries], applyKeepingCells);
+    const { workbook, applied, conflicts } = rebase(decoded, entries, applyKeepingCells);
     this.#fingerprint = print;
     this.#identity = identity;
     this.#durable = this.#latest = workbook;
     this.#entries = applied.slice();
-    this.#modifiedAt = applied.length > 0 || lost.length > 0 ? Date.now() : (mtimeOf(identity) ?? Date.now());
-    if (announce) log(`sheetrest: picked up a change to ${path} made outside the server`);
+    this.#modifiedAt = applied.length > 0 ? Date.now() : (mtimeOf(identity) ?? Date.now());
+    if (how.announce) log(`sheetrest: picked up a change to ${path} made outside the server`);
     if (conflicts.length > 0) await this.#reportConflicts(conflicts);
-    // Forgotten once their writes are back in a journal (or in the conflict file): a later
-    // compaction records them anew. At start the journal is written by recover().
-    this.#forgetOnceJournaled = missing;
-    if (this.#journal !== null) {
-      await this.#replaceJournal(applied);
-      await this.#forgetJournaled();
+    if (how.outside && this.#history !== null) {
+      const dropped = this.#history.droppedBy(decoded);
+      try {
+        if (dropped.length > 0) {
+          const what = `${path} was replaced by a version without the rows of ${dropped.length} acknowledged write(s) already folded into it (deleted outside, or saved from a copy opened before they were folded)`;
+          await this.#setAside(dropped, what, 'kept the outside version and ');
+        }
+        // Saved aside before they are forgotten; from now on the folds are compared with this version.
+        await this.#history.clear();
+      } catch (error) {
+        // Only a record: the outside version is taken either way.
+        log(`sheetrest: could not save aside the ${dropped.length} folded write(s) the outside version of ${path} dropped (${describe(error)})`);
+      }
     }
+    if (this.#journal !== null) await this.#replaceJournal(applied);
     this.#armIdleCompaction();
   }
 
