@@ -155,7 +155,7 @@ test(`connections: create, read, change, delete at run time (${RUNTIME})`, async
   assert.deepEqual(listed.body.map((c: { id: string; origin: string; editable: boolean }) => [c.id, c.origin, c.editable]), [['book', 'config', false]]);
   assert.equal((await fetch(`${url}/sheets/crm`)).status, 404);
 
-  const created = await call(url, 'POST', '/_admin/connections', crm(dir, { hiddenTabs: 'hide' }));
+  const created = await call(url, 'POST', '/_admin/connections', crm(dir, { hiddenTabs: 'hide', open: true }));
   assert.equal(created.status, 201, JSON.stringify(created.body));
   assert.equal(created.headers.get('location'), '/_admin/connections/crm');
   assert.equal(created.body.origin, 'admin');
@@ -282,14 +282,14 @@ test(`bad requests answer 4xx in the contract's shape (${RUNTIME})`, async (t) =
 test(`keys: shown once, listed without the secret, revoked and rotated (${RUNTIME})`, async (t) => {
   const dir = await folder(t);
   const { url } = await startServer(t, configFor(dir));
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const get = (key: string | null, path = '/sheets/crm') => fetch(`${url}${path}`, { headers: key === null ? {} : { 'X-Api-Key': key } });
   const status = async (key: string | null) => {
     const response = await get(key);
     await response.body?.cancel();
     return response.status;
   };
-  assert.equal(await status(null), 200, 'open until it has a key');
+  assert.equal(await status(null), 200, 'made open, it is open until it has a key');
 
   const reader = await call(url, 'POST', '/_admin/connections/crm/keys', { scope: 'read', name: 'dashboard' });
   assert.equal(reader.status, 201);
@@ -408,7 +408,7 @@ test(`kill -9 right after the answers loses no admin change (${RUNTIME})`, async
   const args = [dir.path('book.xlsx'), '--state-dir', dir.path('state'), '--log-level', 'warn'];
   const env = { SHEETREST_ADMIN_TOKEN: TOKEN };
   const first = await spawnServer(t, args, 15_000, env);
-  assert.equal((await call(first.url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(first.url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const kept = (await call(first.url, 'POST', '/_admin/connections/crm/keys', {})).body;
   const revoked = (await call(first.url, 'POST', '/_admin/connections/crm/keys', {})).body;
   assert.equal((await call(first.url, 'DELETE', `/_admin/connections/crm/keys/${revoked.id}`)).status, 204);
@@ -433,7 +433,7 @@ test(`kill -9 right after the answers loses no admin change (${RUNTIME})`, async
 test(`DELETE closes the source after its writes in flight (${RUNTIME})`, async (t) => {
   const dir = await folder(t);
   const { url } = await startServer(t, configFor(dir));
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const posts = Array.from({ length: 20 }, (_, i) => postJson(`${url}/sheets/crm`, { Lead: `lead-${i}` }).then(async (response) => ({ i, status: response.status, body: await response.text() })));
   const deleted = await call(url, 'DELETE', '/_admin/connections/crm');
   assert.equal(deleted.status, 204);
@@ -444,7 +444,7 @@ test(`DELETE closes the source after its writes in flight (${RUNTIME})`, async (
   const inFile = (await readBook(dir.path('crm.xlsx'))).Leads.slice(3).map((row) => row[0]);
   assert.deepEqual([...inFile].sort(), [...acknowledged].sort());
   // And the same file can be served again at once.
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
 });
 
 test(`a Google connection through the admin API (emulator) (${RUNTIME})`, async (t) => {
@@ -454,7 +454,7 @@ test(`a Google connection through the admin API (emulator) (${RUNTIME})`, async 
   const dir = await folder(t);
   const { url } = await startServer(t, configFor(dir));
   const source = { type: 'google', spreadsheetId, rootUrl: emulator.rootUrl, accessToken: 'emulator-token', retries: 0 };
-  const created = await call(url, 'POST', '/_admin/connections', { id: 'people', source });
+  const created = await call(url, 'POST', '/_admin/connections', { id: 'people', source, open: true });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   assert.equal(created.body.source.accessToken, '[secret]');
   assert.doesNotMatch(JSON.stringify((await call(url, 'GET', '/_admin/connections')).body), /emulator-token/);
@@ -508,7 +508,7 @@ test(`an admin change is served at once, never a kept answer of the connection b
   const dir = await folder(t);
   await writeXlsx(dir.path('crm.xlsx'), 'Leads', [['Lead', 'Stage'], ['Acme', 'new']]);
   const { url } = await startServer(t, configFor(dir));
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const first = await fetch(`${url}/sheets/crm/Stage/new`);
   assert.equal(first.headers.get('cache-control'), 'no-cache');
   assert.deepEqual(await first.json(), [{ Lead: 'Acme', Stage: 'new' }]);
@@ -544,7 +544,7 @@ test(`an admin change is served at once, never a kept answer of the connection b
 test(`a connection made with the admin API keeps Idempotency-Keys, across its changes (${RUNTIME})`, async (t) => {
   const dir = await folder(t);
   const { url } = await startServer(t, configFor(dir));
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const post = () => fetch(`${url}/sheets/crm`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'lead-1' }, body: JSON.stringify({ Lead: 'Initech', Stage: 'new' }) });
   const first = await post();
   assert.equal(first.status, 201);

@@ -14,7 +14,7 @@ import type { Secret } from '../config.ts';
 import { errorAnswer, type Answer } from '../respond.ts';
 import { ChangeConnectionSchema, CreateConnectionSchema, CreateKeySchema, parseAdminBody, RotateKeySchema } from './requests.ts';
 import type { AdminService } from './service.ts';
-import { AuthorizeSchema, CALLBACK_PATH, type GoogleConnect } from './google-connect.ts';
+import { AuthorizeSchema, CALLBACK_PATH, NewKeySchema, type GoogleConnect } from './google-connect.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
@@ -97,6 +97,15 @@ export function adminHandler(service: AdminService, token: Secret, google?: Goog
           POST: async (_, read, origin) => {
             const input = await read(AuthorizeSchema);
             return isApiError(input) ? failure(input) : answer(200, google.authorize(input, origin));
+          },
+        },
+      },
+      {
+        pattern: ['google', 'new-key'],
+        methods: {
+          POST: async (_, read) => {
+            const input = await read(NewKeySchema);
+            return isApiError(input) ? failure(input) : answer(200, google.newKey(input));
           },
         },
       },
