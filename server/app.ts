@@ -99,6 +99,8 @@ export interface IncomingRequest {
   readonly method: string;
   readonly headers: { get(name: string): string | null };
   readonly body: ReadableStream<Uint8Array> | null;
+  /** The client's address as the socket has it (server/client-address.ts); in-process requests may leave it out. */
+  readonly remoteAddress?: string;
 }
 
 export interface App {
