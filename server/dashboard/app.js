@@ -187,8 +187,6 @@ function twoStep(label, again, act) {
 function keysSection(connection) {
   const base = `/connections/${encodeURIComponent(connection.id)}/keys`;
   const shown = h('div', { id: 'new-key-area' }, shownKey?.connection === connection.id ? keyBox(shownKey.made, connection) : null);
-  // Revoking the last key closes the connection to everyone; it never opens it.
-  const last = connection.keys.length === 1;
   const rows = connection.keys.map((key) => h('tr', {},
     h('td', {}, key.prefix ? h('code', {}, `${key.prefix}…`) : '(config file)'), h('td', {}, key.scope), h('td', {}, key.name ?? ''),
     h('td', {}, when(key.created)), h('td', {}, key.expires ? `ends ${when(key.expires)}` : ''),
@@ -199,7 +197,7 @@ function keysSection(connection) {
         keyMade(connection.id, reply.body, false);
         await refresh();
       } }, 'Rotate'),
-      twoStep('Revoke', last ? 'Really revoke the last key? The connection will then be closed to everyone (every request refused) until a key is added.' : 'Really revoke?', async () => {
+      twoStep('Revoke', revokeQuestion(connection, key), async () => {
         const reply = await admin('DELETE', `${base}/${key.id}`);
         if (!reply.ok) return showNotice(messageOf(reply), true);
         notice = { error: false, text: `Revoked ${key.prefix}….` };
@@ -226,6 +224,15 @@ function keysSection(connection) {
     connection.editable ? form : null,
     connection.editable && !connection.open && rows.length === 0 ? h('p', {}, openButton(connection)) : null,
     shown);
+}
+
+/** Revoking the last key (or the last that does not end) closes the connection to everyone; it never opens it. */
+function revokeQuestion(connection, key) {
+  const others = connection.keys.filter((other) => other.id !== key.id);
+  const closed = 'the connection will then be closed to everyone (every request refused) until a key is added.';
+  if (others.length === 0) return `Really revoke the last key? ${closed[0].toUpperCase()}${closed.slice(1)}`;
+  if (others.every((other) => other.expires)) return `Really revoke? The other keys are ending: once they do, ${closed}`;
+  return 'Really revoke?';
 }
 
 function openButton(connection) {
