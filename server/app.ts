@@ -11,7 +11,7 @@ import { JSON_CONTENT_TYPE } from '../lib/headers.ts';
 import { allowedMethods, parseRequest, type EngineOptions, type Operation, type ParsedRequest } from '../lib/parse-request.ts';
 import { noneMatchHits } from '../lib/version.ts';
 import { AnswerCache } from './answer-cache.ts';
-import { authenticate, checkWrite, type ApiKey } from './auth.ts';
+import { authenticate, checkWrite, isOpen, OPEN_ACCESS, type ApiKey } from './auth.ts';
 import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors.ts';
 import type { PlanConfig } from './config.ts';
 import { ConnectionRegistry, type ConnectionLookup } from './connections.ts';
@@ -35,6 +35,8 @@ export interface Connection {
   readonly id: string;
   readonly source: Source;
   readonly keys: readonly ApiKey[];
+  /** Open to any caller without a key; left out: open exactly when it has no keys (server/auth.ts, `isOpen`). */
+  readonly open?: boolean;
   readonly plan?: Plan;
   readonly readOnly: boolean;
   readonly engine: EngineOptions;
@@ -97,6 +99,8 @@ export interface IncomingRequest {
   readonly method: string;
   readonly headers: { get(name: string): string | null };
   readonly body: ReadableStream<Uint8Array> | null;
+  /** The client's address as the socket has it (server/client-address.ts); in-process requests may leave it out. */
+  readonly remoteAddress?: string;
 }
 
 export interface App {
@@ -212,8 +216,9 @@ export function createApp(options: AppOptions): App {
     const connection = connections.get(safeDecode(rawId));
     if (connection === undefined) return errorAnswer(apiError('not_found', `There is no connection "${safeDecode(rawId)}".`), cors);
 
-    // An open connection takes any caller: its key header is not even read.
-    const authenticated = authenticate(connection.keys, connection.keys.length === 0 ? null : request.headers.get('x-api-key'));
+    // An open connection takes any caller: its key header is not even read. A closed one with no
+    // keys left refuses everyone: an empty key list never opens it.
+    const authenticated = isOpen(connection) ? OPEN_ACCESS : authenticate(connection.keys, request.headers.get('x-api-key'));
     if (isApiError(authenticated)) return errorAnswer(authenticated, cors);
 
     const operation = operationOf(request);
@@ -248,7 +253,7 @@ export function createApp(options: AppOptions): App {
   /** A sheet's answer as sent: a read's caching headers (or no-store), the quota's and CORS. */
   function finishSheet(answered: Answer, connection: Connection, request: IncomingRequest, operation: Operation, quota: QuotaDecision, cors: Readonly<Record<string, string>>): Answer {
     const read = operation === 'read' && (answered.status === 200 || answered.status === 304) && request.method !== 'OPTIONS';
-    return finished(answered, read ? readCaching(connection) : NO_STORE_HEADERS, quota.headers, cors, connection.keys.length > 0);
+    return finished(answered, read ? readCaching(connection) : NO_STORE_HEADERS, quota.headers, cors, !isOpen(connection));
   }
 
   /** A throw while answering on a connection: the client's error as it is, ours logged and a bare 500. */
@@ -502,7 +507,7 @@ function cacheControlOf(connection: Connection): string {
   let value = cacheControls.get(connection);
   if (value === undefined) {
     const { maxAge, staleWhileRevalidate } = connection.cacheControl ?? {};
-    const scope = connection.keys.length > 0 ? 'private' : maxAge === undefined ? null : 'public';
+    const scope = !isOpen(connection) ? 'private' : maxAge === undefined ? null : 'public';
     const freshness = maxAge === undefined ? 'no-cache' : `max-age=${maxAge}${staleWhileRevalidate === undefined ? '' : `, stale-while-revalidate=${staleWhileRevalidate}`}`;
     value = scope === null ? freshness : `${scope}, ${freshness}`;
     cacheControls.set(connection, value);

@@ -1,5 +1,8 @@
 // API keys: `GET /sheets/demo` with `X-Api-Key: a-secret` -> allowed with the key's scope, or
 // 401 `not_authenticated` / `authentication_failed`; a write with a read key -> 403.
+// A connection is open (no key read at all) only when it says so: `isOpen`. A closed connection
+// whose keys are all gone (the last one revoked, or expired) refuses every request: an empty
+// key list never opens it (docs/admin-api.md, "Open and closed connections").
 // Only SHA-256 digests of keys are ever held: the config loader hashes plaintext keys at
 // start-up, and a key given as `sha256` in the config is never known in plaintext at all.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -38,17 +41,39 @@ export function digestKey(key: string): Uint8Array {
   return new Uint8Array(createHash('sha256').update(key, 'utf8').digest());
 }
 
-/** What an open connection (no keys) grants every caller: one object for all of them. */
-const OPEN: Authenticated = Object.freeze({ scope: 'write' });
+/** What an open connection grants every caller: one object for all of them. */
+export const OPEN_ACCESS: Authenticated = Object.freeze({ scope: 'write' });
+
+/** What decides whether a connection needs a key. */
+export interface Access {
+  readonly keys: readonly ApiKey[];
+  /**
+   * true: any caller, no key read; false: a key is needed, even when there is none left (then
+   * every request is refused). Left out: open exactly when it has no keys, the config file's rule
+   * (a connection without `keys` is open), also for connections built in-process. The admin API
+   * always sets it.
+   */
+  readonly open?: boolean;
+}
+
+export function isOpen(connection: Access): boolean {
+  return connection.open ?? connection.keys.length === 0;
+}
 
 /**
- * Checks the `X-Api-Key` header value (`headers.get('x-api-key')`) against a connection's keys.
- * No keys: the connection is open and every caller may write.
+ * Checks the `X-Api-Key` header value (`headers.get('x-api-key')`) against a closed connection's
+ * keys (an open one is `OPEN_ACCESS`, see `isOpen`). No keys, or none still valid: every request
+ * is refused, with a message saying why.
  */
 export function authenticate(keys: readonly ApiKey[], headerValue: string | null, now: number = Date.now()): Authenticated | ApiError {
-  if (keys.length === 0) return OPEN;
   // An empty header is no key at all: the client forgot to fill it in, it did not guess wrong.
-  if (headerValue === null || headerValue === '') {
+  const missing = headerValue === null || headerValue === '';
+  if (!keys.some((key) => key.expiresAt === undefined || key.expiresAt > now)) {
+    // Nothing secret to time here: no key can match. Said plainly, so the owner knows what to fix.
+    const why = 'This connection has no usable API key, so it refuses every request; its admin can add a key (or open the connection) through the admin API.';
+    return apiError(missing ? 'not_authenticated' : 'authentication_failed', why);
+  }
+  if (missing) {
     return apiError('not_authenticated', `This connection needs an API key: send it in the ${API_KEY_HEADER} header.`);
   }
   const presented = digestKey(headerValue);

@@ -1,4 +1,5 @@
 // Bun: Bun.serve takes the fetch handler as it is, with its one timeout kept off the handler.
+import { noteClientAddress, wantsClientAddress } from './client-address.ts';
 import type { Listen } from './listener.ts';
 import { respond } from './respond.ts';
 
@@ -7,6 +8,8 @@ interface BunServer {
   stop(closeActiveConnections?: boolean): Promise<void>;
   /** The idle timeout of this request's connection, in seconds; 0 turns it off. */
   timeout(request: Request, seconds: number): void;
+  /** The socket's peer for this request. */
+  requestIP(request: Request): { address: string } | null;
 }
 
 declare const Bun: {
@@ -36,7 +39,11 @@ export const listen: Listen = async (app, { host, port, headersTimeoutMs = 10_00
     // works (a stalled body is the app's 408) and set again for the connection's idle time after
     // the answer. Reads skip the two calls, which cost Bun a quarter of its throughput on a small
     // answer: a read cut off changes nothing and can be sent again.
-    fetch: (request, served) => (request.method === 'GET' || request.method === 'HEAD' ? respond(app, request) : answerUntimed(request, served)),
+    fetch: (request, served) => {
+      // Only admin requests use it (failed sign-ins are counted per address): the rest skip the lookup.
+      if (wantsClientAddress(request.url)) noteClientAddress(request, served.requestIP(request)?.address);
+      return request.method === 'GET' || request.method === 'HEAD' ? respond(app, request) : answerUntimed(request, served);
+    },
   });
   async function answerUntimed(request: Request, served: BunServer): Promise<Response> {
     served.timeout(request, 0);

@@ -83,6 +83,8 @@ export async function openConnection(connection: ConnectionConfig, settings: Ope
     source,
     idempotency,
     keys: connection.keys,
+    // The config file's rule: a connection without keys is open (docs/configuration.md).
+    open: connection.keys.length === 0,
     plan: connection.plan,
     readOnly: connection.readOnly ?? false,
     cacheControl: connection.cacheControl,

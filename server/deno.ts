@@ -4,6 +4,7 @@
 // again go out as text (respond.ts, `textOnceSeen`): Deno copies every byte body. A kept answer
 // is returned in the same turn, not as a promise, and a kept 304 as the very Response sent
 // before: both spare Deno's HTTP layer work (docs/benchmarks.md).
+import { noteClientAddress, wantsClientAddress } from './client-address.ts';
 import type { Listen } from './listener.ts';
 import { respond, textOnceSeen, type ResponseOptions } from './respond.ts';
 
@@ -12,11 +13,15 @@ const RESPONSES: ResponseOptions = { bodyOf: textOnceSeen, reuseBodiless: true }
 declare const Deno: {
   serve(
     options: { hostname: string; port: number; onListen?: (address: { port: number }) => void },
-    handler: (request: Request) => Response | Promise<Response>,
+    handler: (request: Request, info: { remoteAddr: { hostname?: string } }) => Response | Promise<Response>,
   ): { finished: Promise<void>; shutdown(): Promise<void>; addr: { port: number } };
 };
 
 export const listen: Listen = async (app, { host, port }) => {
-  const server = Deno.serve({ hostname: host, port, onListen: () => {} }, (request) => respond(app, request, RESPONSES));
+  const server = Deno.serve({ hostname: host, port, onListen: () => {} }, (request, info) => {
+    // Only admin requests use it (failed sign-ins are counted per address): the rest skip the lookup.
+    if (wantsClientAddress(request.url)) noteClientAddress(request, info.remoteAddr.hostname);
+    return respond(app, request, RESPONSES);
+  });
   return { port: server.addr.port, close: () => server.shutdown(), closeAll: () => app.abortBodies() };
 };

@@ -74,6 +74,8 @@ function serve(app: App, incoming: IncomingMessage, outgoing: ServerResponse, cl
     method,
     headers: { get: (name) => headerValue(incoming.headers[name.toLowerCase()]) },
     body: hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null,
+    // The socket's peer (node:http caches it per connection): what failed admin sign-ins count by.
+    remoteAddress: incoming.socket.remoteAddress,
   };
   if (!hasBody) incoming.resume();
   const answered = app.answer(request);

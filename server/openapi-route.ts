@@ -7,6 +7,7 @@ import { buildOpenApi, isOpenApiPath, type OpenApiConnection } from '../lib/open
 import { etag, noneMatchHits, workbookVersion } from '../lib/version.ts';
 import type { Workbook } from '../lib/workbook.ts';
 import type { Connection, IncomingRequest } from './app.ts';
+import { isOpen } from './auth.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 
 const METHODS = 'GET, HEAD';
@@ -25,7 +26,7 @@ export async function answerOpenApi(connection: Connection, request: IncomingReq
   const workbook = await connection.source.read({ fresh });
   const described: OpenApiConnection = {
     id: connection.id,
-    keyed: connection.keys.length > 0,
+    keyed: !isOpen(connection),
     writable: !connection.readOnly && connection.source.writable,
     hiddenTabs: connection.engine.hiddenTabs,
   };

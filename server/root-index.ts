@@ -5,13 +5,14 @@
 import { apiError } from '../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from '../lib/headers.ts';
 import type { Connection } from './app.ts';
+import { isOpen } from './auth.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 
 export function rootIndex(method: string, connections: readonly Connection[]): Answer {
   if (method !== 'GET' && method !== 'HEAD') {
     return errorAnswer(apiError('method_not_allowed', `${method} is not allowed on /; use GET.`, { Allow: 'GET, HEAD' }));
   }
-  const open = connections.filter((connection) => connection.keys.length === 0);
+  const open = connections.filter((connection) => isOpen(connection));
   const body = {
     name: 'sheetrest',
     connections: open.map((connection) => {

@@ -13,6 +13,7 @@
 import { join } from 'node:path';
 import { apiError } from '../lib/errors.ts';
 import { adminHandler } from './admin/routes.ts';
+import { SignInThrottle } from './admin/sign-in-throttle.ts';
 import { AdminService } from './admin/service.ts';
 import { readAdminFile } from './admin/store.ts';
 import { loadDashboard } from './dashboard-files.ts';
@@ -91,7 +92,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     }
     const app = createApp({
       connections: registry,
-      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log)), dashboard: await loadDashboard() }),
+      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log), new SignInThrottle({ log })), dashboard: await loadDashboard() }),
       quota,
       bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
       bodyTimeoutMs: timeouts.bodyMs,

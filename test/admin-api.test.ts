@@ -4,11 +4,12 @@
 // the key gets 401); plans and usage; bad input answers 4xx in the contract's body shape; every
 // change survives a restart, and kill -9 right after the answer. Also `GET /` (the index).
 import assert from 'node:assert/strict';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import * as XLSX from '@e965/xlsx';
 import { test } from 'node:test';
 import { configForFile, ConfigError, loadConfig, type Config } from '../server/config.ts';
 import { nextMonthStart } from '../server/quota.ts';
+import { createLogger } from '../server/log.ts';
 import { startEmulator } from '../server/google-emulator/mod.ts';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -158,7 +159,7 @@ test(`connections: create, read, change, delete at run time (${RUNTIME})`, async
   assert.deepEqual(listed.body.map((c: { id: string; origin: string; editable: boolean }) => [c.id, c.origin, c.editable]), [['book', 'config', false]]);
   assert.equal((await fetch(`${url}/sheets/crm`)).status, 404);
 
-  const created = await call(url, 'POST', '/_admin/connections', crm(dir, { hiddenTabs: 'hide' }));
+  const created = await call(url, 'POST', '/_admin/connections', crm(dir, { hiddenTabs: 'hide', open: true }));
   assert.equal(created.status, 201, JSON.stringify(created.body));
   assert.equal(created.headers.get('location'), '/_admin/connections/crm');
   assert.equal(created.body.origin, 'admin');
@@ -285,14 +286,14 @@ test(`bad requests answer 4xx in the contract's shape (${RUNTIME})`, async (t) =
 test(`keys: shown once, listed without the secret, revoked and rotated (${RUNTIME})`, async (t) => {
   const dir = await folder(t);
   const { url } = await startServer(t, configFor(dir));
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const get = (key: string | null, path = '/sheets/crm') => fetch(`${url}${path}`, { headers: key === null ? {} : { 'X-Api-Key': key } });
   const status = async (key: string | null) => {
     const response = await get(key);
     await response.body?.cancel();
     return response.status;
   };
-  assert.equal(await status(null), 200, 'open until it has a key');
+  assert.equal(await status(null), 200, 'made open, it is open until it has a key');
 
   const reader = await call(url, 'POST', '/_admin/connections/crm/keys', { scope: 'read', name: 'dashboard' });
   assert.equal(reader.status, 201);
@@ -411,7 +412,7 @@ test(`kill -9 right after the answers loses no admin change (${RUNTIME})`, async
   const args = [dir.path('book.xlsx'), '--state-dir', dir.path('state'), '--log-level', 'warn'];
   const env = { SHEETREST_ADMIN_TOKEN: TOKEN };
   const first = await spawnServer(t, args, 15_000, env);
-  assert.equal((await call(first.url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(first.url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const kept = (await call(first.url, 'POST', '/_admin/connections/crm/keys', {})).body;
   const revoked = (await call(first.url, 'POST', '/_admin/connections/crm/keys', {})).body;
   assert.equal((await call(first.url, 'DELETE', `/_admin/connections/crm/keys/${revoked.id}`)).status, 204);
@@ -436,7 +437,7 @@ test(`kill -9 right after the answers loses no admin change (${RUNTIME})`, async
 test(`DELETE closes the source after its writes in flight (${RUNTIME})`, async (t) => {
   const dir = await folder(t);
   const { url } = await startServer(t, configFor(dir));
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const posts = Array.from({ length: 20 }, (_, i) => postJson(`${url}/sheets/crm`, { Lead: `lead-${i}` }).then(async (response) => ({ i, status: response.status, body: await response.text() })));
   const deleted = await call(url, 'DELETE', '/_admin/connections/crm');
   assert.equal(deleted.status, 204);
@@ -447,7 +448,7 @@ test(`DELETE closes the source after its writes in flight (${RUNTIME})`, async (
   const inFile = (await readBook(dir.path('crm.xlsx'))).Leads.slice(3).map((row) => row[0]);
   assert.deepEqual([...inFile].sort(), [...acknowledged].sort());
   // And the same file can be served again at once.
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
 });
 
 test(`a Google connection through the admin API (emulator) (${RUNTIME})`, async (t) => {
@@ -459,7 +460,7 @@ test(`a Google connection through the admin API (emulator) (${RUNTIME})`, async 
   const config = configForFile(dir.path('book.xlsx'), { stateDir: dir.path('state'), log: { level: 'silent' }, admin: { token: TOKEN, allowedEndpoints: [emulator.rootUrl] } }, { env: {} });
   const { url } = await startServer(t, config);
   const source = { type: 'google', spreadsheetId, rootUrl: emulator.rootUrl, accessToken: 'emulator-token', retries: 0 };
-  const created = await call(url, 'POST', '/_admin/connections', { id: 'people', source });
+  const created = await call(url, 'POST', '/_admin/connections', { id: 'people', source, open: true });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   assert.equal(created.body.source.accessToken, '[secret]');
   assert.doesNotMatch(JSON.stringify((await call(url, 'GET', '/_admin/connections')).body), /emulator-token/);
@@ -513,7 +514,7 @@ test(`an admin change is served at once, never a kept answer of the connection b
   const dir = await folder(t);
   await writeXlsx(dir.path('crm.xlsx'), 'Leads', [['Lead', 'Stage'], ['Acme', 'new']]);
   const { url } = await startServer(t, configFor(dir));
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const first = await fetch(`${url}/sheets/crm/Stage/new`);
   assert.equal(first.headers.get('cache-control'), 'no-cache');
   assert.deepEqual(await first.json(), [{ Lead: 'Acme', Stage: 'new' }]);
@@ -549,7 +550,7 @@ test(`an admin change is served at once, never a kept answer of the connection b
 test(`a connection made with the admin API keeps Idempotency-Keys, across its changes (${RUNTIME})`, async (t) => {
   const dir = await folder(t);
   const { url } = await startServer(t, configFor(dir));
-  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir, { open: true }))).status, 201);
   const post = () => fetch(`${url}/sheets/crm`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'lead-1' }, body: JSON.stringify({ Lead: 'Initech', Stage: 'new' }) });
   const first = await post();
   assert.equal(first.status, 201);
@@ -568,4 +569,138 @@ test(`a connection made with the admin API keeps Idempotency-Keys, across its ch
   assert.equal(again.headers.get('idempotent-replayed'), 'true');
   await again.body?.cancel();
   assert.deepEqual((await getRows(`${url}/sheets/crm`)).map((row) => row.Lead), ['Acme', 'Globex', 'Initech']);
+});
+
+/** The status (and error code) of a GET, and of a POST, without a key or with `key`. */
+async function access(url: string, id: string, key: string | null = null): Promise<{ read: number; write: number; error: string | null; message: string }> {
+  const headers: Record<string, string> = key === null ? {} : { 'X-Api-Key': key };
+  const read = await fetch(`${url}/sheets/${id}`, { headers });
+  const body = read.status === 200 ? null : await read.json();
+  if (body === null) await read.body?.cancel();
+  const write = await fetch(`${url}/sheets/${id}`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: '{"Lead":"intruder"}' });
+  await write.body?.cancel();
+  return { read: read.status, write: write.status, error: body?.error ?? null, message: body?.message ?? '' };
+}
+
+test(`open and closed connections: closed unless made open, and never opened by losing its keys (${RUNTIME})`, async (t) => {
+  const dir = await folder(t);
+  await writeXlsx(dir.path('rotated.xlsx'), 'Leads', [['Lead'], ['Acme']]);
+  await writeXlsx(dir.path('both.xlsx'), 'Leads', [['Lead'], ['Acme']]);
+  let server = await startServer(t, configFor(dir));
+  let first = '';
+
+  await t.test('a connection made with the admin API starts closed, with one key that works, shown once', async () => {
+    const created = await call(server.url, 'POST', '/_admin/connections', crm(dir));
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.open, false);
+    assert.match(created.body.newKey.key, /^sr_[A-Za-z0-9_-]{43}$/);
+    assert.equal(created.body.newKey.scope, 'write');
+    assert.deepEqual(created.body.keys.map((key: { id: string }) => key.id), [created.body.newKey.id]);
+    first = created.body.newKey.key;
+    assert.deepEqual(await access(server.url, 'crm'), { read: 401, write: 401, error: 'not_authenticated', message: 'This connection needs an API key: send it in the X-Api-Key header.' });
+    const keyed = await access(server.url, 'crm', first);
+    assert.deepEqual([keyed.read, keyed.write], [200, 201]);
+    const shown = JSON.stringify([(await call(server.url, 'GET', '/_admin/connections/crm')).body, (await call(server.url, 'GET', '/_admin/connections')).body]);
+    assert.ok(!shown.includes(first) && !shown.includes('newKey'), 'the key is shown in the create answer only');
+  });
+
+  await t.test('"open": true makes an open connection, without a key', async () => {
+    const created = await call(server.url, 'POST', '/_admin/connections', { id: 'public', source: { type: 'file', path: dir.path('other.xlsx') }, open: true });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.open, true);
+    assert.equal(created.body.newKey, undefined);
+    assert.deepEqual(created.body.keys, []);
+    assert.equal((await access(server.url, 'public')).read, 200);
+  });
+
+  await t.test('revoking the last key leaves the connection closed (401 for everyone)', async () => {
+    const keys = (await call(server.url, 'GET', '/_admin/connections/crm/keys')).body;
+    assert.equal(keys.length, 1);
+    assert.equal((await call(server.url, 'DELETE', `/_admin/connections/crm/keys/${keys[0].id}`)).status, 204);
+    const anonymous = await access(server.url, 'crm');
+    assert.deepEqual([anonymous.read, anonymous.write, anonymous.error], [401, 401, 'not_authenticated']);
+    assert.match(anonymous.message, /no usable API key.*admin API/);
+    const revoked = await access(server.url, 'crm', first);
+    assert.deepEqual([revoked.read, revoked.write, revoked.error], [401, 401, 'authentication_failed']);
+    const view = (await call(server.url, 'GET', '/_admin/connections/crm')).body;
+    assert.deepEqual([view.open, view.keys], [false, []]);
+  });
+
+  let rotated = '';
+  let replaced = '';
+  await t.test('rotating with an overlap, then revoking the new key: closed once the old key ends', async () => {
+    const created = (await call(server.url, 'POST', '/_admin/connections', { id: 'rotated', source: { type: 'file', path: dir.path('rotated.xlsx') } })).body;
+    replaced = created.newKey.key;
+    const rotation = await call(server.url, 'POST', `/_admin/connections/rotated/keys/${created.newKey.id}/rotate`, { overlapSeconds: 1 });
+    assert.equal(rotation.status, 201, JSON.stringify(rotation.body));
+    rotated = rotation.body.key;
+    assert.equal((await call(server.url, 'DELETE', `/_admin/connections/rotated/keys/${rotation.body.id}`)).status, 204);
+    assert.equal((await access(server.url, 'rotated')).read, 401);
+    assert.equal((await access(server.url, 'rotated', rotated)).read, 401);
+    const ends = Date.parse(rotation.body.replaces.expires);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, ends - Date.now()) + 50));
+    const after = await access(server.url, 'rotated');
+    assert.deepEqual([after.read, after.write], [401, 401], 'the old key ended: still closed, never open');
+    assert.match(after.message, /no usable API key/);
+    assert.equal((await access(server.url, 'rotated', replaced)).read, 401);
+  });
+
+  await t.test('after a restart both stay closed', async () => {
+    await server.close();
+    server = await startServer(t, configFor(dir));
+    for (const id of ['crm', 'rotated']) {
+      const anonymous = await access(server.url, id);
+      assert.deepEqual([id, anonymous.read, anonymous.write], [id, 401, 401]);
+      assert.match(anonymous.message, /no usable API key/);
+      assert.equal((await call(server.url, 'GET', `/_admin/connections/${id}`)).body.open, false);
+    }
+    assert.equal((await access(server.url, 'rotated', replaced)).read, 401);
+    assert.equal((await access(server.url, 'public')).read, 200, 'the open one stays open');
+  });
+
+  await t.test('"open": true is refused while the connection has keys; a key added to an open connection closes it', async () => {
+    const created = (await call(server.url, 'POST', '/_admin/connections', { id: 'both', source: { type: 'file', path: dir.path('both.xlsx') } })).body;
+    assertError(await call(server.url, 'PATCH', '/_admin/connections/both', { open: true }), 409, 'conflict', /has a key; revoke it first/);
+    assert.equal((await access(server.url, 'both')).read, 401, 'nothing changed');
+    assert.equal((await call(server.url, 'DELETE', `/_admin/connections/both/keys/${created.newKey.id}`)).status, 204);
+    const opened = await call(server.url, 'PATCH', '/_admin/connections/both', { open: true });
+    assert.equal(opened.body.open, true, JSON.stringify(opened.body));
+    assert.equal((await access(server.url, 'both')).read, 200);
+    const key = (await call(server.url, 'POST', '/_admin/connections/both/keys', { scope: 'read' })).body;
+    assert.equal((await call(server.url, 'GET', '/_admin/connections/both')).body.open, false);
+    assert.equal((await access(server.url, 'both')).read, 401);
+    assert.equal((await access(server.url, 'both', key.key)).read, 200);
+    const closed = await call(server.url, 'PATCH', '/_admin/connections/public', { open: false });
+    assert.equal(closed.body.open, false);
+    assert.equal((await access(server.url, 'public')).read, 401, '"open": false closes it, with no key: refused to all');
+    assertError(await call(server.url, 'PATCH', '/_admin/connections/both', { open: 'yes' }), 400, 'invalid_body', /open: expected true or false/);
+  });
+
+  await t.test("a config file's connection without keys stays open", async () => {
+    const book = await access(server.url, 'book');
+    assert.equal(book.read, 200);
+    assert.equal((await call(server.url, 'GET', '/_admin/connections/book')).body.open, true);
+  });
+});
+
+test(`admin.json from before the open flag: a keyless connection is closed, and the start says so at warn (${RUNTIME})`, async (t) => {
+  const dir = await folder(t);
+  const now = new Date().toISOString();
+  const stored = (id: string, file: string, extra: Record<string, unknown> = {}) => ({ id, source: { type: 'file', path: dir.path(file) }, created: now, updated: now, keys: [], ...extra });
+  await mkdir(dir.path('state'), { recursive: true });
+  await writeFile(dir.path('state/admin.json'), JSON.stringify({ version: 1, connections: [stored('legacy', 'crm.xlsx'), stored('public', 'other.xlsx', { open: true })] }));
+  const lines: string[] = [];
+  const { url } = await startServer(t, configFor(dir), createLogger('warn', (line) => lines.push(line)));
+  const legacy = await access(url, 'legacy');
+  assert.deepEqual([legacy.read, legacy.write], [401, 401]);
+  assert.equal((await access(url, 'public')).read, 200, 'one stored open stays open');
+  const warned = lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 'warn' && entry.connection === 'legacy');
+  assert.equal(warned.length, 1, lines.join('\n'));
+  assert.match(warned[0].message, /no usable key, so it refuses every request/);
+  assert.equal(warned[0].addKey, 'POST /_admin/connections/legacy/keys');
+  assert.equal(warned[0].open, 'PATCH /_admin/connections/legacy {"open": true}');
+  assert.ok(!lines.some((line) => line.includes('"connection":"public"')));
+  // The way out the line names works.
+  const key = (await call(url, 'POST', '/_admin/connections/legacy/keys', {})).body.key;
+  assert.equal((await access(url, 'legacy', key)).read, 200);
 });

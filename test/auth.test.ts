@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { ApiError } from '../lib/errors.ts';
-import { authenticate, canWrite, checkWrite, digestKey } from '../server/auth.ts';
+import { authenticate, canWrite, checkWrite, digestKey, isOpen } from '../server/auth.ts';
 import type { ApiKey, Authenticated } from '../server/auth.ts';
 
 const writer: ApiKey = { digest: digestKey('write-key'), scope: 'write' };
@@ -21,9 +21,32 @@ function expectError(result: Authenticated | ApiError, code: string, status: num
   return result;
 }
 
-test('a connection without keys is open and may write', () => {
-  assert.deepEqual(authenticate([], null), { scope: 'write' });
-  assert.deepEqual(authenticate([], 'anything'), { scope: 'write' });
+test('a connection is open only when it says so, or (not saying) when it has no keys', async (t) => {
+  const cases: [string, { keys: ApiKey[]; open?: boolean }, boolean][] = [
+    ['open: true, no keys', { keys: [], open: true }, true],
+    ['open: false, no keys', { keys: [], open: false }, false],
+    ['open: false, a key', { keys: [writer], open: false }, false],
+    ['not saying, no keys (the config file\'s rule)', { keys: [] }, true],
+    ['not saying, a key', { keys: [writer] }, false],
+  ];
+  for (const [name, access, open] of cases) await t.test(name, () => assert.equal(isOpen(access), open));
+});
+
+test('a closed connection with no usable key refuses every request, saying why', async (t) => {
+  const expired: ApiKey = { digest: digestKey('old-key'), scope: 'write', expiresAt: 1_000 };
+  const cases: [string, ApiKey[], string | null, string][] = [
+    ['no keys, no header', [], null, 'not_authenticated'],
+    ['no keys, any header', [], 'anything', 'authentication_failed'],
+    ['only an expired key, no header', [expired], null, 'not_authenticated'],
+    ['only an expired key, that key', [expired], 'old-key', 'authentication_failed'],
+  ];
+  for (const [name, keys, header, code] of cases) {
+    await t.test(name, () => {
+      const error = expectError(authenticate(keys, header, 2_000), code, 401);
+      assert.match(error.message, /no usable API key/);
+      assert.match(error.message, /admin API/);
+    });
+  }
 });
 
 test('a missing or empty header is 401 not_authenticated', async (t) => {

@@ -1,8 +1,10 @@
 // The dashboard in a real browser: headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core; nothing is downloaded) against a server started in this process. It signs
-// in with the admin token, creates a connection, makes a key and uses it in the playground
-// (a filtered read, a /query, a write with a JSON body), revokes the key and sees the next
-// request get 401, and connects a Google spreadsheet through the emulator's consent page.
+// in with the admin token, creates a connection (closed, its first key shown once with a copy
+// button), makes a key and uses it in the playground (a filtered read, a /query, a write with a
+// JSON body), revokes the key and sees the next request get 401, connects a Google spreadsheet
+// through the emulator's consent page (its first key shown once too), and revokes a last key
+// after a warning that the connection will be closed to everyone.
 // It also measures what the first load transfers and how soon the page draws (printed as
 // diagnostics, never asserted: speed goals belong in bench/).
 //
@@ -38,6 +40,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
 
   const dir = await tempDir(t);
   await writeXlsx(dir.path('book.xlsx'), 'People', [['Name'], ['Ann']]);
+  await writeXlsx(dir.path('book-copy.xlsx'), 'People', [['Name'], ['Ann']]);
   await writeXlsx(dir.path('crm.xlsx'), 'Leads', [['Lead', 'Stage', 'Value', HOSTILE_COLUMN], ['Acme', 'new', 10, HOSTILE_CELL], ['Globex', 'won', 250, 'x'], ['Initech', 'won', 40, 'y']]);
   const config: Config = configForFile(dir.path('book.xlsx'), {
     stateDir: dir.path('state'),
@@ -53,7 +56,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
   t.diagnostic(`screenshots: ${shots}`);
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
   t.after(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
@@ -99,15 +102,39 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     assert.equal(await page.evaluate(() => sessionStorage.getItem('sheetrest.adminToken')), TOKEN);
   });
 
-  await t.test('create a connection from a file; its tabs and columns show as text', async () => {
+  await t.test('create a connection from a file: closed, its first key shown once with a copy button; its tabs and columns show as text', async () => {
     await page.fill('#new-id', 'crm');
     await page.fill('#new-path', dir.path('crm.xlsx'));
     await page.click('#new-connection button[type=submit]');
     await page.locator('#detail h2').getByText('crm').waitFor();
+    const first = (await page.locator('#new-key-value').textContent()) ?? '';
+    assert.match(first, /^sr_[\w-]{43}$/);
+    assert.match((await page.locator('#new-key-warning').textContent()) ?? '', /shown only now.*will not be shown again/);
+    assert.match((await page.locator('#access').textContent()) ?? '', /^closed/);
+    assert.equal((await fetch(`${url}/sheets/crm`)).status, 401, 'closed from the start');
+    await page.click('#copy-key');
+    await page.locator('#copy-key').getByText('Copied').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), first);
+    // The playground sends the first key at once.
     await page.locator('#tabs').waitFor();
     assert.equal(await page.locator('#tabs code.column').filter({ hasText: HOSTILE_COLUMN }).count(), 1);
     assert.equal(await page.locator('#detail img').count(), 0);
     await screenshot('connection');
+    await page.click('#hide-key');
+    await page.locator('#new-key').waitFor({ state: 'detached' });
+  });
+
+  await t.test('an open connection is made only when asked, without a key', async () => {
+    await page.fill('#new-id', 'public');
+    await page.fill('#new-path', dir.path('book-copy.xlsx'));
+    await page.check('#new-open');
+    await page.click('#new-connection button[type=submit]');
+    await page.locator('#detail h2').getByText('public').waitFor();
+    assert.match((await page.locator('#access').textContent()) ?? '', /^open/);
+    assert.equal(await page.locator('#new-key').count(), 0);
+    assert.equal((await fetch(`${url}/sheets/public`)).status, 200);
+    await page.goto(`${url}/#connection=crm`);
+    await page.locator('#detail h2').getByText('crm').waitFor();
   });
 
   let key = '';
@@ -117,7 +144,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     key = (await page.locator('#new-key-value').textContent()) ?? '';
     assert.match(key, /^sr_[\w-]{43}$/);
     await screenshot('key-created');
-    // The connection is keyed now: without the key, requests are refused.
+    // Closed from the start: without a key, requests are refused.
     assert.equal((await fetch(`${url}/sheets/crm`)).status, 401);
     await page.click('#use-key');
     await page.locator('#playground').waitFor();
@@ -172,7 +199,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
   });
 
   await t.test('revoke the key: the next playground request gets 401', async () => {
-    // A second key keeps the connection keyed (revoking its last key would open it to everyone).
+    // A second key, so that this revocation is not of the last key (that one is below).
     await page.fill('#key-name', 'spare');
     await page.click('#new-key-form button[type=submit]');
     await page.locator('#keys tr', { hasText: 'spare' }).waitFor();
@@ -190,6 +217,9 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
   });
 
   await t.test('rotate a key: the new one is shown once, the old one gets an end', async () => {
+    // The box of the key made before is hidden first, so the box read below is the rotation's.
+    if ((await page.locator('#hide-key').count()) > 0) await page.click('#hide-key');
+    await page.locator('#new-key').waitFor({ state: 'detached' });
     await page.locator('#keys tr', { hasText: 'spare' }).getByRole('button', { name: 'Rotate' }).click();
     const rotated = (await page.locator('#new-key-value').textContent()) ?? '';
     assert.match(rotated, /^sr_[\w-]{43}$/);
@@ -209,7 +239,27 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     await page.locator('#notice').getByText('Connected the Google spreadsheet as "people"').waitFor();
     await page.locator('#detail h2').getByText('people').waitFor();
     assert.equal(await page.locator('#writable').textContent(), 'allowed');
+    assert.ok(!page.url().includes('new-key'), 'the ticket left the address bar');
+    const first = (await page.locator('#new-key-value').textContent()) ?? '';
+    assert.match(first, /^sr_[\w-]{43}$/, 'its first key is shown once');
+    assert.equal((await fetch(`${url}/sheets/people`)).status, 401, 'closed from the start');
+    const keyed = await fetch(`${url}/sheets/people`, { headers: { 'X-Api-Key': first } });
+    assert.equal(keyed.status, 200);
+    await keyed.body?.cancel();
     await screenshot('google-connected');
+  });
+
+  await t.test('revoking the last key warns that the connection will be closed to everyone, and closes it', async () => {
+    const revoke = page.locator('#keys tr').locator('button.danger');
+    assert.equal(await revoke.count(), 1);
+    await revoke.click();
+    assert.match((await revoke.textContent()) ?? '', /last key.*closed to everyone/);
+    await screenshot('revoke-last-key');
+    await revoke.click();
+    await page.locator('#notice').getByText('Revoked').waitFor();
+    await page.locator('#keys-empty').getByText('refuses every request').waitFor();
+    assert.match((await page.locator('#access').textContent()) ?? '', /^closed, with no usable key/);
+    assert.equal((await fetch(`${url}/sheets/people`)).status, 401, 'closed, not opened');
   });
 
   await t.test('no script error and no CSP violation in the whole run', () => {

@@ -72,6 +72,13 @@ async function signIn(s: Setup, id: string, account: string, decision = 'allow')
   return { outcome: await follow(callback), callback };
 }
 
+/** The first key of a connection the callback made, traded for the ticket in the redirect. */
+async function newKeyOf(s: Setup, outcome: URLSearchParams): Promise<string> {
+  const reply = await adminCall(s.url, 'POST', '/_admin/google/new-key', { ticket: outcome.get('new-key') });
+  assert.equal(reply.status, 200, reply.text);
+  return reply.body.key;
+}
+
 /** The callback as the browser sends it (no admin token): the outcome in the 303's fragment. */
 async function follow(callback: URL | string): Promise<URLSearchParams> {
   const response = await fetch(callback, { redirect: 'manual' });
@@ -110,9 +117,40 @@ test(`connect a Google spreadsheet with OAuth, state and PKCE (${RUNTIME})`, asy
     assert.equal(view.body.source.oauth.refreshToken, '[secret]');
     assert.equal(view.body.source.oauth.clientSecret, '[secret]');
     // The connection signs in with the refresh token it was given (at the emulator's token address) and serves the rows.
-    const rows = await fetch(`${s.url}/sheets/people`);
+    const key = await newKeyOf(s, outcome);
+    const rows = await fetch(`${s.url}/sheets/people`, { headers: { 'X-Api-Key': key } });
     assert.equal(rows.status, 200, await rows.clone().text());
     assert.ok(((await rows.json()) as unknown[]).length > 0);
+  });
+
+  await t.test('a Google-connect connection starts closed with one key, shown once through a ticket', async () => {
+    const { outcome } = await signIn(s, 'people-closed', WRITER);
+    assert.equal(outcome.get('connected'), 'people-closed', outcome.toString());
+    const ticket = outcome.get('new-key') ?? '';
+    assert.match(ticket, /^[\w-]{43}$/, 'the redirect carries a ticket, never the key');
+    const view = await adminCall(s.url, 'GET', '/_admin/connections/people-closed');
+    assert.equal(view.body.open, false);
+    assert.equal(view.body.keys.length, 1);
+    const anonymous = await fetch(`${s.url}/sheets/people-closed`);
+    assert.equal(anonymous.status, 401);
+    assert.equal((await anonymous.json()).error, 'not_authenticated');
+    // The ticket needs the admin token, and is good once.
+    const withoutToken = await fetch(`${s.url}/_admin/google/new-key`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ticket }) });
+    assert.equal(withoutToken.status, 401);
+    await withoutToken.body?.cancel();
+    const shown = await adminCall(s.url, 'POST', '/_admin/google/new-key', { ticket });
+    assert.equal(shown.status, 200, shown.text);
+    assert.equal(shown.body.connection, 'people-closed');
+    assert.equal(shown.body.id, view.body.keys[0].id);
+    assert.match(shown.body.key, /^sr_[\w-]{43}$/);
+    const again = await adminCall(s.url, 'POST', '/_admin/google/new-key', { ticket });
+    assert.equal(again.status, 404);
+    assert.equal(again.body.error, 'not_found');
+    const keyed = await fetch(`${s.url}/sheets/people-closed`, { headers: { 'X-Api-Key': shown.body.key } });
+    assert.equal(keyed.status, 200, await keyed.clone().text());
+    await keyed.body?.cancel();
+    assert.ok(!s.logLines.join('\n').includes(shown.body.key), 'the key is never logged');
+    assert.ok(!s.logLines.join('\n').includes(ticket), 'nor the ticket');
   });
 
   await t.test('an account that can only read: a read-only connection', async () => {

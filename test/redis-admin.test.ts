@@ -62,7 +62,7 @@ test(`the admin API's state is shared through Redis: made on A, used on B; revok
 
   await t.test('a connection made on A is served by B at once', async () => {
     assert.equal(await status(`${b.url}/sheets/crm`), 404);
-    const created = await admin(a.url, 'POST', '/connections', { id: 'crm', source });
+    const created = await admin(a.url, 'POST', '/connections', { id: 'crm', source, open: true });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(await status(`${b.url}/sheets/crm`), 200);
     assert.deepEqual((await admin(b.url, 'GET', '/connections/crm')).body?.id, 'crm');
@@ -70,9 +70,7 @@ test(`the admin API's state is shared through Redis: made on A, used on B; revok
 
   let keyId = '';
   let key = '';
-  await t.test('a key made on A opens the connection on B; without it B answers 401', async () => {
-    // A second key, kept: a connection left with no key at all is open to everyone.
-    assert.equal((await admin(a.url, 'POST', '/connections/crm/keys', { scope: 'read', name: 'kept' })).status, 201);
+  await t.test('a key made on A closes the open connection on B too; without it B answers 401', async () => {
     const made = await admin(a.url, 'POST', '/connections/crm/keys', { scope: 'read' });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     key = String(made.body?.key);
@@ -85,6 +83,12 @@ test(`the admin API's state is shared through Redis: made on A, used on B; revok
     assert.equal((await admin(a.url, 'DELETE', `/connections/crm/keys/${keyId}`)).status, 204);
     assert.equal(await status(`${b.url}/sheets/crm`, { 'X-Api-Key': key }), 401);
     assert.equal(await status(`${a.url}/sheets/crm`, { 'X-Api-Key': key }), 401);
+  });
+
+  await t.test('revoking the last key leaves the connection closed on every instance', async () => {
+    assert.equal(await status(`${b.url}/sheets/crm`), 401);
+    assert.equal(await status(`${a.url}/sheets/crm`), 401);
+    assert.equal((await admin(b.url, 'GET', '/connections/crm')).body?.open, false);
   });
 
   await t.test('changes go both ways: a plan set on B applies on A, a connection deleted on B is gone on A', async () => {
@@ -100,9 +104,9 @@ test(`the admin API's state is shared through Redis: made on A, used on B; revok
   });
 
   await t.test('Redis restarted empty: the state is saved again from what the instances serve, and changes go on reaching every instance', async () => {
-    assert.equal((await admin(a.url, 'POST', '/connections', { id: 'kept', source })).status, 201);
+    assert.equal((await admin(a.url, 'POST', '/connections', { id: 'kept', source, open: true })).status, 201);
     await redis.stop();
-    const refused = await admin(a.url, 'POST', '/connections', { id: 'lost', source });
+    const refused = await admin(a.url, 'POST', '/connections', { id: 'lost', source, open: true });
     assert.equal(refused.status, 503, 'no change while Redis is away');
     assert.equal(refused.body.error, 'upstream_unavailable');
     assert.match(refused.body.message, /^The change was not made: the shared store \(Redis\) is unreachable/);
@@ -119,7 +123,7 @@ test(`the admin API's state is shared through Redis: made on A, used on B; revok
     assert.match(String(saved), /"id":"kept"/, 'an instance saved what it serves again');
     let made = 0;
     for (let attempt = 0; attempt < 100 && made !== 201; attempt++) {
-      made = (await admin(b.url, 'POST', '/connections', { id: 'after', source })).status;
+      made = (await admin(b.url, 'POST', '/connections', { id: 'after', source, open: true })).status;
       if (made !== 201) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     assert.equal(made, 201);
@@ -136,7 +140,7 @@ test(`the admin API's state is shared through Redis: made on A, used on B; revok
     const state = JSON.parse(String(await client.get('sheetrest:admin:state'))) as { connections: unknown[] };
     const now = new Date().toISOString();
     const revision = await client.incr('sheetrest:admin:revision');
-    await client.set('sheetrest:admin:state', JSON.stringify({ version: 1, revision, connections: [...state.connections, { id: 'quiet', source, created: now, updated: now, keys: [] }] }));
+    await client.set('sheetrest:admin:state', JSON.stringify({ version: 1, revision, connections: [...state.connections, { id: 'quiet', source, created: now, updated: now, keys: [], open: true }] }));
     let seen = 0;
     for (let attempt = 0; attempt < 100 && seen !== 200; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -196,7 +200,7 @@ test(`turning Redis on: the first instance's admin.json becomes the shared state
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: [['Name'], ['Ann']] }], access: { [WRITER]: 'writer' } });
   const source = { type: 'google' as const, spreadsheetId, rootUrl: emulator.rootUrl, accessToken: WRITER, retries: 0 };
   const now = new Date().toISOString();
-  const stored = (id: string) => ({ id, source, created: now, updated: now, keys: [] });
+  const stored = (id: string) => ({ id, source, created: now, updated: now, keys: [], open: true });
   const [first, later] = [await sharedConfig(t, redis.url, source, 'a'), await sharedConfig(t, redis.url, source, 'b')];
   for (const [config, id] of [[first, 'made-before'], [later, 'elsewhere']] as const) {
     await mkdir(config.stateDir, { recursive: true });

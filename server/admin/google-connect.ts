@@ -3,11 +3,18 @@
 //   POST /_admin/google/authorize {"id": "people", "spreadsheet": "https://docs.google.com/spreadsheets/d/1AbC.../edit"}
 //     -> 200 {"url": "https://accounts.google.com/o/oauth2/v2/auth?client_id=...&state=...&code_challenge=..."}
 //   GET /_admin/google/callback?code=...&state=...   (the browser, sent back by Google)
-//     -> 303 /#connected=people, the connection made with the refresh token (or /#google-error=...)
+//     -> 303 /#connected=people&new-key=<ticket>, the connection made with the refresh token,
+//        closed with a first key (or /#google-error=...)
+//   POST /_admin/google/new-key {"ticket": "<ticket>"}
+//     -> 200 {"connection": "people", "key": "sr_...", ...}, good once
 // The callback carries no admin token (Google's redirect cannot add one); it is trusted only
 // through `state`, a random value issued to an admin, good once and for 10 minutes, and the
 // PKCE verifier that never left the server. The refresh token goes straight into the connection
 // (kept in admin.json, 0600, written atomically by the service) and is never logged or shown.
+// The new connection's first key cannot ride in the redirect (it would stay in the browser's
+// history): the redirect carries a ticket, and the dashboard trades it, with the admin token,
+// for the key. The ticket is good once and for 10 minutes, like `state`; the key is held in
+// memory until then, on the instance that made it (as `state` is).
 import { createHash, randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
@@ -16,7 +23,7 @@ import { ConnectionEntries, GOOGLE_TOKEN_URL, strict, expected } from '../config
 import type { Logger } from '../log.ts';
 import type { Answer } from '../respond.ts';
 import { CreateConnectionSchema } from './requests.ts';
-import type { AdminService } from './service.ts';
+import type { AdminService, NewKeyView } from './service.ts';
 
 export const CALLBACK_PATH = '/_admin/google/callback';
 const SCOPE = 'https://www.googleapis.com/auth/spreadsheets';
@@ -30,6 +37,17 @@ export const AuthorizeSchema = strict('an object with "id" and "spreadsheet"', {
   id: ConnectionEntries.id,
   spreadsheet: v.pipe(v.string(expected('a spreadsheet URL or id')), v.nonEmpty(expected('a spreadsheet URL or id'))),
 });
+
+/** `POST /_admin/google/new-key`. */
+export const NewKeySchema = strict('an object with "ticket"', {
+  ticket: v.pipe(v.string(expected('the ticket from the dashboard\'s address')), v.nonEmpty(expected('the ticket from the dashboard\'s address'))),
+});
+
+/** A Google connection's first key, until the dashboard fetches it. */
+interface Kept {
+  readonly key: NewKeyView & { readonly connection: string };
+  readonly expires: number;
+}
 
 interface Pending {
   readonly id: string;
@@ -50,6 +68,7 @@ export interface GoogleConnectOptions {
 export class GoogleConnect {
   readonly #options: GoogleConnectOptions;
   readonly #pending = new Map<string, Pending>();
+  readonly #newKeys = new Map<string, Kept>();
 
   constructor(options: GoogleConnectOptions) {
     this.#options = options;
@@ -122,7 +141,27 @@ export class GoogleConnect {
     const created = await this.#options.service.create(input.output, 'google-connect');
     if (isApiError(created)) return back({ 'google-error': created.message });
     this.#options.log.info('connected a Google spreadsheet', { connection: pending.id, readOnly: access !== 'edit' });
-    return back({ connected: pending.id });
+    if (created.newKey === undefined) return back({ connected: pending.id });
+    return back({ connected: pending.id, 'new-key': this.#keep({ connection: pending.id, ...created.newKey }) });
+  }
+
+  /** `POST /_admin/google/new-key`: the first key of a connection the callback made, once. */
+  newKey(input: v.InferOutput<typeof NewKeySchema>): Kept['key'] | ApiError {
+    const kept = this.#newKeys.get(input.ticket);
+    this.#newKeys.delete(input.ticket);
+    if (kept === undefined || kept.expires < this.#now()) {
+      return apiError('not_found', 'This key was already shown, or its 10 minutes are over; make a new key for the connection with POST /_admin/connections/{id}/keys.');
+    }
+    return kept.key;
+  }
+
+  /** Holds a new key for the dashboard under a fresh ticket. */
+  #keep(key: Kept['key']): string {
+    const now = this.#now();
+    for (const [ticket, kept] of this.#newKeys) if (kept.expires < now || this.#newKeys.size >= MAX_PENDING) this.#newKeys.delete(ticket);
+    const ticket = randomBytes(32).toString('base64url');
+    this.#newKeys.set(ticket, { key, expires: now + FLOW_LIFETIME_MS });
+    return ticket;
   }
 
   async #redeem(code: string, pending: Pending): Promise<{ accessToken: string; refreshToken: string } | string> {

@@ -15,8 +15,14 @@ const { keys: _keys, id, source, readOnly, formulas, hiddenTabs, cacheControl } 
 
 const keysElsewhere = v.optional(v.never('keys are made with POST /_admin/connections/{id}/keys, which shows each new key once'));
 
-/** `POST /_admin/connections`: a connection as in the config file, without `keys`. */
-export const CreateConnectionSchema = strict('an object', { id, source, plan: v.optional(PlanSchema), readOnly, formulas, hiddenTabs, cacheControl, keys: keysElsewhere });
+/**
+ * `"open": true` lets any caller in without a key. Left out or false: closed, and a new
+ * connection is made with its first key (shown once in the answer).
+ */
+const open = v.optional(v.boolean(expected('true or false')));
+
+/** `POST /_admin/connections`: a connection as in the config file, without `keys`, with `open`. */
+export const CreateConnectionSchema = strict('an object', { id, source, plan: v.optional(PlanSchema), readOnly, formulas, hiddenTabs, cacheControl, open, keys: keysElsewhere });
 
 /** `PATCH /_admin/connections/{id}`: any of the fields to change; `"plan": null` removes the plan, `"cacheControl": null` the cache settings. */
 export const ChangeConnectionSchema = strict('an object', {
@@ -26,6 +32,7 @@ export const ChangeConnectionSchema = strict('an object', {
   formulas: v.optional(v.unwrap(formulas)),
   hiddenTabs: v.optional(v.unwrap(hiddenTabs)),
   cacheControl: v.optional(v.nullable(v.unwrap(cacheControl))),
+  open,
   id: v.optional(v.never('a connection keeps its id: create a new connection and delete this one')),
   keys: keysElsewhere,
 });

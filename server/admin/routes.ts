@@ -3,18 +3,21 @@
 //   -> 201 the connection as the admin API shows it.
 // Every request needs the admin token (never a connection key): none, or not as `Bearer`, is
 // 401 not_authenticated; a wrong one 401 authentication_failed. The token is compared as a
-// SHA-256 digest in constant time and never logged. Answers are JSON and never cached.
+// SHA-256 digest in constant time and never logged. Ten wrong tokens from one address within a
+// minute: 429 rate_limited for the rest of it (sign-in-throttle.ts). Answers are JSON and never cached.
 import { timingSafeEqual } from 'node:crypto';
 import type * as v from 'valibot';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
 import type { AdminHandler, IncomingRequest } from '../app.ts';
 import { digestKey } from '../auth.ts';
+import { clientAddressOf } from '../client-address.ts';
 import type { Secret } from '../config.ts';
 import { errorAnswer, type Answer } from '../respond.ts';
 import { ChangeConnectionSchema, CreateConnectionSchema, CreateKeySchema, parseAdminBody, RotateKeySchema } from './requests.ts';
 import type { AdminService } from './service.ts';
-import { AuthorizeSchema, CALLBACK_PATH, type GoogleConnect } from './google-connect.ts';
+import type { SignInThrottle } from './sign-in-throttle.ts';
+import { AuthorizeSchema, CALLBACK_PATH, NewKeySchema, type GoogleConnect } from './google-connect.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
@@ -31,8 +34,11 @@ interface Route {
   readonly methods: Readonly<Record<string, Handler>>;
 }
 
-/** `google`: the dashboard's "Connect a Google spreadsheet" (google-connect.ts), when the config has `admin.google`. */
-export function adminHandler(service: AdminService, token: Secret, google?: GoogleConnect): AdminHandler {
+/**
+ * `google`: the dashboard's "Connect a Google spreadsheet" (google-connect.ts), when the config
+ * has `admin.google`. `throttle` counts wrong tokens per client address.
+ */
+export function adminHandler(service: AdminService, token: Secret, google: GoogleConnect | undefined, throttle: SignInThrottle): AdminHandler {
   const expected = digestKey(token.reveal());
 
   const routes: Route[] = [
@@ -100,14 +106,31 @@ export function adminHandler(service: AdminService, token: Secret, google?: Goog
           },
         },
       },
+      {
+        pattern: ['google', 'new-key'],
+        methods: {
+          POST: async (_, read) => {
+            const input = await read(NewKeySchema);
+            return isApiError(input) ? failure(input) : answer(200, google.newKey(input));
+          },
+        },
+      },
     );
   }
 
   return async (request, readBody) => {
     // Google's redirect back cannot carry the admin token: the flow's `state` stands for it.
     if (google !== undefined && request.method === 'GET' && new URL(request.url, 'http://localhost').pathname === CALLBACK_PATH) return google.callback(request.url);
+    const address = clientAddressOf(request);
+    // Before the token is even looked at: during a lockout the right token is refused too.
+    const throttled = throttle.check(address);
+    if (throttled !== null) return failure(throttled);
     const refused = checkToken(request.headers.get('authorization'), expected);
-    if (refused !== null) return failure(refused, CHALLENGE);
+    if (refused !== null) {
+      if (refused.code === 'authentication_failed') throttle.failed(address);
+      return failure(refused, CHALLENGE);
+    }
+    throttle.succeeded(address);
     const segments = segmentsOf(request.url);
     if (segments === null) return failure(apiError('not_found', 'No admin resource at this path.'));
     const route = routes.find((each) => matches(each.pattern, segments));

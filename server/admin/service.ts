@@ -76,6 +76,11 @@ export interface NewKeyView extends KeyView {
   readonly key: string;
 }
 
+/** A new connection as answered: a closed one with its first key, shown in this answer only. */
+export interface CreatedView extends ConnectionView {
+  readonly newKey?: NewKeyView;
+}
+
 export class AdminService {
   readonly #options: AdminServiceOptions;
   readonly #now: () => Date;
@@ -109,8 +114,21 @@ export class AdminService {
     const now = this.#now();
     this.#stored = stored.map((connection) => ({ ...connection, keys: connection.keys.filter((key) => !isExpired(key, now)) }));
     for (const connection of this.#stored) {
+      if (connection.open !== true && connection.keys.length === 0) this.#warnLocked(connection);
       this.#options.registry.set(await this.#openOrBroken(connection));
     }
+  }
+
+  /** A closed connection without a usable key refuses everyone: said at start, with the way out. */
+  #warnLocked(connection: StoredConnection): void {
+    const id = encodeURIComponent(connection.id);
+    this.#options.log.warn('a connection made with the admin API has no usable key, so it refuses every request (401); add a key, or open it to everyone', {
+      connection: connection.id,
+      addKey: `POST /_admin/connections/${id}/keys`,
+      open: `PATCH /_admin/connections/${id} {"open": true}`,
+      // Saved before the flag existed, when a connection without keys was open to everyone.
+      ...(connection.open === undefined ? { why: 'saved by a version where a connection without keys was open; it is closed now' } : {}),
+    });
   }
 
   // ---- reading --------------------------------------------------------------------------------
@@ -141,7 +159,8 @@ export class AdminService {
 
   // ---- connections ----------------------------------------------------------------------------
 
-  create(input: CreateConnectionInput, origin: ConnectionOrigin = 'request'): Promise<ConnectionView | ApiError> {
+  /** Closed with a first key (answered once as `newKey`), unless `"open": true`. */
+  create(input: CreateConnectionInput, origin: ConnectionOrigin = 'request'): Promise<CreatedView | ApiError> {
     // The flow's source is the config's admin.google (its endpoints, its clientSecret as written) and a fresh token.
     const refused = origin === 'request' ? checkRequestedSource(input.source, this.#rules) : null;
     if (refused !== null) return Promise.resolve(refused);
@@ -149,9 +168,11 @@ export class AdminService {
       if (this.#options.registry.get(input.id) !== undefined) {
         return apiError('conflict', `There is already a connection "${input.id}"; choose another id, or change that one with PATCH.`);
       }
-      const now = this.#now().toISOString();
-      const { keys: _none, ...fields } = input;
-      const stored: StoredConnection = { ...fields, source: this.#absolute(input.source), created: now, updated: now, keys: [] };
+      const at = this.#now();
+      const now = at.toISOString();
+      const { keys: _none, open, ...fields } = input;
+      const first = open === true ? null : makeKey('write', undefined, at);
+      const stored: StoredConnection = { ...fields, source: this.#absolute(input.source), created: now, updated: now, keys: first === null ? [] : [first.stored], open: open === true };
       const opened = await this.#openChecked(stored);
       if (isApiError(opened)) return opened;
       const saved = await this.#save([...this.#stored, stored]);
@@ -160,7 +181,8 @@ export class AdminService {
         return saved;
       }
       this.#options.registry.set(opened);
-      return this.#view(opened);
+      const view = this.#view(opened);
+      return first === null ? view : { ...view, newKey: { ...keyView(first.stored), key: first.secret } };
     });
   }
 
@@ -172,6 +194,12 @@ export class AdminService {
       if (isApiError(found)) return found;
       const { plan, cacheControl, source, id: _id, keys: _keys, ...flags } = input;
       const before = found;
+      const now = this.#now();
+      const usable = before.keys.filter((key) => !isExpired(key, now)).length;
+      // Open and keyed at once would be a trap: keys that seem to protect it and do nothing.
+      if (flags.open === true && before.open !== true && usable > 0) {
+        return apiError('conflict', `The connection "${id}" has ${usable === 1 ? 'a key' : `${usable} keys`}; revoke ${usable === 1 ? 'it' : 'them'} first, then set it open (an open connection takes every caller without a key).`);
+      }
       const { plan: _plan, cacheControl: _cacheControl, ...withoutBoth } = before;
       const next: StoredConnection = {
         ...withoutBoth,
@@ -227,7 +255,8 @@ export class AdminService {
       const found = this.#editable(id);
       if (isApiError(found)) return found;
       const made = makeKey(input.scope, input.name, this.#now());
-      const failed = await this.#changeKeys(found, [...found.keys, made.stored]);
+      // A key on an open connection closes it: from now on a request needs one of its keys.
+      const failed = await this.#changeKeys(found.open === true ? { ...found, open: false } : found, [...found.keys, made.stored]);
       return failed ?? { ...keyView(made.stored), key: made.secret };
     });
   }
@@ -255,6 +284,7 @@ export class AdminService {
     return this.#serially(async () => {
       const found = this.#findKey(id, keyId);
       if (isApiError(found)) return found;
+      // The last key going leaves the connection closed to everyone, never open.
       return this.#changeKeys(found.connection, found.connection.keys.filter((key) => key.id !== keyId));
     });
   }
@@ -357,7 +387,7 @@ export class AdminService {
     const saved = await this.#save(this.#stored.map((stored) => (stored.id === connection.id ? next : stored)));
     if (saved !== null) return saved;
     const served = this.#options.registry.get(connection.id);
-    if (served !== undefined) this.#options.registry.set({ ...served, keys: apiKeysOf(next.keys) });
+    if (served !== undefined) this.#options.registry.set({ ...served, keys: apiKeysOf(next.keys), open: next.open === true });
     return null;
   }
 
@@ -452,7 +482,8 @@ export class AdminService {
       }
     }
     this.#problems.delete(stored.id);
-    return { ...opened, keys: apiKeysOf(stored.keys) };
+    // Closed unless stored open: an empty key list never opens an admin connection.
+    return { ...opened, keys: apiKeysOf(stored.keys), open: stored.open === true };
   }
 
   async #openOrBroken(stored: StoredConnection): Promise<Connection> {
@@ -468,7 +499,7 @@ export class AdminService {
 
   /** A stored connection served through `source` (its keys, plan and engine options from `stored`). */
   #served(stored: StoredConnection, source: Source): Connection {
-    return { id: stored.id, source, keys: apiKeysOf(stored.keys), plan: stored.plan, readOnly: stored.readOnly, cacheControl: stored.cacheControl, engine: engineOptions(stored, this.#options.settings) };
+    return { id: stored.id, source, keys: apiKeysOf(stored.keys), open: stored.open === true, plan: stored.plan, readOnly: stored.readOnly, cacheControl: stored.cacheControl, engine: engineOptions(stored, this.#options.settings) };
   }
 
   /**

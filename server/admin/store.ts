@@ -36,6 +36,12 @@ export const StoredConnectionSchema = v.object({
   created: isoDate,
   updated: isoDate,
   keys: v.array(StoredKeySchema),
+  /**
+   * true: open to any caller, without a key. Anything else is closed, a connection with no keys
+   * too; left out by versions before the flag (when no keys meant open): such a connection is
+   * closed now, and the start says so in the log (server/admin/service.ts).
+   */
+  open: v.optional(v.boolean()),
 });
 
 const AdminFileSchema = v.object({

@@ -3,6 +3,7 @@
 // Never a secret: a config source's secrets are Secret objects (JSON "[secret]"), a stored
 // source's text secrets are masked, and keys show their prefix, never the key or its digest.
 import type { Connection } from '../app.ts';
+import { isOpen } from '../auth.ts';
 import type { ConnectionConfig, PlanConfig } from '../config.ts';
 import { monthKey, nextMonthStart } from '../quota.ts';
 import { configKeyView, isExpired, keyView, type KeyView } from './keys.ts';
@@ -33,6 +34,8 @@ export interface ConnectionView {
   readonly hiddenTabs: string;
   readonly cacheControl: { readonly maxAge?: number; readonly staleWhileRevalidate?: number } | null;
   readonly plan: PlanConfig | null;
+  /** Open to any caller without a key; false: a key is needed (with none left, every request is refused). */
+  readonly open: boolean;
   readonly keys: readonly KeyView[];
   readonly usage: UsageView;
   readonly created: string | null;
@@ -69,6 +72,7 @@ export function viewOf({ connection, config, stored, problem, requests, now }: V
     hiddenTabs: connection.engine.hiddenTabs ?? 'serve',
     cacheControl: connection.cacheControl ?? null,
     plan: connection.plan ?? null,
+    open: isOpen(connection),
     keys: config === undefined ? (stored?.keys ?? []).filter((key) => !isExpired(key, now)).map(keyView) : config.keys.map(configKeyView),
     usage: usageOf(connection, requests, now),
     created: stored?.created ?? null,

@@ -2,6 +2,9 @@
 // GET /_admin/connections), one at a time with its usage, keys, tabs and columns and a
 // playground built from its OpenAPI document. Everything shown is built with dom.js (text
 // nodes only). The location's hash keeps the open connection: `/#connection=crm`.
+// A key just made (a new key, a rotation, a new closed connection's first key, a Google
+// connection's first key) is shown once, with a copy button, until hidden or another connection
+// is opened: the server never shows it again.
 import { admin, messageOf, openApi, token } from './api.js';
 import { field, h, select, when } from './dom.js';
 import { googleSection } from './google.js';
@@ -18,9 +21,12 @@ const documents = new Map();
 let connections = [];
 let google = null;
 let notice = null;
+/** `{ connection, made }`: the key just made, in memory only, shown in its connection's page. */
+let shownKey = null;
 
 start();
 addEventListener('hashchange', () => {
+  if (shownKey !== null && selectedId() !== shownKey.connection) shownKey = null;
   if (token.get() && connections.length > 0) render();
 });
 
@@ -33,8 +39,18 @@ async function start() {
   }
   const hash = new URLSearchParams(location.hash.slice(1));
   if (hash.has('google-error')) notice = { error: true, text: `Google: ${hash.get('google-error')}` };
-  if (hash.has('connected')) notice = { error: false, text: `Connected the Google spreadsheet as "${hash.get('connected')}".` };
-  if (hash.has('connected')) history.replaceState(null, '', `#connection=${encodeURIComponent(hash.get('connected'))}`);
+  if (hash.has('connected')) {
+    const id = hash.get('connected');
+    const ticket = hash.get('new-key');
+    notice = { error: false, text: `Connected the Google spreadsheet as "${id}".` };
+    // The ticket leaves the address bar (and the history) before it is used.
+    history.replaceState(null, '', `#connection=${encodeURIComponent(id)}`);
+    if (ticket) {
+      const reply = await admin('POST', '/google/new-key', { ticket });
+      if (reply.ok) keyMade(id, reply.body, true);
+      else notice = { error: true, text: `Connected "${id}", but its first key could not be shown (${messageOf(reply)})` };
+    }
+  }
   await refresh();
 }
 
@@ -98,14 +114,17 @@ function newConnection() {
   const id = h('input', { id: 'new-id', required: true, pattern: '[A-Za-z0-9_\\-]+', placeholder: 'crm' });
   const path = h('input', { id: 'new-path', required: true, placeholder: '/srv/crm.xlsx' });
   const readOnly = h('input', { id: 'new-readonly', type: 'checkbox' });
+  const open = h('input', { id: 'new-open', type: 'checkbox' });
   const form = h('form', { class: 'card', id: 'new-connection' },
     h('h3', {}, 'New connection from a file'),
     field('Id', id), field('Workbook path (on the server)', path), h('label', { class: 'check' }, readOnly, ' read-only'),
+    h('label', { class: 'check' }, open, ' open to everyone, no key (else it gets a first key, shown once)'),
     h('button', { type: 'submit' }, 'Create'));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const reply = await admin('POST', '/connections', { id: id.value.trim(), source: { type: 'file', path: path.value.trim() }, readOnly: readOnly.checked });
+    const reply = await admin('POST', '/connections', { id: id.value.trim(), source: { type: 'file', path: path.value.trim() }, readOnly: readOnly.checked, ...(open.checked ? { open: true } : {}) });
     if (!reply.ok) return showNotice(messageOf(reply), true);
+    if (reply.body.newKey) keyMade(reply.body.id, reply.body.newKey, true);
     location.hash = `connection=${encodeURIComponent(reply.body.id)}`;
     notice = { error: false, text: `Created "${reply.body.id}".` };
     await refresh();
@@ -120,6 +139,7 @@ function detail(connection) {
     h('dl', { class: 'facts' },
       h('dt', {}, 'Source'), h('dd', {}, connection.description),
       h('dt', {}, 'Status'), h('dd', {}, connection.status, connection.problem ? `: ${connection.problem}` : ''),
+      h('dt', {}, 'Access'), h('dd', { id: 'access' }, accessOf(connection)),
       h('dt', {}, 'Writes'), h('dd', { id: 'writable' }, connection.writable ? 'allowed' : 'read-only'),
       h('dt', {}, 'Plan'), h('dd', {}, connection.plan ? `${connection.plan.name} (${connection.plan.monthlyRequests ?? 'no'} monthly limit)` : 'none'),
       h('dt', {}, 'Usage'), h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage.month}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)),
@@ -130,6 +150,17 @@ function detail(connection) {
     h('div', { id: 'playground-area' }, h('p', {}, 'Loading the OpenAPI document…')));
   loadPlayground(connection, section.querySelector('#playground-area'));
   return section;
+}
+
+function accessOf(connection) {
+  if (connection.open) return 'open: anyone who can reach the server, writes included';
+  return connection.keys.length === 0 ? 'closed, with no usable key: every request is refused' : 'closed: a key is needed';
+}
+
+/** Shows `made` once in its connection's page; `use`: the playground sends it at once. */
+function keyMade(connectionId, made, use) {
+  shownKey = { connection: connectionId, made };
+  if (use) playgroundKeys.set(connectionId, { key: made.key, pasted: false });
 }
 
 function removeButton(connection) {
@@ -155,7 +186,7 @@ function twoStep(label, again, act) {
 
 function keysSection(connection) {
   const base = `/connections/${encodeURIComponent(connection.id)}/keys`;
-  const shown = h('div', { id: 'new-key-area' });
+  const shown = h('div', { id: 'new-key-area' }, shownKey?.connection === connection.id ? keyBox(shownKey.made, connection) : null);
   const rows = connection.keys.map((key) => h('tr', {},
     h('td', {}, key.prefix ? h('code', {}, `${key.prefix}…`) : '(config file)'), h('td', {}, key.scope), h('td', {}, key.name ?? ''),
     h('td', {}, when(key.created)), h('td', {}, key.expires ? `ends ${when(key.expires)}` : ''),
@@ -163,10 +194,10 @@ function keysSection(connection) {
       key.expires ? null : h('button', { onclick: async () => {
         const reply = await admin('POST', `${base}/${key.id}/rotate`, {});
         if (!reply.ok) return showNotice(messageOf(reply), true);
+        keyMade(connection.id, reply.body, false);
         await refresh();
-        document.getElementById('new-key-area')?.replaceChildren(...keyBox(reply.body, connection));
       } }, 'Rotate'),
-      twoStep('Revoke', 'Really revoke?', async () => {
+      twoStep('Revoke', revokeQuestion(connection, key), async () => {
         const reply = await admin('DELETE', `${base}/${key.id}`);
         if (!reply.ok) return showNotice(messageOf(reply), true);
         notice = { error: false, text: `Revoked ${key.prefix}….` };
@@ -180,30 +211,70 @@ function keysSection(connection) {
     event.preventDefault();
     const reply = await admin('POST', base, { scope: scope.value, ...(name.value.trim() === '' ? {} : { name: name.value.trim() }) });
     if (!reply.ok) return showNotice(messageOf(reply), true);
+    keyMade(connection.id, reply.body, false);
     await refresh();
-    document.getElementById('new-key-area')?.replaceChildren(...keyBox(reply.body, connection));
   });
+  const empty = connection.open
+    ? 'Open: no key is needed, anyone who can reach the server can read and write. Creating a key closes it to everyone without one.'
+    : 'No usable key: this connection refuses every request. Create a key to use it.';
   return h('div', {},
     h('h3', {}, 'Keys'),
-    rows.length === 0 ? h('p', {}, 'No keys: anyone who can reach the server can use this connection.') :
+    rows.length === 0 ? h('p', { id: 'keys-empty' }, empty) :
       h('table', { id: 'keys' }, h('thead', {}, h('tr', {}, ['Key', 'Scope', 'Name', 'Created', '', ''].map((text) => h('th', {}, text)))), h('tbody', {}, rows)),
     connection.editable ? form : null,
+    connection.editable && !connection.open && rows.length === 0 ? h('p', {}, openButton(connection)) : null,
     shown);
 }
 
+/** Revoking the last key (or the last that does not end) closes the connection to everyone; it never opens it. */
+function revokeQuestion(connection, key) {
+  const others = connection.keys.filter((other) => other.id !== key.id);
+  const closed = 'the connection will then be closed to everyone (every request refused) until a key is added.';
+  if (others.length === 0) return `Really revoke the last key? ${closed[0].toUpperCase()}${closed.slice(1)}`;
+  if (others.every((other) => other.expires)) return `Really revoke? The other keys are ending: once they do, ${closed}`;
+  return 'Really revoke?';
+}
+
+function openButton(connection) {
+  return twoStep('Open to everyone', 'Really open it to everyone, writes included, with no key?', async () => {
+    const reply = await admin('PATCH', `/connections/${encodeURIComponent(connection.id)}`, { open: true });
+    if (!reply.ok) return showNotice(messageOf(reply), true);
+    notice = { error: false, text: `"${connection.id}" is open to everyone.` };
+    await refresh();
+  });
+}
+
+/** The key just made, once: with a copy button, and a warning that it will not be shown again. */
 function keyBox(made, connection) {
-  return [h('div', { class: 'card secret', id: 'new-key' },
-    h('p', {}, 'The new key is shown only now: copy it.'),
-    h('code', { id: 'new-key-value' }, made.key),
-    ' ',
-    h('button', { id: 'use-key', onclick: () => { playgroundKeys.set(connection.id, { key: made.key, pasted: false }); render(); } }, 'Use in the playground'))];
+  const value = h('code', { id: 'new-key-value' }, made.key);
+  const copy = h('button', { id: 'copy-key', type: 'button' }, 'Copy');
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(made.key);
+      copy.textContent = 'Copied';
+    } catch {
+      // No clipboard (a page not served over https or localhost): select it for Ctrl+C.
+      const range = document.createRange();
+      range.selectNodeContents(value);
+      getSelection()?.removeAllRanges();
+      getSelection()?.addRange(range);
+      copy.textContent = 'Selected: press Ctrl+C';
+    }
+  });
+  return h('div', { class: 'card secret', id: 'new-key', role: 'status' },
+    h('p', { class: 'warning', id: 'new-key-warning' }, `The new key of "${connection.id}" is shown only now: copy it and keep it safe. It will not be shown again; if it is lost, make a new one.`),
+    h('p', {}, value),
+    h('p', {},
+      copy, ' ',
+      h('button', { id: 'use-key', type: 'button', onclick: () => { playgroundKeys.set(connection.id, { key: made.key, pasted: false }); render(); } }, 'Use in the playground'), ' ',
+      h('button', { id: 'hide-key', type: 'button', onclick: () => { shownKey = null; render(); } }, 'I have copied it: hide it')));
 }
 
 function keyField(connection) {
   const given = playgroundKeys.get(connection.id);
   const input = h('input', {
     id: 'playground-key', type: given?.pasted === false ? 'password' : 'text', autocomplete: 'off',
-    placeholder: connection.keys.length ? 'needed: this connection has keys' : 'not needed', value: given?.key ?? '',
+    placeholder: connection.open ? 'not needed: this connection is open' : 'needed: this connection is closed', value: given?.key ?? '',
   });
   input.addEventListener('change', () => {
     const key = input.value.trim();

@@ -1,7 +1,8 @@
 // "Connect a Google spreadsheet": asks the server for Google's sign-in address
 // (POST /_admin/google/authorize with the new connection's id and the spreadsheet's URL or id)
 // and goes there. Google sends the browser back to /_admin/google/callback, which makes the
-// connection and returns here with `#connected=<id>` (or `#google-error=<why>`).
+// connection (closed, with a first key) and returns here with `#connected=<id>&new-key=<ticket>`
+// (or `#google-error=<why>`); app.js trades the ticket for the key, shown once.
 import { admin, messageOf } from './api.js';
 import { field, h } from './dom.js';
 
