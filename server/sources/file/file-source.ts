@@ -26,8 +26,7 @@
 // A write the file's format cannot store (limits.ts) is refused before it is journaled.
 // A write's Idempotency-Key receipt rides in the write's own journal line, and is handed to the
 // connection's key store (ReceiptSink) before a fold or a rebase makes the journal forget it.
-import type { FSWatcher } from 'node:fs';
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile, realpath, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
@@ -110,7 +109,7 @@ export class FileSource implements Source {
   #checkedAt = 0;
   #closing: Promise<void> | null = null;
   /** Watches the file's folder so reads need not stat the file; null where watching fails. */
-  #watcher: FSWatcher | null = null;
+  #watcher: { close(): void } | null = null;
   /** Set by the watcher (and at start): the next read looks at the file. */
   #maybeChanged = true;
   /**
@@ -383,14 +382,17 @@ export class FileSource implements Source {
         // Saved over since the last look: the next attempt looks again.
         if (result.kind === 'changed') continue;
         const { bytes, fingerprint: target } = result;
-        const { temp, identity } = await writeTempFile(path, bytes);
+        // Through a symlink the new bytes replace its target, in the target's folder, and the
+        // link stays a link (renaming over the link itself would make it a plain file).
+        const file = await realpath(path).catch(() => path);
+        const { temp, identity } = await writeTempFile(file, bytes);
         await this.#journal.markCompaction(target);
         // The last look: a save that landed while we encoded must not be overwritten.
         if ((await fileIdentity(path)) !== this.#identity) {
           await unlink(temp).catch(() => undefined);
           continue;
         }
-        const renamed = await commitTempFile(temp, path);
+        const renamed = await commitTempFile(temp, file);
         const folded = { base: this.#fingerprint, produced: target, entries: this.#entries };
         this.#identity = renamed ?? identity;
         this.#fingerprint = target;
