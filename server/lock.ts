@@ -184,7 +184,13 @@ function hold(path: string, text: string): StateLock {
 /** Creates `path` holding `text`, atomically; false when it already exists. */
 function create(path: string, text: string): boolean {
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, text, { mode: 0o600 });
+  try {
+    writeFileSync(temp, text, { mode: 0o600 });
+  } catch (error) {
+    // A full disk creates the file but takes none of its bytes: nothing is left behind.
+    unlinkQuietly(temp);
+    throw cannotWrite(path, error);
+  }
   try {
     linkSync(temp, path);
     return true;
@@ -207,10 +213,21 @@ function createExclusive(path: string, text: string): boolean {
   }
   try {
     writeFileSync(fd, text);
-  } finally {
+  } catch (error) {
     closeSync(fd);
+    // An empty lock file would read as damaged, and be taken over: none at all.
+    unlinkQuietly(path);
+    throw cannotWrite(path, error);
   }
+  closeSync(fd);
   return true;
+}
+
+/** Names the lock file a write failed on (the runtime's message names none); keeps the code. */
+function cannotWrite(path: string, error: unknown): Error {
+  const code = codeOf(error);
+  const why = code === 'ENOSPC' ? 'no space left on device (ENOSPC)' : code === 'EDQUOT' ? 'disk quota exceeded (EDQUOT)' : (code ?? String(error));
+  return Object.assign(new Error(`cannot write ${path}: ${why}`), code === undefined ? {} : { code });
 }
 
 /** Replaces a stale lock under `lock.takeover`, so only one process does it at a time. */

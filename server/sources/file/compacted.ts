@@ -3,10 +3,10 @@
 // server then compacted 20 acknowledged writes into it, and they saved their copy over it. The
 // 20 writes are in no journal any more; this history still has them, and the file source
 // re-applies them (where they fit, as for journaled writes) when the new file lacks them.
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, unlink } from 'node:fs/promises';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import { isMissing, replaceFileDurably } from './disk.ts';
+import { cannotWriteFile, isMissing, replaceFileDurably } from './disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
 import { dataRowCount } from './rebase.ts';
 
@@ -27,10 +27,13 @@ export const HISTORY_LIMITS = { compactions: 1024, bytes: 16 * 1024 * 1024 } as 
 export class CompactionHistory {
   readonly path: string;
   #records: { compaction: Compaction; line: string }[];
+  /** The file ends in a line cut short (an append an older version left on a full disk): the next add rewrites it. */
+  #torn: boolean;
 
-  private constructor(path: string, records: { compaction: Compaction; line: string }[]) {
+  private constructor(path: string, records: { compaction: Compaction; line: string }[], torn = false) {
     this.path = path;
     this.#records = records;
+    this.#torn = torn;
   }
 
   /** The history saved at `path`; empty when there is none or it cannot be read (it only helps). */
@@ -44,9 +47,11 @@ export class CompactionHistory {
     const records: { compaction: Compaction; line: string }[] = [];
     for (const line of text.split('\n')) {
       const compaction = parseRecord(line);
-      if (compaction !== null) records.push({ compaction, line });
+      // Kept with its newline, as recordLine makes it: #save joins the lines as they are.
+      if (compaction !== null) records.push({ compaction, line: `${line}\n` });
     }
-    return new CompactionHistory(path, records);
+    // A line appended after a torn one would run into it and be lost with it.
+    return new CompactionHistory(path, records, text !== '' && !text.endsWith('\n'));
   }
 
   get compactions(): readonly Compaction[] {
@@ -58,7 +63,7 @@ export class CompactionHistory {
     const line = recordLine(compaction);
     this.#records.push({ compaction, line });
     const bytes = this.#records.reduce((sum, record) => sum + record.line.length, 0);
-    if (this.#records.length <= HISTORY_LIMITS.compactions && bytes <= HISTORY_LIMITS.bytes) return this.#append(line);
+    if (!this.#torn && this.#records.length <= HISTORY_LIMITS.compactions && bytes <= HISTORY_LIMITS.bytes) return this.#append(line);
     let kept = 0;
     let keep = 0;
     for (let index = this.#records.length - 1; index >= 0 && keep < HISTORY_LIMITS.compactions / 2; index--) {
@@ -70,11 +75,24 @@ export class CompactionHistory {
     await this.#save();
   }
 
+  /**
+   * Appends one line, all of it or none: a failed append (a full disk) is cut back to the file's
+   * length before it, and a file it created is removed, so no half-written line is left behind.
+   */
   async #append(line: string): Promise<void> {
-    const handle = await open(this.path, 'a', 0o600);
+    const handle = await open(this.path, 'a', 0o600).catch((error: unknown) => {
+      throw cannotWriteFile(this.path, error);
+    });
+    let before = 0;
     try {
+      before = (await handle.stat()).size;
       await handle.write(line);
       await handle.datasync();
+    } catch (error) {
+      const cutBack = before === 0 ? unlink(this.path) : handle.truncate(before);
+      // Not cut back: the next add rewrites the file whole instead of appending after the torn line.
+      await cutBack.catch(() => void (this.#torn = true));
+      throw cannotWriteFile(this.path, error);
     } finally {
       await handle.close();
     }
@@ -105,7 +123,12 @@ export class CompactionHistory {
 
   /** temp + fsync + rename, mode 0600 like the journal: it holds the same data. */
   async #save(): Promise<void> {
-    await replaceFileDurably(this.path, new TextEncoder().encode(this.#records.map((record) => record.line).join('')), 0o600);
+    try {
+      await replaceFileDurably(this.path, new TextEncoder().encode(this.#records.map((record) => record.line).join('')), 0o600);
+    } catch (error) {
+      throw cannotWriteFile(this.path, error);
+    }
+    this.#torn = false;
   }
 }
 

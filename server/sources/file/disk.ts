@@ -133,6 +133,17 @@ export function isDiskFull(error: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
+/**
+ * The error of a failed write, naming the file (`cannot write /srv/.sheetrest/book.xlsx.1a2b3c4d.journal:
+ * no space left on device (ENOSPC)`): the runtime's own message names no file for a write to an
+ * open handle. Keeps the code, so isDiskFull and isPermissionError still tell it.
+ */
+export function cannotWriteFile(path: string, error: unknown): Error {
+  const code = errorCode(error);
+  const why = code === 'ENOSPC' ? 'no space left on device (ENOSPC)' : code === 'EDQUOT' ? 'disk quota exceeded (EDQUOT)' : (code ?? (error instanceof Error ? error.message : String(error)));
+  return Object.assign(new Error(`cannot write ${path}: ${why}`), code === undefined ? {} : { code });
+}
+
 /** Flushes a directory's entries (a rename or a new file) to disk; a no-op where unsupported. */
 export async function fsyncDirectory(path: string): Promise<void> {
   let handle;

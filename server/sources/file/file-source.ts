@@ -274,7 +274,16 @@ export class FileSource implements Source {
     }
     // Read-only: leave the journal for a run that can write it back.
     if (!this.#writable) return;
-    this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries, this.#config.journalFiles);
+    try {
+      this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries, this.#config.journalFiles);
+    } catch (error) {
+      if (!isDiskFull(error)) throw error;
+      // A full disk need not stop the server: the rows, the journal's writes included, are served;
+      // the journal on disk stays as it is (the next start replays it), and each write tries
+      // again to start a fresh one, answering 507 while the disk is full (#commitToJournal).
+      log(`sheetrest: ${messageOf(error)}; serving ${path} for reads, writes answer 507 until space is freed${this.#entries.length > 0 ? ` (${this.#entries.length} journaled write(s) stay in ${journalPath})` : ''}`);
+      return;
+    }
     await this.#forgetJournaled();
     await this.#io.run(() => this.#compact(true));
   }
@@ -288,7 +297,8 @@ export class FileSource implements Source {
   async #forgetJournaled(): Promise<void> {
     const compactions = this.#forgetOnceJournaled;
     this.#forgetOnceJournaled = [];
-    await this.#history?.forget(compactions);
+    // The history only helps (compacted.ts): a failure to rewrite it (a full disk) is logged, not fatal.
+    await this.#history?.forget(compactions).catch((error: unknown) => this.#config.log(`sheetrest: ${messageOf(error)}; writes it held are in the journal again`));
   }
 
   async #plan<T>(plan: (workbook: Workbook) => Planned<T>, arrival: number): Promise<{ result: T; durable: Promise<void> }> {
@@ -323,6 +333,8 @@ export class FileSource implements Source {
     const entries = batch.flatMap((accepted) => (accepted.entry === null ? [] : [accepted.entry]));
     if (entries.length > 0) {
       try {
+        // None since a full disk at start (recover()): start it now, with the writes it held.
+        if (this.#journal === null) await this.#reopenJournal();
         if (this.#journal === null) throw new Error('no journal is open');
         // A failed append that could not be cut back: start over from what was acknowledged.
         if (this.#journal.broken) await this.#replaceJournal(this.#entries);
@@ -398,7 +410,7 @@ export class FileSource implements Source {
         this.#fingerprint = target;
         this.#entries = [];
         // Recorded before the journal forgets these writes, so no crash leaves them in neither.
-        await this.#history?.add(folded).catch((error: unknown) => log(`sheetrest: could not keep what was folded into ${path} (${describe(error)}); a stale copy saved over it may go unnoticed`));
+        await this.#history?.add(folded).catch((error: unknown) => log(`sheetrest: could not keep what was folded into ${path} (${messageOf(error)}); a stale copy saved over it may go unnoticed`));
         await this.#replaceJournal([]);
         this.#compacted(folded.entries.length);
         return;
@@ -432,6 +444,12 @@ export class FileSource implements Source {
 
   #compacted(folded: number): void {
     if (this.#backoff.succeeded()) this.#config.log(`sheetrest: folded ${folded} journaled write(s) into ${this.#config.path}; compaction works again`);
+  }
+
+  async #reopenJournal(): Promise<void> {
+    await this.#replaceJournal(this.#entries);
+    this.#config.log(`sheetrest: the journal of ${this.#config.path} could be written again; writes are accepted`);
+    await this.#forgetJournaled();
   }
 
   async #replaceJournal(entries: readonly JournalEntry[]): Promise<void> {
@@ -577,4 +595,9 @@ export const LOOK_EVERY_MS = 100;
 
 function describe(error: unknown): string {
   return errorCode(error) ?? (error instanceof Error ? error.message : String(error));
+}
+
+/** The error's message, which names the file when disk.ts's cannotWriteFile made it. */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
