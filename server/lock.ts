@@ -5,25 +5,25 @@
 // without touching anything there. Two servers on one folder would replay and compact each
 // other's journals and overwrite each other's quota counts.
 //
-// The lock is a file holding `{"pid":4121,"started":"...","since":123456}`, created atomically: written to a
-// temp file, then hard-linked to `lock` (link fails with EEXIST when it exists, and the file
-// appears with its content whole); where hard links are not supported, created with O_EXCL.
-// Plain files work alike on Node, Deno and Bun, with no native addon. A lock whose process is
-// gone (a crash, kill -9, a power cut) is stale and taken over. Gone includes a zombie (killed
-// but not yet reaped by its parent: `kill(pid, 0)` still succeeds for about half a second after
-// kill -9, and a process manager restarting at once must not be refused) and a pid reused by
-// another process since (`since`, the holder's start time in clock ticks since boot, field 22
-// of /proc/<pid>/stat, differs). Where there is no /proc (macOS), `kill(pid, 0)` alone decides.
-// Taking over runs under a second,
-// short-lived O_EXCL file (`lock.takeover`), so that two starts finding the same stale lock
-// cannot both win. A lock naming this very pid that this process does not hold is stale as
-// well: in a container the server is pid 1 after every restart.
+// The lock is a file holding `{"pid":4121,"started":"...","since":123456}`, created
+// atomically: written to a temp file, then hard-linked to `lock` (link fails with EEXIST when it
+// exists, and the file appears with its content whole); where hard links are not supported,
+// created with O_EXCL. Plain files work alike on Node, Deno and Bun, with no native addon. A
+// lock whose process is gone (a crash, kill -9, a power cut) is stale and taken over. Gone
+// includes a zombie (killed but not yet reaped by its parent: `kill(pid, 0)` still succeeds for
+// about half a second after kill -9, and a process manager restarting at once must not be
+// refused) and a pid reused by another process since (`since`, the holder's start time in clock
+// ticks since boot, field 22 of /proc/<pid>/stat, differs). Where there is no /proc (macOS),
+// `kill(pid, 0)` alone decides. Taking over runs under a second, short-lived O_EXCL file
+// (`lock.takeover`), so that two starts finding the same stale lock cannot both win. A lock
+// naming this very pid that this process does not hold is stale as well: in a container the
+// server is pid 1 after every restart.
 //
 // The same lock guards a workbook served for writing (`lockWorkbook`): `.book.xlsx.sheetrest-lock`
-// beside the file, so that a second server on the same file with another state folder stops too
+// beside the real file (symlinks resolved), so that a second server on the same file with another state folder stops too
 // (the file source is single-instance: two would each journal and fold into the one file). A
-// process holding it already shares it (two connections on one file, or the admin API opening a
-// connection again before closing the old one).
+// process holding it already shares it (two connections on one file, by whatever paths, or the
+// admin API opening a connection again before closing the old one).
 import { closeSync, linkSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import process from 'node:process';

@@ -298,7 +298,7 @@ export class FileSource implements Source {
     const compactions = this.#forgetOnceJournaled;
     this.#forgetOnceJournaled = [];
     // The history only helps (compacted.ts): a failure to rewrite it (a full disk) is logged, not fatal.
-    await this.#history?.forget(compactions).catch((error: unknown) => this.#config.log(`sheetrest: ${messageOf(error)}; writes it held are in the journal again`));
+    await this.#history?.forget(compactions).catch((error: unknown) => this.#config.log(`sheetrest: could not rewrite the compaction history (${messageOf(error)}); it still lists writes that are back in the journal`));
   }
 
   async #plan<T>(plan: (workbook: Workbook) => Planned<T>, arrival: number): Promise<{ result: T; durable: Promise<void> }> {
