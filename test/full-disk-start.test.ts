@@ -141,7 +141,8 @@ function mountTmpfs(t: TestContext, size: string): string | { dir: string; fill(
     return `mount -t tmpfs failed here (${String(error).split('\n')[0]})`;
   }
   t.after(() => {
-    execFileSync('umount', [dir]);
+    // Lazily: a source a failed assertion left open must not keep the mount behind.
+    execFileSync('umount', ['-l', dir]);
     rmdirSync(dir);
   });
   return {
