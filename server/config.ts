@@ -25,6 +25,7 @@ import type {
   ParsedSecret,
 } from './config-schema.ts';
 import { JsonSyntaxError, parseJsonText } from './config-json.ts';
+import { sameFileKey } from './lock.ts';
 import { DEFAULT_STATE_DIR } from './state.ts';
 
 export { DEFAULTS, LOG_LEVELS, OPERATIONS } from './config-schema.ts';
@@ -270,12 +271,36 @@ function resolveConfig(
       keys: resolveKeys(connection.keys, `${at}.keys`, env, problem),
     };
   });
+  checkOneWriterPerFile(connections, problem);
   const admin = resolveAdmin(parsed.admin, env, readSecret, problem, parsed.admin?.fileRoot === undefined ? defaultFileRoot : resolve(baseDir, parsed.admin.fileRoot));
   const store = resolveStore(parsed.store, env, readSecret, problem);
   if (problems.length > 0) throw new ConfigError(where, problems);
 
   const { $schema: _ignored, stateDir: _written, connections: _parsed, admin: _admin, store: _store, ...server } = parsed;
   return { ...server, stateDir, connections, ...(admin === undefined ? {} : { admin }), ...(store === undefined ? {} : { store }) };
+}
+
+/**
+ * Two connections writing one file would journal and fold over each other, however their paths
+ * are written: `data/people.csv` and `link/people.csv` through a symlinked folder, a symlink, a
+ * hard link. Compared by the file itself (device and inode, else the real path; lock.ts). A
+ * read-only connection beside a writing one is allowed: it never writes the file or the journal.
+ */
+function checkOneWriterPerFile(connections: readonly ConnectionConfig[], problem: (field: string, message: string) => void): void {
+  const writers = new Map<string, number>();
+  connections.forEach((connection, index) => {
+    if (connection.source.type !== 'file' || connection.readOnly === true) return;
+    const key = sameFileKey(connection.source.path);
+    const earlier = writers.get(key);
+    if (earlier === undefined) return void writers.set(key, index);
+    const first = connections[earlier];
+    const firstPath = first.source.type === 'file' ? first.source.path : '';
+    problem(
+      `connections[${index}].source.path`,
+      `the connection "${connection.id}" (${connection.source.path}) and the connection "${first.id}" (connections[${earlier}], ${firstPath}) write the same file; ` +
+        'two connections writing one file would overwrite each other\'s writes: make one of them "readOnly": true, or serve a copy',
+    );
+  });
 }
 
 /**

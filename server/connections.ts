@@ -50,9 +50,12 @@ export class ConnectionRegistry implements ConnectionLookup {
 export type OpenSettings = Pick<Config, 'stateDir' | 'limits'> & {
   /** Several instances sharing state through Redis (server/shared/); left out: this one alone. */
   readonly shared?: SharedStore;
+  /** Every connection served read-only, whatever it says: the state folder's disk was full at start (start.ts). */
+  readonly readOnly?: boolean;
 };
 
-export async function openConnection(connection: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
+export async function openConnection(configured: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
+  const connection = settings.readOnly === true ? { ...configured, readOnly: true } : configured;
   // Several instances share a Google connection's keys through Redis (a file is served by one).
   const shared = settings.shared;
   let idempotency: KeyStoreLike;

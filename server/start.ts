@@ -59,7 +59,7 @@ export interface StartOptions {
 export async function start(config: Config, options: StartOptions): Promise<Running> {
   const log = options.log ?? createLogger(config.log?.level ?? 'info');
   await ensureStateDir(config.stateDir);
-  const lock = takeLock(config.stateDir, log);
+  const { lock, diskFull } = takeLock(config.stateDir, log);
   const opened: Connection[] = [];
   const registry = new ConnectionRegistry();
   let quota: QuotaStore | undefined;
@@ -74,7 +74,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     listener = await options.listen(gate, { host, port: config.port ?? 8080, headersTimeoutMs: timeouts.headersMs, bodyTimeoutMs: timeouts.bodyMs });
     // Loaded only when configured: a server on its own has no use for the Redis client.
     if (config.store !== undefined) shared = await (await import('./shared/mod.ts')).openSharedStore(config.store, log);
-    const settings = shared === undefined ? config : { ...config, shared };
+    const settings = { ...config, ...(shared === undefined ? {} : { shared }), ...(diskFull ? { readOnly: true } : {}) };
     for (const connection of config.connections) {
       const served = await openConnection(connection, settings, log);
       opened.push(served);
@@ -149,15 +149,22 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
 /**
  * The lock, or none where the state folder does not let this process create files: then it
  * cannot write there either (no journal, no quota snapshot), so it cannot harm a server that can.
+ * On a full disk, none either, and every connection is served read-only (`diskFull`): its
+ * workbooks and journals are read, nothing is written to them, so reads go on during the outage.
  */
-function takeLock(stateDir: string, log: Logger): StateLock {
+function takeLock(stateDir: string, log: Logger): { lock: StateLock; diskFull: boolean } {
+  const none = { path: '', release: () => undefined };
   try {
-    return lockStateDir(stateDir);
+    return { lock: lockStateDir(stateDir), diskFull: false };
   } catch (error) {
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    if (code === 'ENOSPC' || code === 'EDQUOT') {
+      log.error('the disk of the state folder is full: serving every connection read-only, without the state folder\'s lock, until the server is restarted with space freed', { stateDir, error: error instanceof Error ? error.message : code });
+      return { lock: none, diskFull: true };
+    }
     if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw error;
     log.warn('the state folder is not writable: serving without its lock, and nothing there is written', { stateDir, error: code });
-    return { path: '', release: () => undefined };
+    return { lock: none, diskFull: false };
   }
 }
 

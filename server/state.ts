@@ -3,10 +3,11 @@
 // These helpers replace a file there so that a crash leaves either the old or the new
 // version on disk, never a torn one, and clear the temp files a crash left behind.
 // Everything here is private to the server: files are created 0600, like the journals.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as v from 'valibot';
+import { cannotWriteFile } from './sources/file/disk.ts';
 
 /** Name of the state folder created beside the config file (or the workbook in single-file mode). */
 export const DEFAULT_STATE_DIR = '.sheetrest';
@@ -31,14 +32,17 @@ export interface AtomicWriter {
 export const diskWriter: AtomicWriter = {
   async prepare(path, data) {
     const temporary = temporaryPathFor(path);
-    const handle = await open(temporary, 'w', 0o600);
+    // Errors name the file: on a full disk the runtime's own message names none.
+    const handle = await open(temporary, 'w', 0o600).catch((error: unknown) => {
+      throw cannotWriteFile(path, error);
+    });
     try {
       await handle.writeFile(data, 'utf8');
       await handle.sync();
     } catch (error) {
       await handle.close().catch(() => undefined);
       await unlink(temporary).catch(() => undefined);
-      throw error;
+      throw cannotWriteFile(path, error);
     }
     await handle.close();
     return temporary;
@@ -61,15 +65,32 @@ export const diskWriter: AtomicWriter = {
 export function writeFileAtomicSync(path: string, data: string): void {
   const temporary = temporaryPathFor(path);
   mkdirSync(dirname(path), { recursive: true });
-  const fd = openSync(temporary, 'w', 0o600);
+  let fd: number;
+  try {
+    fd = openSync(temporary, 'w', 0o600);
+  } catch (error) {
+    throw cannotWriteFile(path, error);
+  }
   try {
     writeSync(fd, data, null, 'utf8');
     fsyncSync(fd);
-  } finally {
+  } catch (error) {
+    // A full disk: no half-written temp file is left behind.
     closeSync(fd);
+    unlinkQuietlySync(temporary);
+    throw cannotWriteFile(path, error);
   }
+  closeSync(fd);
   renameSync(temporary, path);
   syncFolderSync(dirname(path));
+}
+
+function unlinkQuietlySync(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
 }
 
 let temporaryFiles = 0;

@@ -3,16 +3,17 @@
 // and a second start on a running server's state folder, in-process or as a CLI child, refuses
 // with a message naming the folder and the pid, touches nothing there, and leaves the first one
 // serving every acknowledged write exactly once. Also: leftover temp files are removed at start,
-// and the port is bound before any journal is recovered.
+// and the port is bound before any journal is recovered. A lock whose process is a zombie (killed,
+// not yet reaped) or whose pid now belongs to a process started at another time is stale.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import process from 'node:process';
 import { test } from 'node:test';
 import { configForFile } from '../server/config.ts';
-import { lockStateDir, StateDirLocked } from '../server/lock.ts';
+import { isAlive, lockStateDir, parseProcStat, processStat, StateDirLocked } from '../server/lock.ts';
 import type { Listen } from '../server/listener.ts';
 import { createLogger } from '../server/log.ts';
 import { start } from '../server/start.ts';
@@ -67,6 +68,82 @@ test('lockStateDir takes a free or stale lock and refuses a live one', async (t)
       assert.deepEqual(await readdir(stateDir), [], 'release removes the lock and leaves nothing behind');
     });
   }
+});
+
+test('parseProcStat reads the state and start time after the last parenthesis of the command name', async (t) => {
+  // Real lines from /proc/<pid>/stat, fields 1-22 and more; the name is whatever the process set.
+  const tail = '1 4121 4121 0 -1 4194560 1092 0 0 0 3 1 0 0 20 0 11 0';
+  const cases: [string, string, { state: string; startTicks: number } | undefined][] = [
+    ['a plain name', `4121 (node) S ${tail} 8812345 1263239168 13790 18446744073709551615`, { state: 'S', startTicks: 8812345 }],
+    ['a zombie', `4122 (sleep) Z ${tail} 8812400 0 0 18446744073709551615`, { state: 'Z', startTicks: 8812400 }],
+    ['a name with spaces and parentheses', `4123 (a) Z (b c)) R ${tail} 99 0 0`, { state: 'R', startTicks: 99 }],
+    ['a name that looks like fields', `4124 (x) Z 1 2 3) X ${tail} 7 0`, { state: 'X', startTicks: 7 }],
+    ['a line cut short', `4125 (node) S 1 4121`, undefined],
+    ['no parentheses', `4126 node S ${tail} 5`, undefined],
+    ['a start time that is not a number', `4127 (node) S ${tail} soon 0`, undefined],
+  ];
+  for (const [name, line, expected] of cases) {
+    await t.test(name, () => assert.deepEqual(parseProcStat(line), expected));
+  }
+});
+
+/** Starts `sh -c 'sleep 0 & echo $!; exec sleep 30'`: the exec'd sleep never reaps its child, a zombie. Answers both pids. */
+async function zombie(t: TestContext): Promise<{ parent: number; zombie: number } | string> {
+  if (processStat(process.pid) === undefined) return 'no /proc here to tell a zombie by';
+  const child = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  t.after(() => void child.kill('SIGKILL'));
+  const pid = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (data: Uint8Array) => resolve(Number(new TextDecoder().decode(data).trim())));
+    child.once('error', reject);
+  });
+  for (let waited = 0; processStat(pid)?.state !== 'Z'; waited += 20) {
+    if (waited > 5000) return `process ${pid} did not become a zombie (${processStat(pid)?.state ?? 'gone'})`;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.ok(child.pid !== undefined);
+  return { parent: child.pid, zombie: pid };
+}
+
+test('a lock held by a zombie, or by a pid reused since, is stale and taken over', async (t) => {
+  const dir = await tempDir(t);
+  const found = await zombie(t);
+  if (typeof found === 'string') return t.skip(found);
+  // The zombie's parent is a live process (the exec'd sleep), with a known start time.
+  const since = processStat(found.parent)?.startTicks;
+  assert.ok(since !== undefined);
+  const cases: [string, object, 'taken' | 'refused'][] = [
+    ['a zombie (killed, not yet reaped by its parent)', { pid: found.zombie, started: '2026-01-01T00:00:00.000Z' }, 'taken'],
+    ['a zombie, with its start time', { pid: found.zombie, started: 'x', since: processStat(found.zombie)?.startTicks }, 'taken'],
+    ['a live pid that started at another time than the lock says (reused)', { pid: found.parent, started: 'x', since: since + 1 }, 'taken'],
+    ['a live pid that started when the lock says', { pid: found.parent, started: 'x', since }, 'refused'],
+    ['a live pid, in a lock of an older version (no start time)', { pid: found.parent, started: 'x' }, 'refused'],
+  ];
+  for (const [name, holder, expected] of cases) {
+    await t.test(name, async () => {
+      const stateDir = join(dir.dir, name.replace(/\W+/g, '-'));
+      await mkdir(stateDir);
+      await writeFile(join(stateDir, 'lock'), JSON.stringify(holder));
+      if (expected === 'refused') {
+        assert.throws(() => lockStateDir(stateDir), StateDirLocked);
+        return;
+      }
+      const lock = lockStateDir(stateDir);
+      const written = JSON.parse(await readFile(join(stateDir, 'lock'), 'utf8')) as { pid: number; since?: number };
+      assert.equal(written.pid, process.pid);
+      assert.equal(written.since, processStat(process.pid)?.startTicks, 'the new lock records its own start time');
+      lock.release();
+    });
+  }
+});
+
+test('isAlive tells this process from a pid whose start time differs', (t) => {
+  const own = processStat(process.pid);
+  if (own === undefined) return t.skip('no /proc here: kill(pid, 0) alone decides');
+  assert.equal(own.state === 'Z', false);
+  assert.equal(isAlive(process.pid, own.startTicks), true);
+  assert.equal(isAlive(process.pid), true);
+  assert.equal(isAlive(process.pid, own.startTicks + 1), false);
+  assert.equal(isAlive(deadPid()), false);
 });
 
 test('a stale takeover guard left by a crashed start is cleared', async (t) => {

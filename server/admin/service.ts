@@ -29,6 +29,7 @@ import type { Connection } from '../app.ts';
 import { ConfigError, resolveConnection, type AdminRules, type ConnectionConfig } from '../config.ts';
 import { DEFAULTS, GOOGLE_ENDPOINTS, type ParsedSource } from '../config-schema.ts';
 import { ConnectionRegistry, engineOptions, openConnection, type OpenSettings } from '../connections.ts';
+import { sameFile } from '../lock.ts';
 import type { Logger } from '../log.ts';
 import type { QuotaStore } from '../quota.ts';
 import type { Source } from '../sources/source.ts';
@@ -430,7 +431,7 @@ export class AdminService {
   async #openChecked(stored: StoredConnection): Promise<Connection | ApiError> {
     const source = stored.source;
     if (source.type === 'file') {
-      const other = this.#options.registry.list().find((connection) => connection.id !== stored.id && this.#filePathOf(connection.id) === source.path);
+      const other = this.#options.registry.list().find((connection) => connection.id !== stored.id && sameFile(this.#filePathOf(connection.id), source.path));
       if (other !== undefined) return apiError('conflict', `The file ${source.path} is already served by the connection "${other.id}"; two connections on one file would overwrite each other's writes.`);
     }
     try {
@@ -510,7 +511,7 @@ export class AdminService {
     const { registry } = this.#options;
     if (to.source.type === 'file') {
       const path = to.source.path;
-      const other = registry.list().find((connection) => connection.id !== to.id && this.#filePathOf(connection.id) === path);
+      const other = registry.list().find((connection) => connection.id !== to.id && sameFile(this.#filePathOf(connection.id), path));
       if (other !== undefined) return apiError('conflict', `The file ${path} is already served by the connection "${other.id}"; two connections on one file would overwrite each other's writes.`);
     }
     registry.set(this.#served(from, pausedSource(from.id)));

@@ -7,11 +7,11 @@
 // them brought deleted rows back on every save. This history only lets the file source save the
 // dropped writes aside (a conflict file) instead of losing them without a trace; it is cleared
 // once an outside save is taken, and records the folds after it.
-import { open, readFile } from 'node:fs/promises';
+import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import { fsyncDirectory, isMissing, replaceFileDurably } from './disk.ts';
+import { cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from './disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
 
 export interface Compaction {
@@ -33,11 +33,14 @@ export class CompactionHistory {
   #records: { compaction: Compaction; line: string }[];
   /** Whether the file exists: the first append creates it, and its folder entry is then flushed. */
   #onDisk: boolean;
+  /** The file ends in a line cut short (an append an older version left on a full disk): the next add rewrites it. */
+  #torn: boolean;
 
-  private constructor(path: string, records: { compaction: Compaction; line: string }[], onDisk: boolean) {
+  private constructor(path: string, records: { compaction: Compaction; line: string }[], onDisk: boolean, torn = false) {
     this.path = path;
     this.#records = records;
     this.#onDisk = onDisk;
+    this.#torn = torn;
   }
 
   /** The history saved at `path`; empty when there is none or it cannot be read (it only helps). */
@@ -51,9 +54,11 @@ export class CompactionHistory {
     const records: { compaction: Compaction; line: string }[] = [];
     for (const line of text.split('\n')) {
       const compaction = parseRecord(line);
-      if (compaction !== null) records.push({ compaction, line });
+      // Kept with its newline, as recordLine makes it: #save joins the lines as they are.
+      if (compaction !== null) records.push({ compaction, line: `${line}\n` });
     }
-    return new CompactionHistory(path, records, true);
+    // A line appended after a torn one would run into it and be lost with it.
+    return new CompactionHistory(path, records, true, text !== '' && !text.endsWith('\n'));
   }
 
   get compactions(): readonly Compaction[] {
@@ -65,7 +70,7 @@ export class CompactionHistory {
     const line = recordLine(compaction);
     this.#records.push({ compaction, line });
     const bytes = this.#records.reduce((sum, record) => sum + record.line.length, 0);
-    if (this.#records.length <= HISTORY_LIMITS.compactions && bytes <= HISTORY_LIMITS.bytes) return this.#append(line);
+    if (!this.#torn && this.#records.length <= HISTORY_LIMITS.compactions && bytes <= HISTORY_LIMITS.bytes) return this.#append(line);
     let kept = 0;
     let keep = 0;
     for (let index = this.#records.length - 1; index >= 0 && keep < HISTORY_LIMITS.compactions / 2; index--) {
@@ -78,14 +83,25 @@ export class CompactionHistory {
   }
 
   /**
+   * Appends one line, all of it or none: a failed append (a full disk) is cut back to the file's
+   * length before it, and a file it created is removed, so no half-written line is left behind.
    * Durable once it returns: recovery takes a fold this history records for one whose rename
    * landed (file-source.ts), so a new file's folder entry is flushed too.
    */
   async #append(line: string): Promise<void> {
-    const handle = await open(this.path, 'a', 0o600);
+    const handle = await open(this.path, 'a', 0o600).catch((error: unknown) => {
+      throw cannotWriteFile(this.path, error);
+    });
+    let before = 0;
     try {
+      before = (await handle.stat()).size;
       await handle.write(line);
       await handle.datasync();
+    } catch (error) {
+      const cutBack = before === 0 ? unlink(this.path).then(() => void (this.#onDisk = false)) : handle.truncate(before);
+      // Not cut back: the next add rewrites the file whole instead of appending after the torn line.
+      await cutBack.catch(() => void (this.#torn = true));
+      throw cannotWriteFile(this.path, error);
     } finally {
       await handle.close();
     }
@@ -145,8 +161,13 @@ export class CompactionHistory {
 
   /** temp + fsync + rename, mode 0600 like the journal: it holds the same data. */
   async #save(): Promise<void> {
-    await replaceFileDurably(this.path, new TextEncoder().encode(this.#records.map((record) => record.line).join('')), 0o600);
+    try {
+      await replaceFileDurably(this.path, new TextEncoder().encode(this.#records.map((record) => record.line).join('')), 0o600);
+    } catch (error) {
+      throw cannotWriteFile(this.path, error);
+    }
     this.#onDisk = true;
+    this.#torn = false;
   }
 }
 

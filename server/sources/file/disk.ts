@@ -1,8 +1,8 @@
 // The file-system steps the file source's durability rests on: fingerprints, cheap change
 // detection, and replacing a file so that a crash leaves either the old or the new bytes.
 import { createHash, randomBytes } from 'node:crypto';
-import { statSync, watch, type FSWatcher } from 'node:fs';
-import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { realpathSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import process from 'node:process';
 import { isAlive } from '../../lock.ts';
@@ -70,7 +70,25 @@ function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: num
  * its folder is watched). Null where the runtime or the file system cannot watch (a network
  * file system, no inotify watches left): the caller then looks at the file now and then.
  */
-export function watchFile(path: string, changed: () => void): FSWatcher | null {
+export function watchFile(path: string, changed: () => void): { close(): void } | null {
+  const watched = watchFolderFor(path, changed);
+  // A symlinked workbook changes where the link points (a fold renames over the target): that folder too.
+  const real = realPathNow(path);
+  if (watched === null || real === path) return watched;
+  const target = watchFolderFor(real, changed);
+  if (target === null) {
+    watched.close();
+    return null;
+  }
+  return {
+    close() {
+      watched.close();
+      target.close();
+    },
+  };
+}
+
+function watchFolderFor(path: string, changed: () => void): FSWatcher | null {
   const name = basename(path);
   try {
     const watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
@@ -83,6 +101,14 @@ export function watchFile(path: string, changed: () => void): FSWatcher | null {
     return watcher;
   } catch {
     return null;
+  }
+}
+
+function realPathNow(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }
 
@@ -105,6 +131,17 @@ export function isPermissionError(error: unknown): boolean {
 export function isDiskFull(error: unknown): boolean {
   const code = errorCode(error);
   return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * The error of a failed write, naming the file (`cannot write /srv/.sheetrest/book.xlsx.1a2b3c4d.journal:
+ * no space left on device (ENOSPC)`): the runtime's own message names no file for a write to an
+ * open handle. Keeps the code, so isDiskFull and isPermissionError still tell it.
+ */
+export function cannotWriteFile(path: string, error: unknown): Error {
+  const code = errorCode(error);
+  const why = code === 'ENOSPC' ? 'no space left on device (ENOSPC)' : code === 'EDQUOT' ? 'disk quota exceeded (EDQUOT)' : (code ?? (error instanceof Error ? error.message : String(error)));
+  return Object.assign(new Error(`cannot write ${path}: ${why}`), code === undefined ? {} : { code });
 }
 
 /** Flushes a directory's entries (a rename or a new file) to disk; a no-op where unsupported. */
@@ -166,10 +203,14 @@ export async function commitTempFile(temp: string, path: string): Promise<string
   return after !== null && after.ino === before.ino && after.dev === before.dev && after.size === before.size && after.mtimeMs === before.mtimeMs ? identityOf(after) : null;
 }
 
-/** Replaces `path` with `bytes`: after a crash at any moment it holds the old bytes or the new. */
+/**
+ * Replaces `path` with `bytes`: after a crash at any moment it holds the old bytes or the new.
+ * A symlink stays a link: its target is replaced.
+ */
 export async function replaceFileDurably(path: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
-  const { temp } = await writeTempFile(path, bytes, mode);
-  await commitTempFile(temp, path);
+  const file = await realpath(path).catch(() => path);
+  const { temp } = await writeTempFile(file, bytes, mode);
+  await commitTempFile(temp, file);
 }
 
 /**

@@ -29,8 +29,7 @@
 // A write the file's format cannot store (limits.ts) is refused before it is journaled.
 // A write's Idempotency-Key receipt rides in the write's own journal line, and is handed to the
 // connection's key store (ReceiptSink) before a fold or a rebase makes the journal forget it.
-import type { FSWatcher } from 'node:fs';
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile, realpath, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
@@ -112,7 +111,7 @@ export class FileSource implements Source {
   #checkedAt = 0;
   #closing: Promise<void> | null = null;
   /** Watches the file's folder so reads need not stat the file; null where watching fails. */
-  #watcher: FSWatcher | null = null;
+  #watcher: { close(): void } | null = null;
   /** Set by the watcher (and at start): the next read looks at the file. */
   #maybeChanged = true;
   /**
@@ -282,7 +281,16 @@ export class FileSource implements Source {
     }
     // Read-only: leave the journal for a run that can write it back.
     if (!this.#writable) return;
-    this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries, this.#config.journalFiles);
+    try {
+      this.#journal = await Journal.create(journalPath, this.#fingerprint, this.#entries, this.#config.journalFiles);
+    } catch (error) {
+      if (!isDiskFull(error)) throw error;
+      // A full disk need not stop the server: the rows, the journal's writes included, are served;
+      // the journal on disk stays as it is (the next start replays it), and each write tries
+      // again to start a fresh one, answering 507 while the disk is full (#commitToJournal).
+      log(`sheetrest: ${messageOf(error)}; serving ${path} for reads, writes answer 507 until space is freed${this.#entries.length > 0 ? ` (${this.#entries.length} journaled write(s) stay in ${journalPath})` : ''}`);
+      return;
+    }
     await this.#io.run(() => this.#compact(true));
   }
 
@@ -324,6 +332,8 @@ export class FileSource implements Source {
     const entries = batch.flatMap((accepted) => (accepted.entry === null ? [] : [accepted.entry]));
     if (entries.length > 0) {
       try {
+        // None since a full disk at start (recover()): start it now, with the writes it held.
+        if (this.#journal === null) await this.#reopenJournal();
         if (this.#journal === null) throw new Error('no journal is open');
         // A failed append that could not be cut back: start over from what was acknowledged.
         if (this.#journal.broken) await this.#replaceJournal(this.#entries);
@@ -383,20 +393,23 @@ export class FileSource implements Source {
         // Saved over since the last look: the next attempt looks again.
         if (result.kind === 'changed') continue;
         const { bytes, fingerprint: target } = result;
-        const { temp, identity } = await writeTempFile(path, bytes);
+        // Through a symlink the new bytes replace its target, in the target's folder, and the
+        // link stays a link (renaming over the link itself would make it a plain file).
+        const file = await realpath(path).catch(() => path);
+        const { temp, identity } = await writeTempFile(file, bytes);
         await this.#journal.markCompaction(target);
         // The last look: a save that landed while we encoded must not be overwritten.
         if ((await fileIdentity(path)) !== this.#identity) {
           await unlink(temp).catch(() => undefined);
           continue;
         }
-        const renamed = await commitTempFile(temp, path);
+        const renamed = await commitTempFile(temp, file);
         const folded = { base: this.#fingerprint, produced: target, entries: this.#entries };
         this.#identity = renamed ?? identity;
         this.#fingerprint = target;
         this.#entries = [];
         // Recorded before the journal forgets these writes, so no crash leaves them in neither.
-        await this.#history?.add(folded).catch((error: unknown) => log(`sheetrest: could not keep what was folded into ${path} (${describe(error)}); a stale copy saved over it may go unnoticed`));
+        await this.#history?.add(folded).catch((error: unknown) => log(`sheetrest: could not keep what was folded into ${path} (${messageOf(error)}); a stale copy saved over it may go unnoticed`));
         await this.#replaceJournal([]);
         this.#compacted(folded.entries.length);
         return;
@@ -430,6 +443,11 @@ export class FileSource implements Source {
 
   #compacted(folded: number): void {
     if (this.#backoff.succeeded()) this.#config.log(`sheetrest: folded ${folded} journaled write(s) into ${this.#config.path}; compaction works again`);
+  }
+
+  async #reopenJournal(): Promise<void> {
+    await this.#replaceJournal(this.#entries);
+    this.#config.log(`sheetrest: the journal of ${this.#config.path} could be written again; writes are accepted`);
   }
 
   async #replaceJournal(entries: readonly JournalEntry[]): Promise<void> {
@@ -580,4 +598,9 @@ export const LOOK_EVERY_MS = 100;
 
 function describe(error: unknown): string {
   return errorCode(error) ?? (error instanceof Error ? error.message : String(error));
+}
+
+/** The error's message, which names the file when disk.ts's cannotWriteFile made it. */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -22,7 +22,7 @@ import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
 import { isReceipt } from '../../receipt-lines.ts';
 import type { Receipt } from '../source.ts';
-import { fingerprint, fsyncDirectory, isMissing, tempPathFor } from './disk.ts';
+import { cannotWriteFile, fingerprint, fsyncDirectory, isMissing, tempPathFor } from './disk.ts';
 
 /** What a plan's target rows held when it was planned, so it can be re-checked on a changed file. */
 export interface Expected {
@@ -203,21 +203,24 @@ export class Journal {
   static async create(path: string, base: string, entries: readonly JournalEntry[], files: JournalFiles = DISK): Promise<Journal> {
     const bytes = encoder.encode(journalLine({ journal: 1, base }) + entries.map(journalLine).join(''));
     const temp = tempPathFor(path);
-    const handle = await files.open(temp, 'wx', 0o600);
+    // Errors name the journal: on a full disk the runtime's own message names no file.
+    const handle = await files.open(temp, 'wx', 0o600).catch((error: unknown) => {
+      throw cannotWriteFile(path, error);
+    });
     try {
       await writeAll(handle, bytes);
       await handle.sync();
     } catch (error) {
       await handle.close().catch(() => undefined);
       await unlink(temp).catch(() => undefined);
-      throw error;
+      throw cannotWriteFile(path, error);
     }
     await handle.close();
     try {
       await rename(temp, path);
     } catch (error) {
       await unlink(temp).catch(() => undefined);
-      throw error;
+      throw cannotWriteFile(path, error);
     }
     await fsyncDirectory(dirname(path));
     return new Journal(path, await files.open(path, 'a'), bytes.byteLength);
@@ -281,13 +284,19 @@ async function writeAll(handle: JournalHandle, bytes: Uint8Array): Promise<void>
 export async function saveConflicts(stateDir: string, fileName: string, conflicts: readonly JournalEntry[]): Promise<string> {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const path = join(stateDir, `${fileName}.conflict-${stamp}.jsonl`);
-  const handle = await open(path, 'w', 0o600);
+  const handle = await open(path, 'w', 0o600).catch((error: unknown) => {
+    throw cannotWriteFile(path, error);
+  });
   try {
     await handle.writeFile(conflicts.map((entry) => JSON.stringify(withoutReceipt(entry)) + '\n').join(''));
     await handle.sync();
-  } finally {
-    await handle.close();
+  } catch (error) {
+    // Half a conflict file would pass for all of it: none at all, and the writes stay in the journal.
+    await handle.close().catch(() => undefined);
+    await unlink(path).catch(() => undefined);
+    throw cannotWriteFile(path, error);
   }
+  await handle.close();
   await fsyncDirectory(stateDir);
   return path;
 }

@@ -3,13 +3,13 @@
 // is missing, unreadable or of an unknown kind rejects with an Error naming the path and the
 // problem, for the CLI to print before it exits.
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { access, readFile, realpath, rename } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ReceiptSink, Source } from '../source.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import { csvTabName, decodeWorkbook, formatOfPath } from './codec.ts';
 import type { CsvStyle } from './csv.ts';
-import { errorCode, fileIdentity, fingerprint, removeStaleTempFiles, whyNotWritable } from './disk.ts';
+import { errorCode, fileIdentity, fingerprint, isMissing, removeStaleTempFiles, whyNotWritable } from './disk.ts';
 import { FileSource } from './file-source.ts';
 import type { FoldOptions } from './fold-runner.ts';
 import { rowsOnly } from './model.ts';
@@ -68,15 +68,19 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   } catch (error) {
     throw new Error(`${options.path}: not a readable .${format} file (${error instanceof Error ? error.message : String(error)})`);
   }
+  // A symlinked workbook is written where the link points (a fold replaces the target and keeps
+  // the link, file-source.ts), and its journal is the real file's, whichever path reaches it.
+  const real = await realpath(path).catch(() => path);
   const notWritable =
     options.readOnly === true
       ? 'the connection is read-only'
       : cannotWrite !== null
         ? `sheetrest cannot write this file back (${cannotWrite})`
-        : await whyNotWritable(path, stateDir);
+        : await whyNotWritable(real, stateDir);
   if (notWritable !== null && options.readOnly !== true) log(`sheetrest: serving ${path} read-only: ${notWritable}`);
-  // One journal per workbook: the path's hash keeps two `demo.xlsx` in different folders apart.
-  const journalPath = join(stateDir, `${basename(path)}.${createHash('sha256').update(path).digest('hex').slice(0, 8)}.journal`);
+  const journalPath = journalPathOf(stateDir, real);
+  // Versions before issue 20 named the journal after the path as configured: a symlink's.
+  if (real !== path && notWritable === null) await adoptJournal(journalPathOf(stateDir, path), journalPath);
   let journal: JournalContents | null;
   try {
     journal = await readJournal(journalPath);
@@ -90,7 +94,10 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
         'the intact writes after them are re-checked against the file, and any that no longer fits is saved to a conflict file',
     );
   }
-  if (notWritable === null) await removeStaleTempFiles(path);
+  if (notWritable === null) {
+    await removeStaleTempFiles(real);
+    if (real !== path) await removeStaleTempFiles(path);
+  }
   const state = {
     path,
     stateDir,
@@ -113,6 +120,22 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   const source = new FileSource(state, workbook);
   await source.recover(journal);
   return source;
+}
+
+/** One journal per workbook: the path's hash keeps two `demo.xlsx` in different folders apart. */
+function journalPathOf(stateDir: string, path: string): string {
+  return join(stateDir, `${basename(path)}.${createHash('sha256').update(path).digest('hex').slice(0, 8)}.journal`);
+}
+
+/** Moves a journal (and its compaction history) kept under an older name to the current one, unless one is there already. */
+async function adoptJournal(from: string, to: string): Promise<void> {
+  const exists = (path: string) => access(path).then(() => true, () => false);
+  if ((await exists(to)) || !(await exists(from))) return;
+  for (const [older, newer] of [[from.replace(/\.journal$/, '.compacted'), to.replace(/\.journal$/, '.compacted')], [from, to]]) {
+    await rename(older, newer).catch((error: unknown) => {
+      if (!isMissing(error)) throw new Error(`${older}: cannot move the journal to ${newer} (${errorCode(error) ?? String(error)})`);
+    });
+  }
 }
 
 function readProblem(error: unknown): string {
