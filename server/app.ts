@@ -17,7 +17,7 @@ import { CORS_WRITES_DEFAULT, corsHeaders, isOwnOrigin, isPreflight, mayWriteWit
 import type { PlanConfig } from './config.ts';
 import { ConnectionRegistry, type ConnectionLookup } from './connections.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
-import { idempotent, type KeyStoreLike } from './idempotency.ts';
+import { idempotent, keyCaller, OPEN_CALLER, type KeyStoreLike } from './idempotency.ts';
 import { KeyStore } from './idempotency-store.ts';
 import type { Logger } from './log.ts';
 import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
@@ -316,7 +316,9 @@ export function createApp(options: AppOptions): App {
       return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
     }
     // A write with an Idempotency-Key runs once; its retries get the stored answer (idempotency.ts).
-    return idempotent(keyStoreOf(connection), connection.source, request, body, async (source) => {
+    // The key is the caller's own: the API key that authenticated it (one scope on an open connection).
+    const caller = isOpen(connection) ? OPEN_CALLER : keyCaller(request.headers.get('x-api-key') ?? '');
+    return idempotent(keyStoreOf(connection), connection.source, request, body, caller, async (source) => {
       const result = await source.write(
         (workbook) => {
           const result = execute(workbook, parsed as ParsedRequest, connection.engine);
