@@ -12,6 +12,7 @@
 // Another key holder sending the same Idempotency-Key gets his own write done, never the first
 // caller's answer. The store holds `<caller>:<Idempotency-Key>`, the caller named by a hash of
 // the key's digest, never by the key or the digest itself.
+//
 // Only decided answers are kept: 2xx, and 4xx the engine gave for the write (400, 404, 412...);
 // a refusal that decided nothing (401, 402, 403, 408, 429, 5xx) is not, so a retry runs again.
 //
