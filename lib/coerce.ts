@@ -4,8 +4,13 @@ import { sheetDate, type SheetDate, type TypedValue } from './workbook.ts';
 
 /** A canonical number reads back unchanged and has no exponent: `42`, `-3.5`; not `007`, `3.50`, `1e3`. */
 const CANONICAL_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d*[1-9])?$/;
-/** ISO 8601 date or local date-time (no zone): `2024-03-01`, `2024-03-01T09:30`, `2024-03-01T09:30:00.5`. */
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?$/;
+/**
+ * ISO 8601 date or local date-time (no zone): `2024-03-01`, `2024-03-01T09:30`, `2024-03-01T09:30:00.5`,
+ * or with a space for the `T` (RFC 3339 allows it): `2024-03-01 09:30:00`, which is how a
+ * date-time cell shows (`displayText`) and so how a .csv file holds one written through the API.
+ * Read back, it is the same date-time again, whatever the year.
+ */
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?$/;
 
 export function parseCanonicalNumber(text: string): number | null {
   if (!CANONICAL_NUMBER.test(text)) return null;
@@ -13,7 +18,7 @@ export function parseCanonicalNumber(text: string): number | null {
   return String(number) === text ? number : null;
 }
 
-/** An ISO date or date-time as a SheetDate in normal form (seconds always written when there is a time). */
+/** An ISO date or date-time as a SheetDate in normal form (`T`, and seconds always written when there is a time). */
 export function parseIsoDate(text: string): SheetDate | null {
   const match = ISO_DATE.exec(text);
   if (match === null) return null;

@@ -22,6 +22,18 @@ export interface BodyLimits {
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
+ * Half of a surrogate pair standing alone (`"\ud800"` in JSON): no UTF-8 file, journal line or
+ * spreadsheet can hold it, so it would come back as U+FFFD after the next save. With the `u`
+ * flag a pair is one code point and matches nothing; only a lone half is `\p{Cs}`.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** 400 for text that is not valid Unicode; `what` names the field, shown escaped by JSON.stringify. */
+function notUnicode(what: string): ApiError {
+  return apiError('invalid_body', `${what} holds text that is not valid Unicode (half of a surrogate pair, such as \\ud800, alone); send whole characters.`);
+}
+
+/**
  * `kind` is what the action takes: `rows` (POST: an object or an array of objects, or a form)
  * or `object` (PATCH and PUT: exactly one object).
  */
@@ -87,6 +99,8 @@ function rowOf(json: unknown, where: string): RowInput | ApiError {
   }
   const row = new Map<string, Scalar>();
   for (const [key, value] of Object.entries(json)) {
+    if (LONE_SURROGATE.test(key)) return notUnicode(`${where}: the column name ${JSON.stringify(key)}`);
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) return notUnicode(`${where}: the value of ${JSON.stringify(key)}`);
     if (value !== null && typeof value === 'object') {
       return apiError('invalid_body', `${where}: the value of "${key}" is ${describe(value)}; a cell takes a string, number, boolean or null.`);
     }
@@ -107,6 +121,14 @@ function describe(json: unknown): string {
 
 function urlencodedRow(text: string): RowInput | ApiError {
   const row = new Map<string, Scalar>();
+  // URLSearchParams would turn a lone surrogate into U+FFFD without a word: looked for first.
+  if (LONE_SURROGATE.test(text)) {
+    for (const pair of text.split('&')) {
+      const equals = pair.indexOf('=');
+      const bad = equals === -1 ? formFieldNotUnicode(pair, '') : formFieldNotUnicode(pair.slice(0, equals), pair.slice(equals + 1));
+      if (bad !== null) return bad;
+    }
+  }
   for (const [key, value] of new URLSearchParams(text)) {
     if (row.has(key)) return apiError('invalid_body', `The form field "${key}" is given more than once; a cell takes one value.`);
     row.set(key, value);
@@ -130,7 +152,20 @@ function multipartRow(text: string, contentType: string): RowInput | ApiError {
     if (name === null) return apiError('invalid_body', 'A multipart/form-data part has no field name.');
     if (/;\s*filename\*?=/i.test(headers)) return apiError('invalid_body', `The form field "${name[1]}" is a file; a cell takes text.`);
     if (row.has(name[1])) return apiError('invalid_body', `The form field "${name[1]}" is given more than once; a cell takes one value.`);
-    row.set(name[1], part.slice(headerEnd + 4).replace(/\r\n$/, ''));
+    const value = part.slice(headerEnd + 4).replace(/\r\n$/, '');
+    const bad = formFieldNotUnicode(name[1], value);
+    if (bad !== null) return bad;
+    row.set(name[1], value);
   }
   return row;
+}
+
+/**
+ * A form read from bytes cannot hold a lone surrogate (the UTF-8 check and URLSearchParams's
+ * decoding rule it out), but a body handed to the engine as a string can.
+ */
+function formFieldNotUnicode(name: string, value: string): ApiError | null {
+  if (LONE_SURROGATE.test(name)) return notUnicode(`The form field name ${JSON.stringify(name)}`);
+  if (LONE_SURROGATE.test(value)) return notUnicode(`The form field ${JSON.stringify(name)}`);
+  return null;
 }

@@ -3,7 +3,8 @@
 // let the engine parse and answer (writes through the source, in order and durably), then add
 // the quota and CORS headers and log one line. Node, Deno and Bun only wire this to a listener.
 // Before any of it, the Host header is checked (a browser on a rebound DNS name is refused), and
-// a browser write from an origin outside a CORS list is refused before it is read.
+// a browser write from an origin outside a CORS list is refused before it is read, and so is a
+// write from another site's page to a connection without keys (unless `cors.writes` allows it).
 import { Router } from 'itty-router';
 import { execute, findTab } from '../lib/engine.ts';
 import { apiError, isApiError, type ApiError } from '../lib/errors.ts';
@@ -12,11 +13,11 @@ import { allowedMethods, parseRequest, type EngineOptions, type Operation, type 
 import { noneMatchHits } from '../lib/version.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { authenticate, checkWrite, isOpen, OPEN_ACCESS, type ApiKey } from './auth.ts';
-import { corsHeaders, isPreflight, preflightHeaders, type Origins } from './cors.ts';
+import { CORS_WRITES_DEFAULT, corsHeaders, isOwnOrigin, isPreflight, mayWriteWithoutKey, preflightHeaders, type CorsWrites, type Origins } from './cors.ts';
 import type { PlanConfig } from './config.ts';
 import { ConnectionRegistry, type ConnectionLookup } from './connections.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
-import { idempotent, type KeyStoreLike } from './idempotency.ts';
+import { idempotent, keyCaller, OPEN_CALLER, type KeyStoreLike } from './idempotency.ts';
 import { KeyStore } from './idempotency-store.ts';
 import type { Logger } from './log.ts';
 import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
@@ -78,6 +79,8 @@ export interface AppOptions {
   /** How long a body may take to arrive before 408 (default 10 s). */
   readonly bodyTimeoutMs?: number;
   readonly cors: Origins;
+  /** Which other sites' pages may write to a connection without keys (default: none but a CORS list's). */
+  readonly corsWrites?: CorsWrites;
   /**
    * Host names served (besides `localhost` and IP addresses, which DNS rebinding cannot
    * produce), or `'*'` for any Host (the default).
@@ -139,6 +142,10 @@ const METHOD_OPERATIONS: Record<string, Operation> = { POST: 'create', PATCH: 'u
 /** The methods a page on any site may send without a preflight and that change nothing. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Why a page on another site may not write to a connection without keys, and the settings that let it. */
+const OPEN_WRITE_REFUSED =
+  'This connection has no API key, so writes from pages on other websites are refused; list the origin in cors.origins or cors.writes, or set cors.writes to "any", in the config.';
+
 /** Errors and write answers: never stored by a cache (a 404 would otherwise be, by heuristics). */
 const NO_STORE_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'Cache-Control': 'no-store' });
 
@@ -153,6 +160,7 @@ export function createApp(options: AppOptions): App {
     return store;
   };
   const checkHostHeader = hostCheck(options.allowedHosts ?? '*');
+  const corsWrites = options.corsWrites ?? CORS_WRITES_DEFAULT;
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const answerCacheBytes = options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
   // A logger's level is fixed when it is made: asked once, not per request.
@@ -209,8 +217,10 @@ export function createApp(options: AppOptions): App {
     }
     const cors = corsHeaders(options.cors, origin);
     // A page elsewhere can POST a text/plain body without a preflight; the answer is hidden from
-    // it, but the write would land. A CORS list says which sites may write; `*` lets every site.
-    if (origin !== null && options.cors !== '*' && !SAFE_METHODS.has(request.method) && !options.cors.includes(origin)) {
+    // it, but the write would land. A CORS list says which sites may write at all; under `*`, a
+    // connection without keys is guarded below (`cors.writes`), a keyed one by its keys.
+    // The server's own pages (the dashboard's playground) are no other site, listed or not.
+    if (origin !== null && options.cors !== '*' && !SAFE_METHODS.has(request.method) && !options.cors.includes(origin) && !isOwnOrigin(origin, ownHost(request))) {
       return errorAnswer(apiError('origin_not_allowed', `Requests from ${JSON.stringify(origin).slice(0, 200)} may only read: it is not in this server's CORS origins.`), cors);
     }
     const connection = connections.get(safeDecode(rawId));
@@ -220,6 +230,11 @@ export function createApp(options: AppOptions): App {
     // keys left refuses everyone: an empty key list never opens it.
     const authenticated = isOpen(connection) ? OPEN_ACCESS : authenticate(connection.keys, request.headers.get('x-api-key'));
     if (isApiError(authenticated)) return errorAnswer(authenticated, cors);
+    // Nor may another site's page write where no key stands in its way: it needs no preflight to
+    // POST a text/plain body, and the write would land though the answer is hidden from it.
+    if (origin !== null && isOpen(connection) && !SAFE_METHODS.has(request.method) && !mayWriteWithoutKey(options.cors, corsWrites, origin, ownHost(request))) {
+      return errorAnswer(apiError('permission_denied', OPEN_WRITE_REFUSED), cors);
+    }
 
     const operation = operationOf(request);
     const taken = options.quota.take(connection.id, connection.plan, operation);
@@ -306,7 +321,9 @@ export function createApp(options: AppOptions): App {
       return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
     }
     // A write with an Idempotency-Key runs once; its retries get the stored answer (idempotency.ts).
-    return idempotent(keyStoreOf(connection), connection.source, request, body, async (source) => {
+    // The key is the caller's own: the API key that authenticated it (one scope on an open connection).
+    const caller = isOpen(connection) ? OPEN_CALLER : keyCaller(request.headers.get('x-api-key') ?? '');
+    return idempotent(keyStoreOf(connection), connection.source, request, body, caller, async (source) => {
       const result = await source.write(
         (workbook) => {
           const result = execute(workbook, parsed as ParsedRequest, connection.engine);
@@ -405,6 +422,13 @@ export function createApp(options: AppOptions): App {
       for (const giveUp of bodyLimits.inFlight) giveUp();
     },
   };
+}
+
+/** The host (and port) a request was sent to: its Host header, else its URL's (an in-process call). */
+function ownHost(request: IncomingRequest): string | null {
+  const host = request.headers.get('host');
+  if (host !== null) return host;
+  return URL.canParse(request.url) ? new URL(request.url).host : null;
 }
 
 function wantsHtml(request: IncomingRequest): boolean {

@@ -12,6 +12,9 @@
 //                 "answerCacheBytes": 33554432,      read answers kept for repeated reads; 0: none
 //                 "idempotencyKeys": 100000, "idempotencyBytes": 67108864 },   these two per connection
 //     "cors": { "origins": "*" },        or a list: ["https://app.example.com"]; [] allows none
+//               "writes": "same-origin"  who else may write to a connection without keys from a
+//                                        browser: "same-origin" (only the server's own pages and
+//                                        the origins listed above), "any", or a list of origins
 //     "allowedHosts": ["sheets.example.com"],   Host names served besides localhost and IP
 //                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
 //     "timeouts": { "headersMs": 10000, "bodyMs": 10000, "shutdownMs": 10000 },
@@ -74,6 +77,7 @@ export const DEFAULTS = {
   /** Read answers kept for repeated identical reads, across connections (server/answer-cache.ts). */
   answerCacheBytes: 32 * 1024 * 1024,
   corsOrigins: '*',
+  corsWrites: 'same-origin',
   logLevel: 'info',
   headersMs: 10_000,
   bodyMs: 10_000,
@@ -97,7 +101,7 @@ export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 
 /** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
 export const KNOWN_FIELDS: readonly string[] = [
-  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'log', 'level',
+  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'writes', 'log', 'level',
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
@@ -399,12 +403,27 @@ export const ServerSettingsEntries = {
     {},
   ),
   cors: v.optional(
-    strict('an object', {
-      origins: v.optional(
-        v.union([v.literal('*'), v.array(corsOrigin, expected('"*" or a list of origins'))], expected('"*" or a list of origins')),
-        DEFAULTS.corsOrigins,
+    v.pipe(
+      strict('an object', {
+        origins: v.optional(
+          v.union([v.literal('*'), v.array(corsOrigin, expected('"*" or a list of origins'))], expected('"*" or a list of origins')),
+          DEFAULTS.corsOrigins,
+        ),
+        /** Which other sites' pages may write to a connection without keys (server/cors.ts). */
+        writes: v.optional(
+          v.union(
+            [v.literal('same-origin'), v.literal('any'), v.array(corsOrigin, expected('"same-origin", "any" or a list of origins'))],
+            expected('"same-origin", "any" or a list of origins'),
+          ),
+          DEFAULTS.corsWrites,
+        ),
+      }),
+      // Under a list of origins, only listed origins write at all: a second list would be ignored.
+      v.check(
+        (cors) => cors.origins === '*' || !Array.isArray(cors.writes),
+        'expected "writes" to be "same-origin" or "any" when "origins" is a list (the origins listed there may already write; list more there)',
       ),
-    }),
+    ),
     {},
   ),
   /** Left out: only localhost and IP addresses on a loopback bind, any Host otherwise (start.ts). */

@@ -6,6 +6,13 @@
 // "The same request" is the method (and X-HTTP-Method-Override), the path and query as the URL
 // parser gives them, the Content-Type, the If-Match and the body's bytes: their SHA-256 is the
 // fingerprint. The host is not part of it: a retry may go through another address.
+//
+// A key belongs to its caller: the connection (each has its own store) and the API key that
+// authenticated the write (`keyCaller`); every caller of an open connection shares one scope.
+// Another key holder sending the same Idempotency-Key gets his own write done, never the first
+// caller's answer. The store holds `<caller>:<Idempotency-Key>`, the caller named by a hash of
+// the key's digest, never by the key or the digest itself.
+//
 // Only decided answers are kept: 2xx, and 4xx the engine gave for the write (400, 404, 412...);
 // a refusal that decided nothing (401, 402, 403, 408, 429, 5xx) is not, so a retry runs again.
 //
@@ -14,6 +21,7 @@
 // write, the Google source) it is saved to the key store before the answer goes out.
 import { createHash } from 'node:crypto';
 import { apiError } from '../lib/errors.ts';
+import { digestKey } from './auth.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 import type { Receipt, Source } from './sources/source.ts';
 
@@ -26,16 +34,24 @@ export function isDecided(status: number): boolean {
   return status < 500 && !UNDECIDED.has(status);
 }
 
+/** The scope every caller of an open connection (no key needed) shares. */
+export const OPEN_CALLER = 'open';
+
+/**
+ * The scope of the callers using this API key: 16 hex digits of a hash of the key's digest, so
+ * that the store says whose key it is without holding the key or its digest. Never holds `:`,
+ * so `<caller>:<key>` cannot be spelled by another caller with another Idempotency-Key.
+ */
+export function keyCaller(apiKey: string): string {
+  return createHash('sha256').update('sheetrest Idempotency-Key scope\n').update(digestKey(apiKey)).digest('hex').slice(0, 16);
+}
+
 export interface KeyedRequest {
   readonly url: string;
   readonly method: string;
   readonly headers: { get(name: string): string | null };
 }
 
-/**
- * Runs `write` once per Idempotency-Key (none: every time). `write` gets the source to write
- * through: `source` itself, or a view of it whose writes carry the key's receipt.
- */
 /**
  * What `idempotent` needs of a key store: the state folder's (KeyStore) or, with several
  * instances, Redis's (server/shared/key-store.ts). `get` is answered within `exclusive`.
@@ -50,19 +66,26 @@ export interface KeyStoreLike {
   close(): Promise<void>;
 }
 
+/**
+ * Runs `write` once per Idempotency-Key of this caller (none: every time). `write` gets the
+ * source to write through: `source` itself, or a view of it whose writes carry the key's receipt.
+ */
 export async function idempotent(
   store: KeyStoreLike,
   source: Source,
   request: KeyedRequest,
   body: Uint8Array | null,
+  caller: string,
   write: (source: Source) => Promise<Answer>,
   log: (message: string) => void = () => undefined,
 ): Promise<Answer> {
-  const key = request.headers.get('idempotency-key');
-  if (key === null) return write(source);
-  if (!KEY_SYNTAX.test(key)) {
+  const sent = request.headers.get('idempotency-key');
+  if (sent === null) return write(source);
+  if (!KEY_SYNTAX.test(sent)) {
     return errorAnswer(apiError('invalid_parameter', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.'));
   }
+  // Receipts stored before keys were scoped hold the bare key: they match nothing now.
+  const key = `${caller}:${sent}`;
   const print = requestFingerprint(request, body);
   return store.exclusive(key, async () => {
     const stored = store.get(key);

@@ -97,6 +97,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
       bodyTimeoutMs: timeouts.bodyMs,
       cors: config.cors?.origins ?? '*',
+      corsWrites: config.cors?.writes ?? DEFAULTS.corsWrites,
       allowedHosts: config.allowedHosts ?? defaultAllowedHosts(host),
       answerCacheBytes: config.limits?.answerCacheBytes ?? DEFAULTS.answerCacheBytes,
       log,

@@ -27,6 +27,7 @@ interface Setup {
   readonly bodyBytes?: number;
   readonly bodyTimeoutMs?: number;
   readonly cors?: '*' | string[];
+  readonly corsWrites?: 'same-origin' | 'any' | string[];
   readonly allowedHosts?: '*' | string[];
 }
 
@@ -48,6 +49,7 @@ async function appWith(t: { after(fn: () => Promise<void>): void }, setup: Setup
     bodyBytes: setup.bodyBytes ?? 1024 * 1024,
     bodyTimeoutMs: setup.bodyTimeoutMs,
     cors: setup.cors ?? '*',
+    corsWrites: setup.corsWrites,
     allowedHosts: setup.allowedHosts,
     log: createLogger('info', (line) => lines.push(line)),
   });
@@ -414,6 +416,83 @@ test('a CORS list refuses writes from other origins before reading them', async 
     const rows = await (await call('/sheets/demo')).json();
     assert.deepEqual(rows.map((row: { Name: string }) => row.Name), ['Ann', 'Bob', 'Zed', 'Zed']);
   });
+});
+
+/** A write (or read) as a browser sends it: with a text/plain body where it has one, no preflight needed. */
+function browserRequest(method: string, path: string, headers: Record<string, string>) {
+  const body = method === 'POST' || method === 'PATCH' || method === 'PUT' ? new Response(method === 'POST' ? '{"Name":"Zed"}' : '{"Age":99}').body : null;
+  return incoming(path, { 'Content-Type': 'text/plain', ...headers }, method, body);
+}
+
+async function namesAndAges(call: (path: string) => Promise<Response>): Promise<string[]> {
+  const rows: { Name: string; Age: number }[] = await (await call('/sheets/demo')).json();
+  return rows.map((row) => `${row.Name} ${row.Age}`);
+}
+
+test('a page on another site may not write to a connection without keys: 403 permission_denied naming cors.writes, nothing written', async (t) => {
+  const { app, call } = await appWith(t);
+  const elsewhere = { Host: 'localhost:8080', Origin: 'https://elsewhere.example' };
+  const cases: [string, string, string, Record<string, string>, number][] = [
+    ['a text/plain POST', 'POST', '/sheets/demo', elsewhere, 403],
+    ['PATCH', 'PATCH', '/sheets/demo/0', elsewhere, 403],
+    ['PUT', 'PUT', '/sheets/demo/0', elsewhere, 403],
+    ['PUT overridden to PATCH', 'PUT', '/sheets/demo/Name/Ann', { ...elsewhere, 'X-HTTP-Method-Override': 'PATCH' }, 403],
+    ['DELETE', 'DELETE', '/sheets/demo/0', elsewhere, 403],
+    ['Origin: null (a sandboxed frame)', 'POST', '/sheets/demo', { Host: 'localhost:8080', Origin: 'null' }, 403],
+    ['another port of the same host', 'DELETE', '/sheets/demo/0', { Host: 'localhost:8080', Origin: 'http://localhost:5173' }, 403],
+    ['a name that only starts like the host', 'POST', '/sheets/demo', { Host: 'sheets.example.com', Origin: 'https://sheets.example.com.evil.example' }, 403],
+    ['a read from there is fine', 'GET', '/sheets/demo', elsewhere, 200],
+  ];
+  for (const [name, method, path, headers, status] of cases) {
+    await t.test(`${name}: ${method} ${path} from ${headers.Origin}`, async () => {
+      const answer = await app.answer(browserRequest(method, path, headers));
+      assert.equal(answer.status, status, answer.body as string);
+      if (status !== 403) return;
+      const body = JSON.parse(answer.body as string);
+      assert.equal(body.error, 'permission_denied');
+      assert.match(body.message, /no API key/);
+      assert.match(body.message, /cors\.writes/);
+      // The page may read why: the refusal carries the CORS headers.
+      assert.equal(answer.headers['Access-Control-Allow-Origin'], '*');
+    });
+  }
+  await t.test('nothing was written', async () => {
+    assert.deepEqual(await namesAndAges(call), ['Ann 30', 'Bob 41']);
+  });
+});
+
+test('a connection without keys still takes writes from its own pages, clients without Origin, and origins the config lets write', async (t) => {
+  const writer: ApiKey = { digest: digestKey('writer-key'), scope: 'write' };
+  const cases: [string, Setup, Record<string, string>, number][] = [
+    ['its own page', {}, { Host: 'localhost:8080', Origin: 'http://localhost:8080' }, 201],
+    ['its own page through a proxy that ends TLS', {}, { Host: 'Sheets.Example.com', Origin: 'https://sheets.example.com' }, 201],
+    ['its own page, the default port in Host', {}, { Host: 'sheets.example.com:443', Origin: 'https://sheets.example.com' }, 201],
+    ['an in-process call without Host: the URL\'s host', {}, { Origin: 'http://localhost' }, 201],
+    ['no Origin (curl, a server)', {}, { Host: 'localhost:8080' }, 201],
+    ['an origin in cors.origins', { cors: ['https://app.example'] }, { Host: 'localhost:8080', Origin: 'https://app.example' }, 201],
+    ['an origin in cors.writes', { corsWrites: ['https://app.example'] }, { Host: 'localhost:8080', Origin: 'https://app.example' }, 201],
+    ['another origin than cors.writes lists', { corsWrites: ['https://app.example'] }, { Host: 'localhost:8080', Origin: 'https://elsewhere.example' }, 403],
+    ['cors.writes "any"', { corsWrites: 'any' }, { Host: 'localhost:8080', Origin: 'https://elsewhere.example' }, 201],
+    ['a keyed connection, the key sent from another site', { keys: [writer] }, { Host: 'localhost:8080', Origin: 'https://elsewhere.example', 'X-Api-Key': 'writer-key' }, 201],
+    ['a keyed connection, no key sent from another site', { keys: [writer] }, { Host: 'localhost:8080', Origin: 'https://elsewhere.example' }, 401],
+  ];
+  for (const [name, setup, headers, status] of cases) {
+    await t.test(name, async (t) => {
+      const { app, call } = await appWith(t, setup);
+      const answer = await app.answer(browserRequest('POST', '/sheets/demo', headers));
+      assert.equal(answer.status, status, answer.body as string);
+      const read = (path: string) => call(path, setup.keys === undefined ? {} : { headers: { 'X-Api-Key': 'writer-key' } });
+      assert.deepEqual(await namesAndAges(read), status === 201 ? ['Ann 30', 'Bob 41', 'Zed '] : ['Ann 30', 'Bob 41']);
+    });
+  }
+});
+
+test('a CORS list lets the server\'s own pages write, listed or not', async (t) => {
+  const { app } = await appWith(t, { cors: ['https://app.example'] });
+  const own = await app.answer(browserRequest('POST', '/sheets/demo', { Host: 'localhost:8080', Origin: 'http://localhost:8080' }));
+  assert.equal(own.status, 201, own.body as string);
+  const other = await app.answer(browserRequest('POST', '/sheets/demo', { Host: 'localhost:8080', Origin: 'http://localhost:5173' }));
+  assert.equal(JSON.parse(other.body as string).error, 'origin_not_allowed');
 });
 
 test('a body that stalls, or is cut off, or is still arriving at shutdown', async (t) => {

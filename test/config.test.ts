@@ -59,7 +59,7 @@ test('a valid config loads with defaults and resolved paths', async () => {
     assert.equal(config.port, 8080);
     assert.equal(config.stateDir, join(dir, '.sheetrest'));
     assert.deepEqual(config.limits, { bodyBytes: 1048576, rowsPerWrite: 5000, textIndexBytes: 67108864, answerCacheBytes: 33554432 });
-    assert.deepEqual(config.cors, { origins: '*' });
+    assert.deepEqual(config.cors, { origins: '*', writes: 'same-origin' });
     assert.equal(config.allowedHosts, undefined, 'decided from the bind address at start-up');
     assert.deepEqual(config.timeouts, { headersMs: 10000, bodyMs: 10000, shutdownMs: 10000 });
     assert.deepEqual(config.log, { level: 'info' });
@@ -88,7 +88,7 @@ test('server settings and a google source are read', async () => {
     port: 0,
     stateDir: 'var/state',
     limits: { bodyBytes: 2048, rowsPerWrite: 10, textIndexBytes: 0, answerCacheBytes: 0 },
-    cors: { origins: ['https://app.example.com', 'http://localhost:5173'] },
+    cors: { origins: ['https://app.example.com', 'http://localhost:5173'], writes: 'any' },
     allowedHosts: ['sheets.example.com', 'intranet', '10.0.0.7', '[::1]'],
     timeouts: { headersMs: 5000, shutdownMs: 0 },
     log: { level: 'silent' },
@@ -103,7 +103,7 @@ test('server settings and a google source are read', async () => {
     assert.equal(config.port, 0);
     assert.equal(config.stateDir, join(dir, 'var', 'state'));
     assert.deepEqual(config.limits, { bodyBytes: 2048, rowsPerWrite: 10, textIndexBytes: 0, answerCacheBytes: 0 });
-    assert.deepEqual(config.cors.origins, ['https://app.example.com', 'http://localhost:5173']);
+    assert.deepEqual(config.cors, { origins: ['https://app.example.com', 'http://localhost:5173'], writes: 'any' });
     assert.deepEqual(config.allowedHosts, ['sheets.example.com', 'intranet', '10.0.0.7', '[::1]']);
     assert.deepEqual(config.timeouts, { headersMs: 5000, bodyMs: 10000, shutdownMs: 0 });
     assert.equal(config.log.level, 'silent');
@@ -173,6 +173,9 @@ const mistakes: [string, string][] = [
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}, "cacheControl": {"staleWhileRevalidate": 30}}]}', 'connections[0].cacheControl: expected "maxAge" with "staleWhileRevalidate" (stale-while-revalidate extends max-age)'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"origins": ["https://a.example/"]}}', 'cors.origins[0]: expected an origin such as "https://example.com" (no path or trailing slash), got "https://a.example/"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"origins": "https://a.example"}}', 'cors.origins: expected "*" or a list of origins, got "https://a.example"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"writes": "all"}}', 'cors.writes: expected "same-origin", "any" or a list of origins, got "all"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"writes": ["https://a.example/x"]}}', 'cors.writes[0]: expected an origin such as "https://example.com" (no path or trailing slash), got "https://a.example/x"'],
+  ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": {"origins": ["https://a.example"], "writes": ["https://b.example"]}}', 'cors: expected "writes" to be "same-origin" or "any" when "origins" is a list (the origins listed there may already write; list more there)'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "log": {"level": "verbose"}}', 'log.level: expected "debug", "info", "warn", "error" or "silent", got "verbose"'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "logLevel": "info"}', 'logLevel: unknown field'],
   ['{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "limits": []}', 'limits: expected an object, got an array'],
@@ -191,6 +194,21 @@ const mistakes: [string, string][] = [
   ['{"connections": [{"key": a-secret}]}', 'not valid JSON: line 1, column 26: unexpected character "a"'],
   ['', 'not valid JSON: line 1, column 1: unexpected end of file'],
 ];
+
+test('cors.writes takes "same-origin", "any", or a list of origins beside origins "*"', async (t) => {
+  const cases: [string, unknown][] = [
+    ['{}', { origins: '*', writes: 'same-origin' }],
+    ['{"writes": "any"}', { origins: '*', writes: 'any' }],
+    ['{"writes": ["https://app.example"]}', { origins: '*', writes: ['https://app.example'] }],
+    ['{"origins": ["https://app.example"], "writes": "same-origin"}', { origins: ['https://app.example'], writes: 'same-origin' }],
+  ];
+  for (const [cors, expected] of cases) {
+    await t.test(cors, async () => {
+      const text = `{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": ${cors}}`;
+      await withConfig(text, async (path) => assert.deepEqual((await loadConfig(path)).cors, expected));
+    });
+  }
+});
 
 test('each mistake names its field and what was expected', async (t) => {
   for (const [text, expected] of mistakes) {

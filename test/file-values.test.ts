@@ -7,12 +7,15 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { coerceWritten } from '../lib/coerce.ts';
 import type { SheetRow, TypedValue, Workbook } from '../lib/workbook.ts';
+import { createApp } from '../server/app.ts';
+import { createLogger } from '../server/log.ts';
 import { isoToSerial, serialToIso } from '../server/sources/file/dates.ts';
 import { openFileSource, type FileFormat } from '../server/sources/file/mod.ts';
 import { recordingLog, shownText, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { CONTRACT_FIXTURE, appendPlan, planned, replacePlan } from './source-contract.ts';
 
 const FORMATS: readonly FileFormat[] = ['xlsx', 'ods', 'csv'];
+const NO_QUOTA = { take: () => ({ allowed: true, headers: {} }) };
 
 /** Appends `rows` to the People tab of a fresh file, compacts (close), and answers the rows read back by a new source. */
 async function roundTrip(format: FileFormat, rows: readonly SheetRow[]): Promise<SheetRow[]> {
@@ -112,6 +115,42 @@ test('csv: written text that would run as a formula is stored behind a quote and
         assert.equal(before[n], String(value), 'read before compaction');
         assert.equal(after[n].text[1], String(value), 'read after compaction');
         assert.deepEqual(after[n].value[1], typeof value === 'number' ? value : String(value));
+      });
+    }
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('csv: a date-time POSTed reads back in the form it was echoed, after a fresh load, in every century', async (t) => {
+  const written = ['0001-01-01T00:00:01', '0099-03-01T09:30:00', '0099-12-31T23:59:59.5', '0100-01-01T12:00:00', '1899-12-31T09:30', '2024-03-01T09:30:00', '9999-12-31T23:59:59'];
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'times.csv');
+    await writeFile(path, 'Label,When\r\n');
+    const serve = async () => {
+      const source = await openFileSource({ path, log: recordingLog().log });
+      const app = createApp({ connections: [{ id: 'times', source, keys: [], readOnly: false, engine: {} }], quota: NO_QUOTA, bodyBytes: 1 << 20, cors: '*', log: createLogger('silent') });
+      const get = async (query: string) => ((await (await app.fetch(new Request(`http://x/sheets/times${query}`))).json()) as { When: unknown }[]).map((row) => row.When);
+      return { source, app, get };
+    };
+    const first = await serve();
+    const echoed: unknown[] = [];
+    for (const when of written) {
+      const answer = await first.app.fetch(new Request('http://x/sheets/times', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ Label: 'l', When: when }) }));
+      assert.equal(answer.status, 201);
+      echoed.push(((await answer.json()) as { When: unknown }).When);
+    }
+    const echoedRaw = await first.get('?_raw=1');
+    await first.source.close();
+    const again = await serve();
+    const [shown, raw] = [await again.get(''), await again.get('?_raw=1')];
+    await again.source.close();
+    for (const [n, when] of written.entries()) {
+      await t.test(when, () => {
+        assert.equal(shown[n], echoed[n], 'the shown text: as echoed');
+        assert.equal(raw[n], echoedRaw[n], 'the _raw value: as echoed, a date-time still');
+        assert.match(String(raw[n]), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
       });
     }
   } finally {

@@ -151,8 +151,20 @@ test(`a write from an origin outside the CORS list is refused before it is read 
   assert.deepEqual((await getRows(`${url}/sheets/book`)).map((row) => row.Id), ['a1', 'b2', 'z9']);
 });
 
-test(`with CORS origins "*" any site may write to an open connection, as documented (${RUNTIME})`, async (t) => {
+test(`with CORS origins "*", another site's page may not write to a connection without keys; its own pages may (${RUNTIME})`, async (t) => {
   const { url, port } = await serveBook(t);
+  const post = (origin: string, id: string) => {
+    const body = `{"Id":"${id}","Name":"from ${origin}"}`;
+    return rawRequest(url, head('POST', '/sheets/book', `127.0.0.1:${port}`, [`Origin: ${origin}`, 'Content-Type: text/plain', `Content-Length: ${body.length}`]), body);
+  };
+  assertJsonError(await post('https://elsewhere.example', 'x1'), 403, 'permission_denied');
+  assertJsonError(await post(`http://localhost:${port}`, 'x2'), 403, 'permission_denied');
+  assert.equal((await post(`http://127.0.0.1:${port}`, 'z9')).status, 201);
+  assert.deepEqual((await getRows(`${url}/sheets/book`)).map((row) => row.Id), ['a1', 'b2', 'z9']);
+});
+
+test(`cors.writes "any" lets every site's pages write to a connection without keys, as documented (${RUNTIME})`, async (t) => {
+  const { url, port } = await serveBook(t, { cors: { writes: 'any' } });
   const body = '{"Id":"z9","Name":"any"}';
   const answer = await rawRequest(url, head('POST', '/sheets/book', `127.0.0.1:${port}`, ['Origin: https://elsewhere.example', 'Content-Type: text/plain', `Content-Length: ${body.length}`]), body);
   assert.equal(answer.status, 201, answer.body);

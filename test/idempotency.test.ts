@@ -2,7 +2,7 @@
 // replayed, refused and kept), then over real HTTP on the file source (a restart, a crash that
 // leaves the key only in the journal, a fold) and the Google source (the Sheets emulator).
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Workbook } from '../lib/workbook.ts';
@@ -12,6 +12,7 @@ import { digestKey } from '../server/auth.ts';
 import { configForFile, Secret, type Config } from '../server/config.ts';
 import { startEmulator } from '../server/google-emulator/mod.ts';
 import { KeyStore } from '../server/idempotency-store.ts';
+import { receiptLine } from '../server/receipt-lines.ts';
 import { createLogger } from '../server/log.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
 import { memorySource } from '../server/sources/memory.ts';
@@ -175,6 +176,58 @@ test('an answer that decided nothing is not kept: the retry runs', async (t) => 
   });
 });
 
+test('an Idempotency-Key belongs to the API key that sent it: another key holder re-sending it gets his own write done', async (t) => {
+  const keys = [{ digest: digestKey('alice-key'), scope: 'write' as const }, { digest: digestKey('bob-key'), scope: 'write' as const }];
+  const cases: { name: string; bobBody: unknown; after: string[] }[] = [
+    { name: 'the same request', bobBody: { Name: 'Cy' }, after: ['Ann', 'Bob', 'Cy', 'Cy'] },
+    { name: 'another body (no 422: the key is not his to reuse)', bobBody: { Name: 'Dan' }, after: ['Ann', 'Bob', 'Cy', 'Dan'] },
+  ];
+  for (const { name, bobBody, after } of cases) {
+    await t.test(name, async () => {
+      const source = memorySource(people());
+      const call = appOver(source, { keys });
+      const alice = await seen(call('POST', '/sheets/demo', { key: 'order-17', body: { Name: 'Cy' }, headers: { 'X-Api-Key': 'alice-key' } }));
+      assert.equal(alice.status, 201, alice.body);
+      const bob = await seen(call('POST', '/sheets/demo', { key: 'order-17', body: bobBody, headers: { 'X-Api-Key': 'bob-key' } }));
+      assert.deepEqual([bob.status, bob.replayed], [201, null], bob.body);
+      assert.deepEqual(names(source), after);
+      // Each one's retry is still his own replay, and writes nothing.
+      assert.deepEqual(await seen(call('POST', '/sheets/demo', { key: 'order-17', body: { Name: 'Cy' }, headers: { 'X-Api-Key': 'alice-key' } })), { ...alice, replayed: 'true' });
+      assert.deepEqual(await seen(call('POST', '/sheets/demo', { key: 'order-17', body: bobBody, headers: { 'X-Api-Key': 'bob-key' } })), { ...bob, replayed: 'true' });
+      assert.deepEqual(names(source), after);
+    });
+  }
+});
+
+test('the stored key names its API key by neither the key nor its digest', async (t) => {
+  const dir = await tempDir(t);
+  const path = dir.path('demo.idempotency');
+  const idempotency = await KeyStore.open({ path });
+  const call = appOver(memorySource(people()), { keys: [{ digest: digestKey('alice-key'), scope: 'write' }], idempotency });
+  assert.equal((await call('POST', '/sheets/demo', { key: 'order-17', body: { Name: 'Cy' }, headers: { 'X-Api-Key': 'alice-key' } })).status, 201);
+  await idempotency.close();
+  const text = await readFile(path, 'utf8');
+  assert.match(text, /"key":"[0-9a-f]{16}:order-17"/);
+  assert.equal(text.includes('alice-key'), false);
+  const digest = Buffer.from(digestKey('alice-key')).toString('hex');
+  assert.equal(text.includes(digest.slice(0, 16)), false);
+});
+
+test('receipts stored before keys were scoped do not stop a start, and answer no request', async (t) => {
+  const dir = await tempDir(t);
+  const path = dir.path('demo.idempotency');
+  const old = { key: 'order-17', fingerprint: 'f'.repeat(64), at: Date.now(), status: 201, headers: { 'Content-Type': 'application/json' }, body: '{"stored":true}' };
+  await writeFile(path, receiptLine(old));
+  const idempotency = await KeyStore.open({ path });
+  const source = memorySource(people());
+  const call = appOver(source, { idempotency });
+  const answer = await seen(call('POST', '/sheets/demo', { key: 'order-17', body: { Name: 'Cy' } }));
+  assert.deepEqual([answer.status, answer.replayed], [201, null]);
+  assert.notEqual(answer.body, old.body);
+  assert.deepEqual(names(source), ['Ann', 'Bob', 'Cy']);
+  await idempotency.close();
+});
+
 test('retries sent while the first try runs wait for it: one write, the rest replayed', async () => {
   const source = memorySource(people());
   const call = appOver(source);
@@ -226,7 +279,7 @@ test(`file source over HTTP: a key outlives a restart, stored in the state folde
   assert.deepEqual(await post(second.url, 'order-1', { Name: 'Cy' }), { ...answer, replayed: 'true' });
   assert.equal((await post(second.url, 'order-1', { Name: 'Dan' })).status, 422);
   assert.deepEqual((await getRows(`${second.url}/sheets/book`)).map((row) => row.Name), ['Ann', 'Cy']);
-  assert.match(await readFile(join(stateDir, 'book.idempotency'), 'utf8'), /"key":"order-1"/);
+  assert.match(await readFile(join(stateDir, 'book.idempotency'), 'utf8'), /"key":"open:order-1"/, 'an open connection\'s callers share the scope "open"');
 });
 
 test(`limits.idempotencyKeys reaches the connection's store: past it the oldest key is forgotten (${RUNTIME})`, async (t) => {
@@ -259,7 +312,7 @@ test('file source: a key whose write is journaled survives a crash even when onl
   assert.deepEqual(await seen(after.call('POST', '/sheets/book', { key: 'k', body: { Name: 'Cy' } })), { ...answer, replayed: 'true' });
   assert.equal((await after.source.read()).tabs[0].rows.length, 3);
   // Recovery folded the journal into the file and moved the key into the store first.
-  assert.match(await readFile(keysPath, 'utf8'), /"key":"k"/);
+  assert.match(await readFile(keysPath, 'utf8'), /"key":"open:k"/);
 });
 
 test('file source: a fold moves the keys out of the journal before it forgets them', async (t) => {
@@ -272,7 +325,7 @@ test('file source: a fold moves the keys out of the journal before it forgets th
   await source.close();
   // The fold at close emptied the journal: only the store can answer the retry now.
   const reopened = await KeyStore.open({ path: keysPath });
-  assert.equal(reopened.get('k')?.status, 201);
+  assert.equal(reopened.get('open:k')?.status, 201);
 });
 
 test('file source: while the key store cannot take the keys, the journal keeps them and folds wait, also across a restart', async (t) => {

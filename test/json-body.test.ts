@@ -66,6 +66,41 @@ const nested: [name: string, build: (depth: number) => string, code: string][] =
   ['{"a":{"a":... closed with the wrong bracket', (depth) => '{"a":'.repeat(depth) + '1' + ']'.repeat(depth), 'invalid_json'],
 ];
 
+test('a lone surrogate anywhere in a write body is 400 invalid_body naming the field, and nothing is written', async (t) => {
+  const form = 'multipart/form-data; boundary=XYZ';
+  const multipart = (name: string, value: string) => `--XYZ\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n--XYZ--\r\n`;
+  const cases: [name: string, method: string, url: string, type: string, body: string, names: string][] = [
+    ['a JSON value, high half', 'POST', '/sheets/x', 'application/json', '{"Name": "\\ud800"}', 'The body: the value of "Name"'],
+    ['a JSON value, low half inside text', 'POST', '/sheets/x', 'application/json', '{"Name": "a\\udc00b"}', 'The body: the value of "Name"'],
+    ['a JSON value, the halves in the wrong order', 'POST', '/sheets/x', 'application/json', '{"Name": "\\ude00\\ud83d"}', 'The body: the value of "Name"'],
+    ['a JSON column name', 'POST', '/sheets/x', 'application/json', '{"\\ud800": "x"}', 'The body: the column name "\\ud800"'],
+    ['a text/plain JSON value in the second row', 'POST', '/sheets/x', 'text/plain', '[{"Name": "ok"}, {"Key": "\\udbff"}]', 'Element 1: the value of "Key"'],
+    ['a PATCH value', 'PATCH', '/sheets/x/0', 'application/json', '{"Key": "\\ud800"}', 'The body: the value of "Key"'],
+    ['a PUT value', 'PUT', '/sheets/x/0', 'application/json', '{"Key": "\\ud800"}', 'The body: the value of "Key"'],
+    ['an urlencoded value', 'POST', '/sheets/x', 'application/x-www-form-urlencoded', 'Name=\ud800', 'The form field "Name"'],
+    ['an urlencoded field name', 'POST', '/sheets/x', 'application/x-www-form-urlencoded', '\udc00=x', 'The form field name "\\udc00"'],
+    ['a multipart value', 'POST', '/sheets/x', form, multipart('Name', 'a\ud800'), 'The form field "Name"'],
+  ];
+  const rows: Workbook = { tabs: [{ name: 'T', rows: [{ text: ['Name', 'Key'], value: ['Name', 'Key'] }, { text: ['Ann', 'k1'], value: ['Ann', 'k1'] }] }] };
+  for (const [name, method, url, type, body, names] of cases) {
+    await t.test(name, () => {
+      const result = handle(rows, { method, url, headers: { 'Content-Type': type }, body });
+      assert.equal(result.status, 400, result.body);
+      const answer = JSON.parse(result.body) as { error: string; message: string };
+      assert.equal(answer.error, 'invalid_body');
+      assert.ok(answer.message.startsWith(`${names} holds text that is not valid Unicode`), answer.message);
+      assert.equal(result.plan, null);
+      // The message itself is well formed: the field name is shown escaped.
+      assert.equal(/\p{Cs}/u.test(answer.message), false);
+    });
+  }
+  await t.test('a whole astral character (a pair in the right order) is written', () => {
+    const result = handle(rows, { method: 'POST', url: '/sheets/x', headers: { 'Content-Type': 'application/json' }, body: '{"Name": "\\ud83d\\ude00 ok"}' });
+    assert.equal(result.status, 201, result.body);
+    assert.equal(JSON.parse(result.body).Name, '\u{1F600} ok');
+  });
+});
+
 test('a deeply nested body is a 400 with a clear message, never a stack overflow', async (t) => {
   for (const depth of depths) {
     for (const [name, build, code] of nested) {

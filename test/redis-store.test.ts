@@ -208,6 +208,29 @@ test('an Idempotency-Key is shared: a retry on another instance gets the stored 
   assert.deepEqual(names, ['Name', 'Ann', 'Bo', 'Cy'], 'each keyed write landed once');
 });
 
+test('an Idempotency-Key in Redis belongs to the API key that sent it: another key holder gets his own write, on any instance', async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  const emulator = await emulatorFor(t);
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: [['Name', 'Age'], ['Ann', 30]] }], access: { [WRITER]: 'writer' } });
+  const source = { type: 'google', spreadsheetId, rootUrl: emulator.rootUrl, accessToken: WRITER, retries: 0, freshnessMs: 60_000 };
+  const config = await configFile(t, { store: { type: 'redis', url: redis.url }, connections: [{ id: 'keyed', source, keys: [{ key: 'alice-key' }, { key: 'bob-key' }] }] });
+  const [a, b] = [await startServer(t, config), await startServer(t, { ...config, stateDir: `${config.stateDir}-b` })];
+  const post = (url: string, apiKey: string) =>
+    fetch(`${url}/sheets/keyed`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'order-1', 'X-Api-Key': apiKey }, body: '{"Name":"Bo","Age":1}' });
+  const alice = await post(a.url, 'alice-key');
+  assert.equal(alice.status, 201);
+  await alice.body?.cancel();
+  const bob = await post(b.url, 'bob-key');
+  assert.deepEqual([bob.status, bob.headers.get('idempotent-replayed')], [201, null]);
+  await bob.body?.cancel();
+  const aliceAgain = await post(b.url, 'alice-key');
+  assert.deepEqual([aliceAgain.status, aliceAgain.headers.get('idempotent-replayed')], [201, 'true']);
+  await aliceAgain.body?.cancel();
+  const names = emulator.sheet(spreadsheetId, 'People').rows.map((row) => row[0]?.formattedValue);
+  assert.deepEqual(names, ['Name', 'Ann', 'Bo', 'Bo'], 'one write per API key');
+});
+
 test('Redis restarting empty makes every kept tab stale: no instance serves an old tab whose version number comes round again', async (t) => {
   const redis = await redisOrSkip(t);
   if (redis === null) return;

@@ -1,9 +1,10 @@
 // A Google connection's Idempotency-Keys in Redis when several instances share it: a retry of
 // `POST /sheets/crm` with `Idempotency-Key: order-17` that reaches another instance gets the
 // stored answer, and a retry sent while the first try runs elsewhere waits for it (a lease per
-// key). One key per receipt, `sheetrest:idem:<connection>:<key>`, expiring 24 h after the
-// key's first use. idempotency.ts drives it as it drives the state folder's store: `exclusive`
-// takes the key's lease and fetches its receipt, `get` answers from that, `save` stores one.
+// key). One key per receipt, `sheetrest:idem:<connection>:<caller>:<key>` (the caller names the
+// API key, server/idempotency.ts), expiring 24 h after the key's first use. idempotency.ts
+// drives it as it drives the state folder's store: `exclusive` takes the key's lease and
+// fetches its receipt, `get` answers from that, `save` stores one.
 // A file connection keeps its keys in the state folder: a file is served by one instance only.
 import { apiError, type ApiError } from '../../lib/errors.ts';
 import { KEY_TTL_MS } from '../idempotency-store.ts';
