@@ -6,8 +6,9 @@
 // - Each instance subscribes to `sheetrest:sheet:changed` and, while subscribed, keeps itself in
 //   the set of followers (`sheetrest:sheet:followers`, a sorted set: instance -> until when, on
 //   Redis's clock), renewing every RENEW_MS for TRUST_MS. It trusts what it keeps only until
-//   TRUST_MS after it *sent* its last renewal that Redis confirmed (and the subscriber answered a
-//   PING, so messages are reaching it): never past the time Redis holds it as a follower.
+//   TRUST_MS after it *sent* its last renewal that Redis confirmed, and only once the subscriber
+//   answered a PING sent after that renewal (so every message published before the renewal has
+//   been applied): never past the time Redis holds it as a follower.
 // - A write bumps the counter, lists the followers still registered and publishes
 //   `<writer> <seq> <version> <version key>`, all in one script. It answers only once every follower
 //   listed has said it applied the message (on `sheetrest:sheet:applied:<writer>`), or, for one
@@ -125,8 +126,13 @@ export async function openSharedVersions(options: VersionOptions): Promise<Share
     const began = session;
     const sent = now();
     try {
-      // The PING goes through the subscriber: its answer comes after every message published before it.
-      await withDeadline(Promise.all([sub.ping(), evalScript(client, REGISTER, [FOLLOWERS], [me, String(TRUST_MS + CLOCK_MARGIN_MS)])]), TRUST_MS);
+      // Registered first, then the PING through the subscriber, whose answer comes after every
+      // message published before it: a write published before the registration reached Redis
+      // did not wait for this instance, but its message is applied before trust is (re)gained.
+      await withDeadline((async () => {
+        await evalScript(client, REGISTER, [FOLLOWERS], [me, String(TRUST_MS + CLOCK_MARGIN_MS)]);
+        await sub.ping();
+      })(), TRUST_MS);
       if (began !== session || closed) return;
       if (trustedUntil === Number.NEGATIVE_INFINITY) {
         // Registered again: a message may have been missed meanwhile, so nothing kept is trusted.
