@@ -194,6 +194,28 @@ test('a connection without a monthly limit asks Redis nothing per request; its c
   await quota.close();
 });
 
+test('counts of a connection without a limit made while Redis is away are kept, and reach Redis once it is back', async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  const connection = await openRedis({ url: redis.url, log: silent });
+  defer(t, () => connection.close());
+  const at = new Date(Date.UTC(2026, 10, 23, 12));
+  const quota = await openRedisQuota({ redis: connection, log: silent, now: () => at, flushMs: 3_600_000 });
+  for (let n = 0; n < 3; n++) assert.ok((quota.take('open', undefined, 'read') as { allowed: boolean }).allowed);
+  await quota.flush();
+  await redis.stop();
+  for (let n = 0; n < 4; n++) assert.ok((quota.take('open', undefined, 'read') as { allowed: boolean }).allowed, 'served while Redis is away');
+  await quota.flush();
+  assert.equal(quota.used('open'), 7, 'the 4 wait here');
+  await redis.restart();
+  // Restarted empty: only what comes after the restart is in it.
+  await until(() => connection.ready(), 'the connection is back');
+  await quota.flush();
+  const other = await client(t, redis.url);
+  assert.equal(await other.get('sheetrest:quota:2026-11:open'), '4', 'the counts made meanwhile, once');
+  await quota.close();
+});
+
 async function googleInstance(t: TestContext, url: string, emulator: Emulator, spreadsheetId: string) {
   const store: SharedStore = await openSharedStore({ type: 'redis', url: new Secret(url), ...LEASE }, silent, { now: STILL });
   const source = await openGoogleSource({
