@@ -4,7 +4,8 @@
 // - cached reads (`GET /sheets/open?_limit=20`, a snapshot fresh for 60 s) through 1, 2 and 3
 //   instances (one wrk per instance, run together), and through one instance without Redis;
 // - the shared quota check's added latency: Redis's one-step check and count against the state
-//   folder's in-memory one, and the per-read version check, each awaited one after another;
+//   folder's in-memory one, and the version GET (which a read pays only while its instance's
+//   subscription to the versions is down, server/shared/versions.ts), each awaited one after another;
 // - writes per second on one spreadsheet (POST, and PATCH by match) from 12 clients spread over
 //   the instances, against one instance without Redis.
 // BENCH_SECONDS (default 5) is each wrk run's length. The figures depend on the machine; on a
@@ -122,7 +123,7 @@ try {
   const versionTimes = await timeEach(5000, () => versions.version());
   console.log(`  quota, state folder (in memory): p50 ${ms(localTimes.p50)}, p99 ${ms(localTimes.p99)}`);
   console.log(`  quota, Redis (Lua check and count): p50 ${ms(sharedTimes.p50)}, p99 ${ms(sharedTimes.p99)}; added p50 ${ms(sharedTimes.p50 - localTimes.p50)}`);
-  console.log(`  spreadsheet version per read (GET): p50 ${ms(versionTimes.p50)}, p99 ${ms(versionTimes.p99)}`);
+  console.log(`  spreadsheet version GET (a read while not subscribed): p50 ${ms(versionTimes.p50)}, p99 ${ms(versionTimes.p99)}`);
   await local.close();
   await connection.close();
 

@@ -1,7 +1,8 @@
 // Shared state for several instances behind a load balancer (docs/scaling.md), opened by
 // start.ts when the config has `"store": {"type": "redis", "url": "redis://127.0.0.1:6379/0"}`:
 // one Redis connection, the shared quota, Google's per-minute request budget, the admin API's
-// state, and per Google spreadsheet its version and write lease.
+// state, and per Google spreadsheet its version (kept in memory, told of changes through a
+// subscription of its own: versions.ts) and write lease.
 import type { StoreConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { QuotaStore } from '../quota.ts';
@@ -12,6 +13,7 @@ import { openRedis, type Redis } from './redis.ts';
 import type { LeaseSettings } from './lease.ts';
 import { sharedAdminState, type SharedAdminState } from './admin-state.ts';
 import { spreadsheetCoordination, type SpreadsheetCoordination } from './spreadsheet.ts';
+import { openSharedVersions, type SharedVersions } from './versions.ts';
 
 export interface SharedStore {
   readonly redis: Redis;
@@ -22,15 +24,25 @@ export interface SharedStore {
   readonly lease: LeaseSettings;
   /** The admin API's connections and keys, in place of admin.json. */
   readonly admin: SharedAdminState;
+  /** Every spreadsheet's version as this instance keeps it. */
+  readonly versions: SharedVersions;
   /** The version and lease of one spreadsheet, by its lock key (root URL and id). */
   spreadsheet(key: string, log: (message: string) => void): SpreadsheetCoordination;
   close(): Promise<void>;
 }
 
-export async function openSharedStore(config: StoreConfig, log: Logger): Promise<SharedStore> {
+export interface SharedStoreOptions {
+  /** The clock the versions' trust runs on (versions.ts); tests pass one that stands still. */
+  readonly now?: () => number;
+}
+
+export async function openSharedStore(config: StoreConfig, log: Logger, options: SharedStoreOptions = {}): Promise<SharedStore> {
   const redis = await openRedis({ url: config.url.reveal(), log });
+  let versions: SharedVersions | undefined;
   try {
     const quota = await openRedisQuota({ redis, log });
+    versions = await openSharedVersions({ redis, log, ...(options.now === undefined ? {} : { now: options.now }) });
+    const kept = versions;
     log.info('sharing quota, cache invalidation and write leases through redis', { redis: redis.shown });
     const lease = { leaseMs: config.leaseMs, leaseWaitMs: config.leaseWaitMs };
     const admin = sharedAdminState(redis, lease, log);
@@ -40,13 +52,16 @@ export async function openSharedStore(config: StoreConfig, log: Logger): Promise
       quota,
       budget: redisBudget({ redis, log: (message) => log.warn(message) }),
       lease,
-      spreadsheet: (key, note) => spreadsheetCoordination(redis, key, config, note),
+      versions: kept,
+      spreadsheet: (key, note) => spreadsheetCoordination(redis, key, config, note, kept),
       async close() {
         await admin.close();
+        await kept.close();
         await redis.close();
       },
     };
   } catch (error) {
+    await versions?.close();
     await redis.close();
     throw error;
   }

@@ -1,7 +1,9 @@
 // What instances behind a load balancer share about one Google spreadsheet, through Redis:
-// - a version counter, bumped by every write before its answer and read by every read, so that
-//   `POST /sheets/crm` on instance A is seen by the next `GET /sheets/crm` on B and C (each drops
-//   its snapshot when the counter moved since it was read);
+// - a version counter, bumped by every write before its answer and consulted by every read, so
+//   that `POST /sheets/crm` on instance A is seen by the next `GET /sheets/crm` on B and C (each
+//   drops its snapshot when the counter moved since it was read). Each instance keeps the
+//   versions in memory, told of every bump by a message the write waits for (versions.ts): a
+//   read asks Redis only while the instance cannot trust what it keeps;
 // - a write lease (`SET NX PX` with a fencing token), held while a write reads, plans and sends,
 //   so a PATCH or DELETE by match on one instance never interleaves with a write on another and
 //   hits the wrong rows after a row shift. The holder renews it while the write runs; a holder
@@ -14,15 +16,19 @@
 // epoch folded into the version). A Redis that restarts empty starts the count somewhere else,
 // so a version an instance kept a tab at does not come round again (it would serve that tab as
 // current); with 2^48 starts, the chance is about the writes since the restart in 2^48.
-import { createHash, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { apiError, type ApiError } from '../../lib/errors.ts';
 import { underLease, type LeaseSettings } from './lease.ts';
 import type { Redis } from './redis.ts';
+import { evalScript, type SharedVersions } from './versions.ts';
 
 export type { LeaseSettings } from './lease.ts';
 export interface SpreadsheetCoordination {
-  /** The spreadsheet's shared version; null when Redis cannot say (serve what is cached). */
-  version(): Promise<number | null>;
+  /**
+   * The spreadsheet's shared version; null when Redis cannot say (serve what is cached). A plain
+   * number when kept in memory, so a cached read waits for nothing.
+   */
+  version(): number | null | Promise<number | null>;
   /** Counts one write; the new version, or null when Redis could not be told (logged). */
   changed(): Promise<number | null>;
   /**
@@ -51,25 +57,32 @@ function randomStart(): string {
   return String(randomInt(1, EPOCH_SPAN));
 }
 
-export function spreadsheetCoordination(redis: Redis, key: string, settings: LeaseSettings, log: (message: string) => void): SpreadsheetCoordination {
+/** `versions`: the versions kept in memory (left out: every read asks Redis, as bench/cluster.ts measures). */
+export function spreadsheetCoordination(redis: Redis, key: string, settings: LeaseSettings, log: (message: string) => void, versions?: SharedVersions): SpreadsheetCoordination {
   const base = `sheetrest:sheet:${key}`;
   const versionKey = `${base}:version`;
   const leaseKey = `${base}:lease`;
   const fenceKey = `${base}:fence`;
   const { client } = redis;
   return {
-    async version() {
-      try {
-        // A plain GET on every read; the script only when the counter is missing.
-        const value = await client.get(versionKey);
-        return Number(value ?? (await evalScript(client, VERSION, versionKey)));
-      } catch {
-        return null;
-      }
+    version() {
+      const kept = versions?.kept(versionKey);
+      if (kept !== undefined) return kept;
+      const get = async () => {
+        try {
+          // A plain GET; the script only when the counter is missing.
+          const value = await client.get(versionKey);
+          return Number(value ?? (await evalScript(client, VERSION, [versionKey], [randomStart()])));
+        } catch {
+          return null;
+        }
+      };
+      return versions === undefined ? get() : versions.fetched(versionKey, get);
     },
     async changed() {
       try {
-        return Number(await evalScript(client, CHANGED, versionKey));
+        if (versions !== undefined) return await versions.bump(versionKey, randomStart());
+        return Number(await evalScript(client, CHANGED, [versionKey], [randomStart()]));
       } catch (error) {
         log(`sheetrest: could not tell the other instances about a write to ${key} (${String(error)}); they see it once their freshness window ends`);
         return null;
@@ -78,20 +91,6 @@ export function spreadsheetCoordination(redis: Redis, key: string, settings: Lea
     underLease: (step) => underLease(redis, { lease: leaseKey, fence: fenceKey }, settings, step, leaseBusy),
   };
 }
-
-/** Runs a script by its digest, sending it whole only when Redis does not know it (at first, and after a restart). */
-async function evalScript(client: Redis['client'], script: string, key: string): Promise<unknown> {
-  const sha = digests.get(script) ?? createHash('sha1').update(script).digest('hex');
-  digests.set(script, sha);
-  const options = { keys: [key], arguments: [randomStart()] };
-  try {
-    return await client.evalSha(sha, options);
-  } catch (error) {
-    if (!String(error).includes('NOSCRIPT')) throw error;
-    return await client.eval(script, options);
-  }
-}
-const digests = new Map<string, string>();
 
 function leaseBusy(leftMs: number): ApiError {
   const seconds = String(Math.max(1, Math.ceil(leftMs / 1000)));

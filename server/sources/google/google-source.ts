@@ -8,8 +8,9 @@
 // one values.batchUpdate; `DELETE /sheets/crm/Status/done` -> the tab list (which tab is first?)
 // when stale, a fresh read of that tab, then one atomic spreadsheets.batchUpdate removing the
 // rows bottom-up.
-// With Redis (several instances, server/shared/spreadsheet.ts), a read first asks for the
-// spreadsheet's shared version (one GET) and reads again the tabs kept from an older one; a write
+// With Redis (several instances, server/shared/spreadsheet.ts), a read first looks at the
+// spreadsheet's shared version (kept in memory, told of changes; one GET while it cannot be
+// trusted) and reads again the tabs kept from an older one; a write
 // runs under the spreadsheet's lease (after this instance's write lock), checks the lease's fence
 // before each request to Google, and bumps the version before it answers.
 import { applyPlanToTab, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
@@ -104,8 +105,11 @@ export class GoogleSource implements Source {
     const shared = this.#settings.shared;
     if (shared === undefined) return this.#reader.read(scope, fresh);
     // Another instance's write moved the shared version: tabs kept from before it are read again.
-    // Redis unable to say (null): what is kept is served, within the freshness window.
-    return shared.version().then((version) => this.#reader.read(scope, fresh, version ?? UNKNOWN_VERSION));
+    // Redis unable to say (null): what is kept is served, within the freshness window. Kept in
+    // memory (a plain number): no wait at all.
+    const version = shared.version();
+    if (version instanceof Promise) return version.then((known) => this.#reader.read(scope, fresh, known ?? UNKNOWN_VERSION));
+    return this.#reader.read(scope, fresh, version ?? UNKNOWN_VERSION);
   }
 
   write<T>(plan: (workbook: Workbook) => Planned<T>, options: WriteOptions = {}): Promise<T> {
