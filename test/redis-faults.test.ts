@@ -7,6 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage } from 'node:http';
+import { createClient } from 'redis';
 import { loadConfig, type Config } from '../server/config.ts';
 import { startEmulator, type Emulator } from '../server/google-emulator/mod.ts';
 import { defer, RUNTIME, startServer, tempDir, type TestContext } from './http-helpers.ts';
@@ -32,12 +34,48 @@ interface Setup {
   readonly config: Config;
 }
 
+/**
+ * A pass-through in front of the emulator that runs `before` ahead of each request it forwards:
+ * `await redis.stop()` there kills Redis after sheetrest sent its write to Google and before
+ * Google answered it, i.e. between the write and the storing of its Idempotency-Key.
+ */
+async function proxyOf(t: TestContext, target: string, before: (method: string) => Promise<void>): Promise<string> {
+  const server = createServer((incoming: IncomingMessage, outgoing) => {
+    void (async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of incoming) chunks.push(chunk as Buffer);
+      const method = incoming.method ?? 'GET';
+      await before(method);
+      const headers = Object.fromEntries(Object.entries(incoming.headers).filter(([name, value]) => typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
+      const answer = await fetch(new URL(incoming.url ?? '/', target), { method, headers, ...(chunks.length === 0 ? {} : { body: Buffer.concat(chunks) }) });
+      const body = Buffer.from(await answer.arrayBuffer());
+      outgoing.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json', 'content-length': String(body.byteLength) });
+      outgoing.end(body);
+    })().catch(() => outgoing.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  defer(t, () => new Promise<void>((resolve) => server.close(() => resolve())));
+  const address = server.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+}
+
+/** `action`, run once, before the first write sent to Google. */
+function onFirstWrite(action: () => Promise<void> | void): (method: string) => Promise<void> {
+  let done = false;
+  return async (method) => {
+    if (method === 'GET' || done) return;
+    done = true;
+    await action();
+  };
+}
+
 /** One spreadsheet behind three connections: open, open with a monthly limit, and keyed. */
-async function setup(t: TestContext, redisUrl: string, store: Record<string, unknown> = {}): Promise<Setup> {
+async function setup(t: TestContext, redisUrl: string, store: Record<string, unknown> = {}, before?: (method: string) => Promise<void>): Promise<Setup> {
   const emulator = await startEmulator();
   defer(t, () => emulator.close());
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: [['Name', 'Age'], ['Ann', 30]] }], access: { [WRITER]: 'writer' } });
-  const source = { type: 'google', spreadsheetId, rootUrl: emulator.rootUrl, accessToken: WRITER, retries: 0, freshnessMs: 60_000 };
+  const rootUrl = before === undefined ? emulator.rootUrl : await proxyOf(t, emulator.rootUrl, before);
+  const source = { type: 'google', spreadsheetId, rootUrl, accessToken: WRITER, retries: 0, freshnessMs: 60_000 };
   const dir = await tempDir(t);
   await writeFile(dir.path('sheetrest.json'), JSON.stringify({
     stateDir: dir.path('state'),
@@ -123,4 +161,145 @@ test(`a hung Redis: what needs it answers 503 with Retry-After, unlimited reads 
   const keyed = await send(`${served.url}/sheets/open`, post({ Name: 'Di-first', Age: 3 }, { 'Idempotency-Key': 'hung-first' }));
   assert.deepEqual([keyed.status, keyed.replayed], [201, false], 'a key refused while Redis hung runs once it is back');
   assert.deepEqual(namesIn(emulator, spreadsheetId), ['Ann', 'Ed', 'Di-first']);
+});
+
+/** Two instances sharing Redis, as behind a load balancer. */
+async function pair(t: TestContext, config: Config) {
+  return [await startServer(t, config), await startServer(t, { ...config, stateDir: `${config.stateDir}-b` })] as const;
+}
+
+const keyedPost = (key: string, name: string) => post({ Name: name, Age: 1 }, { 'Idempotency-Key': key });
+
+/**
+ * Retries `request` until it is answered 201, allowing only what a retry may meet meanwhile:
+ * 503 (Redis away) and 409 (the first try's answer not stored yet). Fails on anything else.
+ */
+async function retryUntilStored(request: () => Promise<Outcome>): Promise<Outcome> {
+  const seen: number[] = [];
+  const last = await until(201, async () => {
+    const outcome = await request();
+    seen.push(outcome.status);
+    return outcome;
+  });
+  assert.deepEqual(seen.filter((status) => ![201, 409, 503].includes(status)), [], `only 409 and 503 before the answer: ${seen.join(' ')}`);
+  return last;
+}
+
+test(`Redis killed between a write and its Idempotency-Key's receipt, back from its append-only file: the retry is replayed on any instance, not written again (${RUNTIME})`, async (t) => {
+  const redis = await redisOrSkip(t, { aof: true });
+  if (redis === null) return;
+  const { emulator, spreadsheetId, config } = await setup(t, redis.url, {}, onFirstWrite(() => redis.stop()));
+  const [a, b] = await pair(t, config);
+  assert.equal((await send(`${a.url}/sheets/open`)).status, 200);
+  const first = await send(`${a.url}/sheets/open`, keyedPost('order-1', 'Bo'));
+  assert.deepEqual([first.status, first.replayed], [201, false], 'the write landed, so it is answered');
+  await redis.restart();
+  const onB = await retryUntilStored(() => send(`${b.url}/sheets/open`, keyedPost('order-1', 'Bo')));
+  assert.deepEqual([onB.status, onB.replayed, onB.body], [201, true, first.body], 'the retry on B gets the first answer');
+  const onA = await send(`${a.url}/sheets/open`, keyedPost('order-1', 'Bo'));
+  assert.deepEqual([onA.status, onA.replayed], [201, true]);
+  assert.deepEqual(namesIn(emulator, spreadsheetId), ['Ann', 'Bo'], 'written once');
+});
+
+test(`while a receipt cannot be stored, the instance that wrote answers the retry from memory, another refuses it, and once Redis is back both replay it (${RUNTIME})`, async (t) => {
+  const redis = await redisOrSkip(t, { aof: true });
+  if (redis === null) return;
+  const { emulator, spreadsheetId, config } = await setup(t, redis.url, {}, onFirstWrite(() => redis.stop()));
+  const [a, b] = await pair(t, config);
+  assert.equal((await send(`${a.url}/sheets/open`)).status, 200);
+  const first = await send(`${a.url}/sheets/open`, keyedPost('order-2', 'Cy'));
+  assert.equal(first.status, 201);
+  const whileDown = await send(`${a.url}/sheets/open`, keyedPost('order-2', 'Cy'));
+  assert.deepEqual([whileDown.status, whileDown.replayed, whileDown.body], [201, true, first.body], 'A answers the retry from memory while Redis is away');
+  const elsewhere = await send(`${b.url}/sheets/open`, keyedPost('order-2', 'Cy'));
+  assert.equal(elsewhere.status, 503, 'B cannot know the key without Redis');
+  await redis.restart();
+  // Before A stores the receipt, B finds the key marked as running with no one working on it.
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  defer(t, () => client.close());
+  const record = await client.get('sheetrest:idem:open:open:order-2');
+  assert.ok(record !== null, 'the key was marked in Redis before the write ran');
+  const onB = await retryUntilStored(() => send(`${b.url}/sheets/open`, keyedPost('order-2', 'Cy')));
+  assert.deepEqual([onB.replayed, onB.body], [true, first.body]);
+  assert.deepEqual(namesIn(emulator, spreadsheetId), ['Ann', 'Cy'], 'written once');
+});
+
+test(`Redis hung mid-write: the write is answered, retries meanwhile are refused, and once it answers the retry is replayed (${RUNTIME})`, async (t) => {
+  const redis = await redisOrSkip(t, { aof: true });
+  if (redis === null) return;
+  defer(t, () => redis.resume());
+  const { emulator, spreadsheetId, config } = await setup(t, redis.url, {}, onFirstWrite(() => redis.pause()));
+  const [a, b] = await pair(t, config);
+  assert.equal((await send(`${a.url}/sheets/open`)).status, 200);
+  const first = await send(`${a.url}/sheets/open`, keyedPost('order-3', 'Di'));
+  assert.deepEqual([first.status, first.replayed], [201, false]);
+  const elsewhere = await send(`${b.url}/sheets/open`, keyedPost('order-3', 'Di'));
+  assert.equal(elsewhere.status, 503, 'B cannot know the key while Redis hangs');
+  redis.resume();
+  const onB = await retryUntilStored(() => send(`${b.url}/sheets/open`, keyedPost('order-3', 'Di')));
+  assert.deepEqual([onB.replayed, onB.body], [true, first.body]);
+  assert.deepEqual(namesIn(emulator, spreadsheetId), ['Ann', 'Di'], 'written once');
+});
+
+test(`Redis restarted empty mid-write: the instance that wrote stores the receipt again, so retries are replayed (${RUNTIME})`, async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  const { emulator, spreadsheetId, config } = await setup(t, redis.url, {}, onFirstWrite(() => redis.stop()));
+  const [a, b] = await pair(t, config);
+  assert.equal((await send(`${a.url}/sheets/open`)).status, 200);
+  const first = await send(`${a.url}/sheets/open`, keyedPost('order-4', 'Ed'));
+  assert.equal(first.status, 201);
+  await redis.restart();
+  // A answers a retry from what it holds, and stores it again on its own once Redis answers.
+  const onA = await retryUntilStored(() => send(`${a.url}/sheets/open`, keyedPost('order-4', 'Ed')));
+  assert.deepEqual([onA.replayed, onA.body], [true, first.body]);
+  // B only once it is stored: a retry reaching B before would find nothing (a Redis restarted
+  // empty forgets, docs/scaling.md).
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  defer(t, () => client.close());
+  let stored: string | null = null;
+  for (let attempt = 0; attempt < 200 && stored === null; attempt++) {
+    stored = await client.get('sheetrest:idem:open:open:order-4');
+    if (stored === null) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal(JSON.parse(stored ?? '{}').body, first.body, 'A stored the receipt again');
+  const onB = await retryUntilStored(() => send(`${b.url}/sheets/open`, keyedPost('order-4', 'Ed')));
+  assert.deepEqual([onB.status, onB.replayed, onB.body], [201, true, first.body]);
+  assert.deepEqual(namesIn(emulator, spreadsheetId), ['Ann', 'Ed'], 'written once');
+});
+
+test(`a key marked as running in Redis is never written again: 409 conflict while its try runs elsewhere or was cut off (${RUNTIME})`, async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  const { emulator, spreadsheetId, config } = await setup(t, redis.url, { leaseMs: 2000, leaseWaitMs: 200 });
+  const served = await startServer(t, config);
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  defer(t, () => client.close());
+  const cases: [string, string, boolean, RegExp][] = [
+    ['another instance works on it (its lease is held)', 'running-1', true, /still running on another instance/],
+    ['its instance was cut off or stopped (no lease)', 'cut-1', false, /was cut off before its answer was stored/],
+  ];
+  for (const [name, key, leased, message] of cases) {
+    await t.test(name, async () => {
+      await client.set(`sheetrest:idem:open:open:${key}`, '{"running":"elsewhere"}', { PX: 60_000 });
+      if (leased) await client.set(`sheetrest:idem:open:open:${key}:lease`, 'elsewhere', { PX: 60_000 });
+      const outcome = await send(`${served.url}/sheets/open`, keyedPost(key, 'Never'));
+      assert.equal(outcome.status, 409);
+      assert.equal(JSON.parse(outcome.body).error, 'conflict');
+      assert.match(JSON.parse(outcome.body).message, message);
+      assert.ok(Number(outcome.retryAfter) >= 1);
+    });
+  }
+  await t.test('the first try ending undecided takes its mark back: a retry runs', async () => {
+    emulator.failNext({ status: 500, path: /:append$|:batchUpdate$/ });
+    const failed = await send(`${served.url}/sheets/open`, keyedPost('undecided-1', 'Fay'));
+    assert.ok(failed.status >= 500, `${failed.status} ${failed.body}`);
+    assert.equal(await client.get('sheetrest:idem:open:open:undecided-1'), null, 'no mark left');
+    const again = await send(`${served.url}/sheets/open`, keyedPost('undecided-1', 'Fay'));
+    assert.deepEqual([again.status, again.replayed], [201, false]);
+  });
+  assert.deepEqual(namesIn(emulator, spreadsheetId), ['Ann', 'Fay'], 'nothing written for a key running elsewhere');
 });

@@ -18,7 +18,7 @@
 // be applied late (a paused Redis runs what its socket buffer holds once it goes on): callers
 // treat a failure as "unknown", never as "not done" (docs/scaling.md, "What happens when
 // something fails"); nothing here resends it.
-import { createClient } from 'redis';
+import { ClientClosedError, ClientOfflineError, createClient } from 'redis';
 import { redactedUrl } from '../config.ts';
 import type { Logger } from '../log.ts';
 
@@ -161,4 +161,13 @@ function errorText(error: unknown, url: string): string {
   const text = error instanceof Error ? error.message : String(error);
   const password = URL.canParse(url) ? decodeURIComponent(new URL(url).password) : '';
   return password === '' ? text : text.split(password).join('***');
+}
+
+/**
+ * Whether a failed command was refused before it was written (no connection ready), so it
+ * cannot have been applied: any other failure (no answer in time, the connection dropped) may
+ * have been, now or late.
+ */
+export function neverSent(error: unknown): boolean {
+  return error instanceof ClientOfflineError || error instanceof ClientClosedError;
 }
