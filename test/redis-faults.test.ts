@@ -10,6 +10,9 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import { createClient } from 'redis';
 import { loadConfig, type Config } from '../server/config.ts';
+import { createLogger } from '../server/log.ts';
+import { sharedAdminState, type AdminSnapshot } from '../server/shared/admin-state.ts';
+import { openRedis } from '../server/shared/redis.ts';
 import { startEmulator, type Emulator } from '../server/google-emulator/mod.ts';
 import { defer, RUNTIME, startServer, tempDir, type TestContext } from './http-helpers.ts';
 import { startRedis, type RedisSettings, type TestRedis } from './redis-helpers.ts';
@@ -302,4 +305,64 @@ test(`a key marked as running in Redis is never written again: 409 conflict whil
     assert.deepEqual([again.status, again.replayed], [201, false]);
   });
   assert.deepEqual(namesIn(emulator, spreadsheetId), ['Ann', 'Fay'], 'nothing written for a key running elsewhere');
+});
+
+test(`an instance out of touch with Redis past maxStaleMs refuses requests with keys until it has caught up (injected clock) (${RUNTIME})`, async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  const silent = createLogger('silent');
+  const lease = { leaseMs: 1000, leaseWaitMs: 1000 };
+  const [mine, theirs] = [await openRedis({ url: redis.url, log: silent }), await openRedis({ url: redis.url, log: silent })];
+  defer(t, () => mine.close());
+  defer(t, () => theirs.close());
+  let clock = 1_000_000;
+  const state = sharedAdminState(mine, lease, silent, { maxStaleMs: 5000, now: () => clock });
+  defer(t, () => state.close());
+  const other = sharedAdminState(theirs, lease, silent);
+  let served: AdminSnapshot = { revision: 0, connections: [] };
+  let applying = true;
+  await state.follow(() => served, async (snapshot) => {
+    if (!applying) throw new Error('cannot apply now');
+    served = snapshot;
+  });
+  assert.equal(state.stale(), null, 'in touch at start');
+  clock += 5000;
+  assert.equal(state.stale(), null, 'maxStaleMs itself is still in touch');
+  clock += 1;
+  const refusal = state.stale();
+  assert.equal(refusal?.code, 'upstream_unavailable');
+  assert.match(refusal?.message ?? '', /has not reached the shared store \(Redis\) for 5 s, so it cannot tell whether API keys were revoked/);
+  assert.deepEqual(refusal?.headers, { 'Retry-After': '1' });
+  await state.check();
+  assert.equal(state.stale(), null, 'back in touch, nothing to catch up');
+  // Another instance changes the state; this one reaches Redis but cannot apply it yet.
+  applying = false;
+  await other.underLock(() => other.save([]));
+  clock += 5001;
+  await state.check();
+  assert.notEqual(state.stale(), null, 'in touch but behind: still refused');
+  applying = true;
+  await state.check();
+  assert.equal(state.stale(), null, 'caught up');
+  assert.notEqual(served.revision, 0);
+});
+
+test(`a real partition (SIGSTOP): requests with keys answer 503 once maxStaleMs has passed, open reads go on, and keys work again once Redis answers (${RUNTIME})`, async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  defer(t, () => redis.resume());
+  const { config } = await setup(t, redis.url, { maxStaleMs: 2000 });
+  const served = await startServer(t, config);
+  const keyed = () => send(`${served.url}/sheets/keyed`, { headers: { 'X-Api-Key': KEY } });
+  assert.equal((await keyed()).status, 200);
+  assert.equal((await send(`${served.url}/sheets/open`)).status, 200);
+  redis.pause();
+  const refused = await until(503, keyed);
+  assert.equal(refused.status, 503, `${refused.status} ${refused.body}`);
+  assert.equal(refused.retryAfter, '1');
+  assert.match(JSON.parse(refused.body).message, /cannot tell whether API keys were revoked/);
+  assert.equal((await send(`${served.url}/sheets/keyed`)).status, 503, 'with no key at all too: the keys it knows may be stale');
+  assert.equal((await send(`${served.url}/sheets/open`)).status, 200, 'an open connection is served on');
+  redis.resume();
+  assert.equal((await until(200, keyed)).status, 200);
 });
