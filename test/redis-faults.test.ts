@@ -366,3 +366,76 @@ test(`a real partition (SIGSTOP): requests with keys answer 503 once maxStaleMs 
   redis.resume();
   assert.equal((await until(200, keyed)).status, 200);
 });
+
+/** Google's per-minute quotas and sheetrest's budget of them are not what the burst tests. */
+const NO_QUOTA = { readPerMinutePerUser: 1e6, writePerMinutePerUser: 1e6, readPerMinutePerProject: 1e6, writePerMinutePerProject: 1e6 };
+const NO_BUDGET = { readsPerMinutePerUser: 1e6, writesPerMinutePerUser: 1e6, readsPerMinutePerProject: 1e6, writesPerMinutePerProject: 1e6 };
+const CLIENTS = 6;
+const WRITES_PER_CLIENT = 6;
+
+test(`Redis failing mid-burst of keyed writes through two instances: every request answered, nothing lost, nothing written twice (${RUNTIME})`, async (t) => {
+  const faults: [string, RedisSettings, (redis: TestRedis) => Promise<void>][] = [
+    ['hung for 2.5 s', {}, async (redis) => {
+      redis.pause();
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      redis.resume();
+    }],
+    ['killed, back from its append-only file after 0.5 s', { aof: true }, async (redis) => {
+      await redis.stop();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await redis.restart();
+    }],
+    ['killed and restarted empty', {}, async (redis) => {
+      await redis.stop();
+      await redis.restart();
+    }],
+  ];
+  for (const [name, settings, fault] of faults) {
+    await t.test(name, async (t) => {
+      const redis = await redisOrSkip(t, settings);
+      if (redis === null) return;
+      defer(t, () => redis.resume());
+      const emulator = await startEmulator({ quota: NO_QUOTA });
+      defer(t, () => emulator.close());
+      const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: [['Name', 'Age']] }], access: { [WRITER]: 'writer' } });
+      const dir = await tempDir(t);
+      const source = { type: 'google', spreadsheetId, rootUrl: emulator.rootUrl, accessToken: WRITER, retries: 0, freshnessMs: 60_000, quota: NO_BUDGET };
+      await writeFile(dir.path('sheetrest.json'), JSON.stringify({ stateDir: dir.path('state'), store: { type: 'redis', url: redis.url, leaseMs: 1000 }, connections: [{ id: 'open', source }] }));
+      const instances = await pair(t, await loadConfig(dir.path('sheetrest.json')));
+      let acknowledged = 0;
+      let faulted: Promise<void> | null = null;
+      const unanswered: string[] = [];
+      const refusals = new Map<number, number>();
+      // Each client writes its rows in order, retrying a refused one with its key on the other instance.
+      const client = async (c: number) => {
+        for (let w = 0; w < WRITES_PER_CLIENT; w++) {
+          const key = `c${c}-w${w}`;
+          let status = 0;
+          for (let attempt = 0; attempt < 400 && status !== 201; attempt++) {
+            const outcome = await send(`${instances[(c + attempt) % 2].url}/sheets/open`, keyedPost(key, key));
+            status = outcome.status;
+            if (status === 0) unanswered.push(key);
+            if (status !== 201) {
+              refusals.set(status, (refusals.get(status) ?? 0) + 1);
+              await new Promise((resolve) => setTimeout(resolve, 25));
+            }
+          }
+          assert.equal(status, 201, `${key} acknowledged in the end`);
+          if (++acknowledged === 8) faulted = fault(redis);
+        }
+      };
+      await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+      await faulted;
+      t.diagnostic(`refusals while Redis failed: ${JSON.stringify(Object.fromEntries(refusals))}`);
+      assert.deepEqual(unanswered, [], 'every request answered');
+      assert.deepEqual([...refusals.keys()].filter((status) => status !== 503 && status !== 409), [], 'refused only with 503 or 409');
+      const names = namesIn(emulator, spreadsheetId);
+      const expected = Array.from({ length: CLIENTS }, (_, c) => Array.from({ length: WRITES_PER_CLIENT }, (_, w) => `c${c}-w${w}`)).flat();
+      assert.deepEqual([...names].sort(), [...expected].sort(), 'every acknowledged row once, none twice');
+      for (let c = 0; c < CLIENTS; c++) {
+        const own = names.filter((row) => row.startsWith(`c${c}-`));
+        assert.deepEqual(own, expected.filter((row) => row.startsWith(`c${c}-`)), `client ${c}'s rows in its order`);
+      }
+    });
+  }
+});
