@@ -12,6 +12,7 @@ import { createClient } from 'redis';
 import { loadConfig, type Config } from '../server/config.ts';
 import { createLogger } from '../server/log.ts';
 import { sharedAdminState, type AdminSnapshot } from '../server/shared/admin-state.ts';
+import { redisKeyStore } from '../server/shared/key-store.ts';
 import { openRedis } from '../server/shared/redis.ts';
 import { startEmulator, type Emulator } from '../server/google-emulator/mod.ts';
 import { defer, RUNTIME, startServer, tempDir, type TestContext } from './http-helpers.ts';
@@ -438,4 +439,25 @@ test(`Redis failing mid-burst of keyed writes through two instances: every reque
       }
     });
   }
+});
+
+test(`an Idempotency-Key claim whose answer was lost, landing once Redis goes on, is taken back: the key is free, not left marked (${RUNTIME})`, async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  defer(t, () => redis.resume());
+  const silent = createLogger('silent');
+  const [mine, theirs] = [await openRedis({ url: redis.url, log: silent }), await openRedis({ url: redis.url, log: silent })];
+  defer(t, () => mine.close());
+  defer(t, () => theirs.close());
+  const lease = { leaseMs: 1000, leaseWaitMs: 4000 };
+  const [a, b] = [redisKeyStore(mine, 'crm', lease), redisKeyStore(theirs, 'crm', lease)];
+  defer(t, () => a.close());
+  redis.pause();
+  let ran = false;
+  await assert.rejects(a.exclusive('open:k', async () => (ran = true)), (error: { code?: string }) => error.code === 'upstream_unavailable');
+  assert.equal(ran, false);
+  // Going on, Redis runs the claim its socket held (a mark and a lease nobody works under);
+  // A takes it back once it reaches Redis again, so B's try runs instead of answering 409.
+  redis.resume();
+  assert.equal(await b.exclusive('open:k', async () => 'ran on B'), 'ran on B');
 });

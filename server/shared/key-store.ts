@@ -68,6 +68,7 @@ return 1
 
 /** What Redis must still learn about a key: the end of `attempt`, with its receipt if kept. */
 interface Unsettled {
+  readonly key: string;
   readonly attempt: string;
   readonly receipt?: Receipt;
 }
@@ -86,21 +87,24 @@ export function redisKeyStore(redis: Redis, connectionId: string, settings: Leas
   const fetched = new Map<string, Receipt | undefined>();
   // The attempt each running section holds, so that `save` knows which marker it replaces.
   const attempts = new Map<string, { readonly attempt: string; saved: boolean }>();
+  // By attempt: several attempts on one key may each have something to take back.
   const unsettled = new Map<string, Unsettled>();
+  // By key: the receipts among them, which answer retries here until Redis holds them.
+  const held = new Map<string, Unsettled>();
   let retrying: ReturnType<typeof setTimeout> | undefined;
   let flushing: Promise<void> | null = null;
 
-  const settle = async (key: string, item: Unsettled): Promise<void> => {
+  const settle = async (item: Unsettled): Promise<void> => {
     const left = item.receipt === undefined ? 0 : item.receipt.at + KEY_TTL_MS - now();
-    await redis.client.eval(SETTLE, { keys: keysOf(key), arguments: [item.attempt, item.receipt === undefined ? '' : JSON.stringify(item.receipt), String(Math.max(0, Math.floor(left)))] });
-    // A later attempt on this key may have replaced it meanwhile.
-    if (unsettled.get(key) === item) unsettled.delete(key);
+    await redis.client.eval(SETTLE, { keys: keysOf(item.key), arguments: [item.attempt, item.receipt === undefined ? '' : JSON.stringify(item.receipt), String(Math.max(0, Math.floor(left)))] });
+    unsettled.delete(item.attempt);
+    if (held.get(item.key) === item) held.delete(item.key);
   };
   /** Sends what Redis must still learn, oldest first, stopping at the first failure (Redis still away). */
   const flush = (): Promise<void> =>
     (flushing ??= (async () => {
       try {
-        for (const [key, item] of [...unsettled]) await settle(key, item);
+        for (const item of [...unsettled.values()]) await settle(item);
       } catch {
         // Still away: the next round tries again.
       } finally {
@@ -116,9 +120,9 @@ export function redisKeyStore(redis: Redis, connectionId: string, settings: Leas
     }, RETRY_MS);
     retrying.unref?.();
   };
-  const remember = (key: string, item: Unsettled) => {
-    unsettled.set(key, item);
-    later();
+  const remember = (item: Unsettled) => {
+    unsettled.set(item.attempt, item);
+    if (item.receipt !== undefined) held.set(item.key, item);
   };
 
   /** The key's claim in Redis, waiting while a try runs elsewhere; the receipt when there is one. */
@@ -130,15 +134,23 @@ export function redisKeyStore(redis: Redis, connectionId: string, settings: Leas
         reply = (await redis.client.eval(CLAIM, { keys: keysOf(key), arguments: [attempt, String(settings.leaseMs), String(KEY_TTL_MS)] })) as [string, string];
       } catch (error) {
         // Perhaps applied, or applied late (a paused Redis going on): take it back once Redis answers.
-        if (!neverSent(error)) remember(key, { attempt });
+        if (!neverSent(error)) {
+          remember({ key, attempt });
+          later();
+        }
         throw redisUnavailable('Writes with an Idempotency-Key are paused');
       }
       const [outcome, detail] = reply.map(String);
       if (outcome === 'claimed') return { receipt: undefined };
       if (outcome === 'receipt') return { receipt: JSON.parse(detail) as Receipt };
       // Ours, not yet stored (this instance lost Redis after the write): answered from memory.
-      const mine = unsettled.get(key)?.receipt;
+      const mine = held.get(key)?.receipt;
       if (mine !== undefined) return { receipt: mine };
+      // Perhaps a claim of ours that landed late: once taken back, the key is free.
+      if (performance.now() < deadline && [...unsettled.values()].some((item) => item.key === key)) {
+        await flush();
+        continue;
+      }
       if (outcome === 'cut') throw cutOff();
       const waitLeft = deadline - performance.now();
       if (waitLeft <= 0) throw stillRunning(Number(detail));
@@ -149,12 +161,12 @@ export function redisKeyStore(redis: Redis, connectionId: string, settings: Leas
   return {
     path: `Redis ${redis.shown}`,
     now,
-    get: (key) => unsettled.get(key)?.receipt ?? fetched.get(key),
+    get: (key) => held.get(key)?.receipt ?? fetched.get(key),
     async exclusive(key, section) {
-      const pending = unsettled.get(key);
+      const pending = held.get(key);
       if (pending !== undefined) {
-        await settle(key, pending).catch(() => undefined);
-        const kept = unsettled.get(key)?.receipt;
+        await settle(pending).catch(() => undefined);
+        const kept = held.get(key)?.receipt;
         // Redis still away: a receipt this instance holds answers the retry all the same.
         if (kept !== undefined) {
           fetched.set(key, kept);
@@ -190,9 +202,9 @@ export function redisKeyStore(redis: Redis, connectionId: string, settings: Leas
         attempts.delete(key);
         // No receipt kept (an undecided answer, or a throw): the marker goes, so a retry runs.
         if (!running.saved) {
-          const item = { attempt };
-          unsettled.set(key, item);
-          await settle(key, item).catch(() => later());
+          const item = { key, attempt };
+          remember(item);
+          await settle(item).catch(() => later());
         }
       }
     },
@@ -201,10 +213,10 @@ export function redisKeyStore(redis: Redis, connectionId: string, settings: Leas
       const running = attempts.get(receipt.key);
       if (running === undefined) return;
       running.saved = true;
-      const item = { attempt: running.attempt, receipt };
-      unsettled.set(receipt.key, item);
+      const item = { key: receipt.key, attempt: running.attempt, receipt };
+      remember(item);
       try {
-        await settle(receipt.key, item);
+        await settle(item);
       } catch (error) {
         later();
         throw error;
@@ -215,7 +227,7 @@ export function redisKeyStore(redis: Redis, connectionId: string, settings: Leas
       retrying = undefined;
       if (unsettled.size > 0) await flush();
       if (retrying !== undefined) clearTimeout(retrying);
-      const left = [...unsettled.values()].filter((item) => item.receipt !== undefined).length;
+      const left = held.size;
       if (left > 0) log(`sheetrest: ${left} Idempotency-Key answer(s) of ${connectionId} could not be stored in Redis before stopping; retries of those keys answer 409 conflict until they expire`);
     },
   };
