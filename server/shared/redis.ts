@@ -13,7 +13,11 @@
 // - while no connection is ready, commands are refused at once (`disableOfflineQueue`), never
 //   queued: a command is sent at most once, on the connection it was given to;
 // - an idle connection sends PING every PING_INTERVAL_MS, and gives up after SOCKET_TIMEOUT_MS
-//   without a byte (`socketTimeout`), so a hang is noticed with no traffic too.
+//   without a byte (`socketTimeout`), so a hang is noticed with no traffic too (later: nobody
+//   waits then; a tight one would drop healthy connections whenever the event loop stalls).
+// A deadline is not judged by a check that ran late: after the event loop stalled (a busy
+// machine, a start loading modules), answers may be waiting unread in the socket, so the next
+// check, after they were read, judges instead.
 // A command that failed (timed out, or its connection dropped) may still have been applied, or
 // be applied late (a paused Redis runs what its socket buffer holds once it goes on): callers
 // treat a failure as "unknown", never as "not done" (docs/scaling.md, "What happens when
@@ -25,8 +29,8 @@ import type { Logger } from '../log.ts';
 /** How long a command may wait for its answer: Redis on the same network answers in well under a millisecond. */
 export const COMMAND_TIMEOUT_MS = 1_000;
 /** How long a connection may go without a byte from Redis (PINGs keep a healthy idle one busy). */
-const SOCKET_TIMEOUT_MS = 1_000;
-const PING_INTERVAL_MS = 400;
+const SOCKET_TIMEOUT_MS = 5_000;
+const PING_INTERVAL_MS = 1_000;
 /** Reconnection waits grow to this, then stay. */
 const MAX_RECONNECT_DELAY_MS = 1_000;
 /** How often the deadlines are looked at: a command fails between COMMAND_TIMEOUT_MS and this much later. */
@@ -105,9 +109,20 @@ export async function openRedis(options: RedisOptions): Promise<Redis> {
     old.destroy();
     current.connect().catch(() => undefined);
   };
+  let lastSweep = performance.now();
+  let skipped = false;
   const sweep = setInterval(() => {
+    const at = performance.now();
+    const stalled = at - lastSweep > 2 * SWEEP_MS;
+    lastSweep = at;
+    // One check skipped per stall: the socket was read before the next one, whatever the load.
+    if (stalled && !skipped) {
+      skipped = true;
+      return;
+    }
+    skipped = false;
     const oldest = waiting.values().next();
-    if (!oldest.done && performance.now() - oldest.value.at >= commandTimeoutMs) hung();
+    if (!oldest.done && at - oldest.value.at >= commandTimeoutMs) hung();
   }, SWEEP_MS);
   sweep.unref?.();
 
