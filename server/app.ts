@@ -75,6 +75,12 @@ export interface AppOptions {
   /** The dashboard's page at `/` (for browsers) and its files under `/_dashboard/` (server/dashboard-files.ts). */
   readonly dashboard?: Dashboard;
   readonly quota: Quota;
+  /**
+   * With several instances (Redis): the 503 that requests to connections with keys answer while
+   * this instance is out of touch with the admin API's state, a revoked key perhaps still
+   * among its own (server/shared/admin-state.ts, `stale`); null while it is in touch.
+   */
+  readonly keysStale?: () => ApiError | null;
   readonly bodyBytes: number;
   /** How long a body may take to arrive before 408 (default 10 s). */
   readonly bodyTimeoutMs?: number;
@@ -226,6 +232,10 @@ export function createApp(options: AppOptions): App {
     const connection = connections.get(safeDecode(rawId));
     if (connection === undefined) return errorAnswer(apiError('not_found', `There is no connection "${safeDecode(rawId)}".`), cors);
 
+    if (!isOpen(connection) && options.keysStale !== undefined) {
+      const stale = options.keysStale();
+      if (stale !== null) return errorAnswer(stale, cors);
+    }
     // An open connection takes any caller: its key header is not even read. A closed one with no
     // keys left refuses everyone: an empty key list never opens it.
     const authenticated = isOpen(connection) ? OPEN_ACCESS : authenticate(connection.keys, request.headers.get('x-api-key'));

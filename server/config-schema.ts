@@ -28,8 +28,8 @@
 //              "allowServerCredentials": false, "allowedEndpoints": [Google's own origins],
 //              "openTimeoutMs": 10000
 //     "store": { "type": "redis", "url": "redis://127.0.0.1:6379/0",   shared state for several
-//                "leaseMs": 5000, "leaseWaitMs": 10000 },   instances (docs/scaling.md); "url" left
-//                                        out: $REDIS_URL. Left out: the state folder only
+//                "leaseMs": 5000, "leaseWaitMs": 10000,   instances (docs/scaling.md); "url" left
+//                "maxStaleMs": 5000 },     out: $REDIS_URL. Left out: the state folder only
 //     "connections": [{
 //       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
 //       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
@@ -84,6 +84,7 @@ export const DEFAULTS = {
   shutdownMs: 10_000,
   leaseMs: 5_000,
   leaseWaitMs: 10_000,
+  maxStaleMs: 5_000,
   /** How long the admin API waits for a connection's source to open before it gives up (504). */
   adminOpenMs: 10_000,
 } as const;
@@ -107,7 +108,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
   'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
-  'store', 'url', 'leaseMs', 'leaseWaitMs',
+  'store', 'url', 'leaseMs', 'leaseWaitMs', 'maxStaleMs',
 ];
 
 // ---- messages ----------------------------------------------------------------------------
@@ -480,6 +481,11 @@ export const ServerSettingsEntries = {
       leaseMs: v.optional(wholeNumber(100, 600_000), DEFAULTS.leaseMs),
       /** How long a write waits for the lease before 503. */
       leaseWaitMs: v.optional(wholeNumber(0, 600_000), DEFAULTS.leaseWaitMs),
+      /**
+       * How long an instance may go without reaching Redis before it refuses requests with keys
+       * (a key revoked meanwhile would still work on it). At least 2 s: it looks every second.
+       */
+      maxStaleMs: v.optional(wholeNumber(2_000, 3_600_000), DEFAULTS.maxStaleMs),
     }),
   ),
 };

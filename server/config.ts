@@ -119,6 +119,8 @@ export interface StoreConfig {
   readonly url: Secret;
   readonly leaseMs: number;
   readonly leaseWaitMs: number;
+  /** How long out of touch with Redis before requests with keys answer 503 (docs/scaling.md). */
+  readonly maxStaleMs: number;
 }
 
 export type Config = Omit<ParsedConfig, '$schema' | 'stateDir' | 'connections' | 'admin' | 'store'> & {
@@ -323,7 +325,7 @@ function resolveStore(
     else if (!/^rediss?:\/\//.test(fromEnv) || !URL.canParse(fromEnv)) problem(`$${REDIS_URL_ENV}`, 'expected a URL such as "redis://127.0.0.1:6379/0"');
     url = new Secret(fromEnv ?? '');
   }
-  return { type: 'redis', url, leaseMs: store.leaseMs, leaseWaitMs: store.leaseWaitMs };
+  return { type: 'redis', url, leaseMs: store.leaseMs, leaseWaitMs: store.leaseWaitMs, maxStaleMs: store.maxStaleMs };
 }
 
 /** `redis://user:pw@host:6379/0` -> `redis://user:***@host:6379/0`: for logs and messages. */

@@ -62,7 +62,7 @@ export async function openConnection(configured: ConnectionConfig, settings: Ope
   let receipts: ReceiptSink | undefined;
   if (shared !== undefined && connection.source.type === 'google') {
     const { redisKeyStore } = await import('./shared/key-store.ts');
-    idempotency = redisKeyStore(shared.redis, connection.id, shared.lease);
+    idempotency = redisKeyStore(shared.redis, connection.id, shared.lease, { log: (message) => log.warn(message) });
   } else {
     // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.
     const store = await KeyStore.open({

@@ -103,7 +103,8 @@ export async function idempotent(
     const journaled = store.get(key);
     if (journaled === undefined || !sameAnswer(journaled, receipt)) {
       await store.save(receipt).catch((error: unknown) => {
-        // The write is done: answer it, and keep the key in memory, which still stops retries until a restart.
+        // The write is done: answer it. The store keeps the key in memory (the state folder's until
+        // a restart; Redis's until Redis takes it, the key marked as running there meanwhile).
         log(`sheetrest: could not save Idempotency-Key receipt to ${store.path}: ${String(error)}`);
       });
     }

@@ -94,6 +94,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       connections: registry,
       ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log), new SignInThrottle({ log })), dashboard: await loadDashboard() }),
       quota,
+      ...(shared === undefined ? {} : { keysStale: () => (shared as SharedStore).admin.stale() }),
       bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
       bodyTimeoutMs: timeouts.bodyMs,
       cors: config.cors?.origins ?? '*',

@@ -1,10 +1,13 @@
-// A redis-server of the test's own, on a free loopback port, with nothing saved to disk:
+// A redis-server of the test's own, on a free loopback port, with nothing saved to disk (or, with
+// `{ aof: true }`, an append-only file fsynced on every write, kept across restarts):
 // `const redis = await startRedis(t); if (typeof redis === 'string') return t.skip(redis);`.
+// `pause()` stops it with SIGSTOP, which is what a network partition looks like to a client:
+// the connection stays up, the kernel takes the bytes, nothing answers; `resume()` goes on.
 // Without redis-server installed the tests that need it are skipped, naming the reason
 // (`.ci/run` installs Debian's package when it is missing).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { defer, type TestContext } from './http-helpers.ts';
+import { defer, tempDir, type TestContext } from './http-helpers.ts';
 
 export const REDIS_SERVER = process.env.SHEETREST_REDIS_SERVER ?? 'redis-server';
 
@@ -13,8 +16,17 @@ export interface TestRedis {
   readonly port: number;
   /** Stops the server (SIGKILL: Redis "goes away"); idempotent. */
   stop(): Promise<void>;
-  /** Starts it again on the same port (empty: nothing was saved). */
+  /** Starts it again on the same port (empty: nothing was saved; with `aof`, from its append-only file). */
   restart(): Promise<void>;
+  /** SIGSTOP: it hangs, its connections stay open (idempotent). */
+  pause(): void;
+  /** SIGCONT: it goes on, answering what its sockets hold (idempotent). */
+  resume(): void;
+}
+
+export interface RedisSettings {
+  /** `appendonly yes`, `appendfsync always`, in a folder of the test's own. */
+  readonly aof?: boolean;
 }
 
 /** Why Redis tests cannot run here, or undefined when they can. */
@@ -25,29 +37,35 @@ export function redisMissing(): string | undefined {
 }
 
 /** A running redis-server stopped after the test, or the reason none can run. */
-export async function startRedis(t: TestContext): Promise<TestRedis | string> {
+export async function startRedis(t: TestContext, settings: RedisSettings = {}): Promise<TestRedis | string> {
   const missing = redisMissing();
   if (missing !== undefined) return missing;
   const port = await freePort();
+  const persistence = settings.aof === true ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', (await tempDir(t)).dir] : ['--appendonly', 'no'];
   let child: ChildProcess | null = null;
   const launch = async () => {
-    child = await launchRedis(port);
+    child = await launchRedis(port, persistence);
+  };
+  // process.kill, not child.kill: Deno's child.kill sends nothing once the child was signalled.
+  const signal = (name: NodeJS.Signals) => {
+    const running = child as ChildProcess | null;
+    if (running?.pid !== undefined && running.exitCode === null && running.signalCode === null) process.kill(running.pid, name);
   };
   const stop = async () => {
     const running = child;
     child = null;
     if (running === null || running.exitCode !== null || running.signalCode !== null) return;
     const exited = new Promise((resolve) => running.once('exit', resolve));
-    running.kill('SIGKILL');
+    if (running.pid !== undefined) process.kill(running.pid, 'SIGKILL');
     await exited;
   };
   await launch();
   defer(t, stop);
-  return { url: `redis://127.0.0.1:${port}/0`, port, stop, restart: launch };
+  return { url: `redis://127.0.0.1:${port}/0`, port, stop, restart: launch, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
 }
 
-async function launchRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function launchRedis(port: number, persistence: readonly string[]): Promise<ChildProcess> {
+  const child = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s: ${output}`)), 10_000);

@@ -44,7 +44,7 @@ test('the store section: Redis only when asked for, the URL from the file or $RE
   await t.test('a URL in the file, with the lease defaults', async () => {
     const config = await configFile(t, { store: { type: 'redis', url: 'redis://127.0.0.1:6379/0' }, connections: FILE_CONNECTION });
     assert.equal(config.store?.url.reveal(), 'redis://127.0.0.1:6379/0');
-    assert.deepEqual([config.store?.leaseMs, config.store?.leaseWaitMs], [5000, 10000]);
+    assert.deepEqual([config.store?.leaseMs, config.store?.leaseWaitMs, config.store?.maxStaleMs], [5000, 10000, 5000]);
   });
   await t.test('no URL: $REDIS_URL', async () => {
     const config = await configFile(t, { store: { type: 'redis' }, connections: FILE_CONNECTION }, { REDIS_URL: 'redis://:pw@10.0.0.1:6380/2' });
@@ -56,6 +56,7 @@ test('the store section: Redis only when asked for, the URL from the file or $RE
     ['another type', { type: 'memcached', url: 'redis://h' }, {}, /store\.type: expected "redis"/],
     ['a URL with a password that is not a redis URL', { type: 'redis', url: 'http://u:hunter2@h/' }, {}, /store\.url: expected a URL such as "redis:\/\/127\.0\.0\.1:6379\/0", got a string of 19 characters/],
     ['a lease too short', { type: 'redis', url: 'redis://h', leaseMs: 5 }, {}, /store\.leaseMs: expected a whole number from 100/],
+    ['a staleness bound shorter than the revision check', { type: 'redis', url: 'redis://h', maxStaleMs: 500 }, {}, /store\.maxStaleMs: expected a whole number from 2000/],
   ];
   for (const [name, store, env, expected] of refused) {
     await t.test(name, async () => {

@@ -25,7 +25,7 @@ import { startRedis, type TestRedis } from './redis-helpers.ts';
 const WRITER = 'writer-token';
 const silent = createLogger('silent');
 const STILL = () => 0;
-const LEASE = { leaseMs: 5000, leaseWaitMs: 5000 };
+const LEASE = { leaseMs: 5000, leaseWaitMs: 5000, maxStaleMs: 5000 };
 
 async function redisOrSkip(t: TestContext & { skip(message?: string): void }): Promise<TestRedis | null> {
   const redis = await startRedis(t);

@@ -11,6 +11,9 @@
 //   have said so, so that a revoked key has stopped working everywhere before the revocation is
 //   answered. A message missed (a dropped subscription) is caught up by asking for the revision
 //   every POLL_MS, and at once when the subscription comes back.
+// An instance out of touch (its revision check failing, or finding a revision it has not
+// applied yet) for longer than `store.maxStaleMs` cannot tell whether a key was revoked
+// meanwhile: `stale()` says so, and requests with keys answer 503 until it has caught up.
 // A Redis restarted empty has lost the state the instances still serve: the first instance to
 // notice saves what it serves again (re-seeding). The revision starts at a random number when
 // missing, so a revision from before the restart does not come round again (an instance
@@ -64,6 +67,13 @@ export interface SharedAdminState {
   /** Resolves once `told` instances said they applied `revision`, or after ACK_WAIT_MS (logged). */
   applied(revision: number, told: number): Promise<void>;
   /**
+   * Null while this instance has caught up with Redis within the last `maxStaleMs` (as of its
+   * last revision check that found it current); else the 503 requests with keys answer.
+   */
+  stale(): ApiError | null;
+  /** One revision check (the one `follow` runs every POLL_MS): catches up when behind. */
+  check(): Promise<void>;
+  /**
    * Calls `apply(snapshot)` whenever the revision in Redis is not `current().revision`, then
    * tells the instance that made the change; re-seeds a Redis that lost the state with
    * `current()`. Returns when subscribed.
@@ -72,8 +82,26 @@ export interface SharedAdminState {
   close(): Promise<void>;
 }
 
-export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger): SharedAdminState {
+export interface FreshnessSettings {
+  /** How long since the last check that found this instance current before `stale()` refuses. */
+  readonly maxStaleMs: number;
+  /** The clock (tests inject one). */
+  readonly now?: () => number;
+}
+
+export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger, freshness: FreshnessSettings = { maxStaleMs: Infinity }): SharedAdminState {
   const { client } = redis;
+  const now = freshness.now ?? Date.now;
+  /** When the last revision check that found this instance current (or brought it there) was sent. */
+  let caughtUpAt = now();
+  let staleLogged = false;
+  const caughtUp = (asked: number) => {
+    if (asked <= caughtUpAt) return;
+    caughtUpAt = asked;
+    if (staleLogged) log.warn('caught up with the admin API\'s state in Redis again: requests with keys are served', {});
+    staleLogged = false;
+  };
+  let check: () => Promise<void> = () => Promise.resolve();
   const me = randomBytes(6).toString('hex');
   let subscriber: RedisClient | undefined;
   let poll: ReturnType<typeof setInterval> | undefined;
@@ -137,6 +165,18 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
         check();
       });
     },
+    stale() {
+      const away = now() - caughtUpAt;
+      if (away <= freshness.maxStaleMs) return null;
+      if (!staleLogged) log.error('out of touch with the admin API\'s state in Redis: requests with keys answer 503 until caught up', { awayMs: away, maxStaleMs: freshness.maxStaleMs });
+      staleLogged = true;
+      return apiError(
+        'upstream_unavailable',
+        `This server has not reached the shared store (Redis) for ${Math.floor(away / 1000)} s, so it cannot tell whether API keys were revoked meanwhile: requests with keys are refused until it is back in touch.`,
+        { 'Retry-After': '1' },
+      );
+    },
+    check: () => check(),
     async follow(current, apply) {
       // One catch-up at a time; a second request while one runs runs once more after it.
       let running: Promise<void> | null = null;
@@ -157,11 +197,14 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
           do {
             again = false;
             try {
+              const asked = now();
               const snapshot = await load();
               const mine = current();
-              if (snapshot.revision === mine.revision) continue;
-              if (snapshot.revision === 0 && mine.revision !== 0) await reseed(mine);
-              else await apply(snapshot);
+              if (snapshot.revision !== mine.revision) {
+                if (snapshot.revision === 0 && mine.revision !== 0) await reseed(mine);
+                else await apply(snapshot);
+              }
+              caughtUp(asked);
             } catch (error) {
               log.error('could not apply the admin API\'s state from Redis; trying again shortly', { error: String(error) });
             }
@@ -187,11 +230,18 @@ export function sharedAdminState(redis: Redis, lease: LeaseSettings, log: Logger
         const [revision, instance] = message.split(' ');
         heard(Number(revision), instance);
       });
-      poll = setInterval(() => {
-        void client.get(`${PREFIX}:revision`).then((value) => {
-          if (Number(value ?? 0) !== current().revision) void catchUp();
-        }, () => undefined);
-      }, POLL_MS);
+      check = async () => {
+        const asked = now();
+        let value: string | null;
+        try {
+          value = await client.get(`${PREFIX}:revision`);
+        } catch {
+          return;
+        }
+        if (Number(value ?? 0) === current().revision) caughtUp(asked);
+        else await catchUp();
+      };
+      poll = setInterval(() => void check(), POLL_MS);
       poll.unref?.();
     },
     async close() {

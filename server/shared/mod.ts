@@ -45,7 +45,7 @@ export async function openSharedStore(config: StoreConfig, log: Logger, options:
     const kept = versions;
     log.info('sharing quota, cache invalidation and write leases through redis', { redis: redis.shown });
     const lease = { leaseMs: config.leaseMs, leaseWaitMs: config.leaseWaitMs };
-    const admin = sharedAdminState(redis, lease, log);
+    const admin = sharedAdminState(redis, lease, log, { maxStaleMs: config.maxStaleMs });
     return {
       redis,
       admin,
