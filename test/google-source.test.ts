@@ -114,7 +114,7 @@ test('google source', async (t) => {
     const source = await open(emulator, id);
     emulator.resetRequests();
     const workbook = await source.read();
-    assert.deepEqual(upstream(emulator), ['GET 200']);
+    assert.deepEqual(upstream(emulator), ['GET 200', 'GET 200'], 'the list (the grid sizes say the cells fit in one answer), then every cell');
     assert.deepEqual(dataOf(workbook), [
       [['Ann', '30', '2024-03-01'], ['Ann', 30, { iso: '2024-03-01' }]],
       [['Bob', '41', '2024-03-01 09:30:00'], ['Bob', 41, { iso: '2024-03-01T09:30:00' }]],
@@ -122,16 +122,16 @@ test('google source', async (t) => {
     await source.close();
   });
 
-  await t.test('reads within the freshness window cost nothing; 50 cold reads share one request', async () => {
+  await t.test('reads within the freshness window cost nothing; 50 cold reads share one read (the list, then the cells)', async () => {
     const id = create(emulator);
     const source = await open(emulator, id, { freshnessMs: 60_000 });
     emulator.setLatency(30);
     emulator.resetRequests();
     const reads = await Promise.all(Array.from({ length: 50 }, () => source.read()));
-    assert.deepEqual(upstream(emulator), ['GET 200']);
+    assert.deepEqual(upstream(emulator), ['GET 200', 'GET 200']);
     assert.ok(reads.every((workbook) => workbook === reads[0]));
     await source.read();
-    assert.equal(emulator.requests.length, 1, 'a read within the window asks nothing upstream');
+    assert.equal(emulator.requests.length, 2, 'a read within the window asks nothing upstream');
     emulator.setLatency(0);
     await source.close();
   });
@@ -194,7 +194,7 @@ test('google source', async (t) => {
     emulator.failNext({ status: 429, times: 1 });
     const workbook = await source.read();
     assert.equal(dataOf(workbook).length, 2);
-    assert.deepEqual(upstream(emulator), ['GET 429', 'GET 200']);
+    assert.deepEqual(upstream(emulator), ['GET 429', 'GET 200', 'GET 200'], 'the list retried, then the cells');
     await source.close();
   });
 
