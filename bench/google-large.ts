@@ -1,10 +1,12 @@
 // A large tab through the Google source: a cold read of a 200,000-row x 5-column tab from the
-// Sheets API emulator (answering after 100 ms): a read of every tab (`/tabs`) cold and once
-// more (the source then knows it is too large for one answer), and a read of the tab by name
-// (in pages). The read runs in a child process,
-// so its memory is not mixed with the emulator's: time, peak RSS above the child's baseline,
-// and heap held afterwards. `node bench/google-large.ts` (BENCH_GOOGLE_LARGE_ROWS,
-// BENCH_GOOGLE_LARGE_RUNS change the defaults).
+// Sheets API emulator (answering after 100 ms): a read of every tab (`/tabs`) cold (the list's
+// grid sizes decide: tab by tab), once more, cold with one answer tried first (as before issue
+// 21: abandoned past 20 MB), and a read of the tab by name (in pages). The read runs in a child
+// process, so its memory is not mixed with the emulator's: time, peak RSS above the child's
+// baseline, and heap held afterwards. Then the cold `/tabs` with the decision and with paging
+// forced (maxAnswerCells 0), paired: run alternately, in one run, each pair's ratio.
+// `node bench/google-large.ts` (BENCH_GOOGLE_LARGE_ROWS, BENCH_GOOGLE_LARGE_RUNS and
+// BENCH_GOOGLE_LARGE_PAIRS change the defaults).
 import { spawn } from 'node:child_process';
 import process from 'node:process';
 import { Secret } from '../server/config.ts';
@@ -23,7 +25,16 @@ interface ChildResult {
 
 if (process.argv[2] === '--child') {
   const [, , , rootUrl, spreadsheetId, mode] = process.argv;
-  const source = await openGoogleSource({ spreadsheetId, rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, timeoutMs: 120_000, quota: { maxWaitMs: 0 } });
+  // 'paged': tab by tab whatever the sizes; 'tried': one answer tried first whatever the sizes (abandoned past 20 MB).
+  const maxAnswerCells = mode === 'paged' ? 0 : mode === 'tried' ? Number.POSITIVE_INFINITY : undefined;
+  const source = await openGoogleSource({
+    spreadsheetId,
+    rootUrl,
+    auth: { kind: 'accessToken', token: new Secret(TOKEN) },
+    timeoutMs: 120_000,
+    quota: { maxWaitMs: 0 },
+    ...(maxAnswerCells === undefined ? {} : { maxAnswerCells }),
+  });
   // 'again': a read of every tab after one (what the source learned from the first decides), measured alone.
   if (mode === 'again') await source.read();
   process.send?.('measuring');
@@ -48,6 +59,7 @@ if (process.argv[2] === '--child') {
 
 const ROWS = Number(process.env.BENCH_GOOGLE_LARGE_ROWS ?? 200_000);
 const RUNS = Number(process.env.BENCH_GOOGLE_LARGE_RUNS ?? 3);
+const PAIRS = Number(process.env.BENCH_GOOGLE_LARGE_PAIRS ?? 5);
 const emulator = await startEmulator({ latencyMs: 100, quota: { readPerMinutePerUser: 1e6, readPerMinutePerProject: 1e6 } });
 const rows: EmulatorCell[][] = [['Name', 'Age', 'City', 'Tag', 'Joined']];
 for (let n = 0; n < ROWS; n++) rows.push([`Person ${n}`, 20 + (n % 50), ['Lisbon', 'Oslo', 'Lima'][n % 3], n % 100 === 5 ? 'drop' : 'keep', { date: `2024-0${1 + (n % 9)}-1${n % 10}` }]);
@@ -64,19 +76,26 @@ function child(mode: string): Promise<ChildResult> {
   });
 }
 
+type Measured = ChildResult & { requests: number; bytes: number; largest: number };
+
+/** One read in a new child, with the upstream requests it made. */
+async function measure(mode: string): Promise<Measured> {
+  emulator.resetRequests();
+  const result = await child(mode);
+  return { ...result, requests: emulator.requests.length, bytes: emulator.requests.reduce((sum, request) => sum + request.bytes, 0), largest: Math.max(0, ...emulator.requests.map((request) => request.bytes)) };
+}
+
 const table = [];
 const modes = [
-  ['every tab (/tabs), cold', 'whole'],
+  ['every tab (/tabs), cold: the list decides', 'whole'],
   ['every tab (/tabs), again (no-cache)', 'again'],
+  ['every tab (/tabs), cold, one answer tried first (before)', 'tried'],
   ['the tab by name (pages)', 'pages'],
 ] as const;
-for (const [label, mode] of modes) {
-  const results: (ChildResult & { requests: number; bytes: number; largest: number })[] = [];
-  for (let n = 0; n < RUNS; n++) {
-    emulator.resetRequests();
-    const result = await child(mode);
-    results.push({ ...result, requests: emulator.requests.length, bytes: emulator.requests.reduce((sum, request) => sum + request.bytes, 0), largest: Math.max(0, ...emulator.requests.map((request) => request.bytes)) });
-  }
+// BENCH_GOOGLE_LARGE_RUNS=0: the pairs only.
+for (const [label, mode] of RUNS > 0 ? modes : []) {
+  const results: Measured[] = [];
+  for (let n = 0; n < RUNS; n++) results.push(await measure(mode));
   results.sort((a, b) => a.ms - b.ms);
   const median = results[Math.floor(results.length / 2)];
   table.push({
@@ -90,6 +109,24 @@ for (const [label, mode] of modes) {
     'heap after MB': Math.round(median.heapAfterMb),
   });
 }
-console.log(`Cold read of a ${ROWS}-row x 5-column tab from the emulator (latency 100 ms), ${RUNS} runs each, Node ${process.version}`);
-console.table(table);
+if (RUNS > 0) {
+  console.log(`Cold read of a ${ROWS}-row x 5-column tab from the emulator (latency 100 ms), ${RUNS} runs each, Node ${process.version}`);
+  console.table(table);
+}
+
+// Paired: the cold /tabs with the decision and with paging forced, one after the other (the
+// order alternating), so a slow spell of the shared machine falls on both of a pair.
+const pairs = [];
+for (let n = 0; n < PAIRS; n++) {
+  const order = n % 2 === 0 ? (['whole', 'paged'] as const) : (['paged', 'whole'] as const);
+  const got = new Map<string, Measured>();
+  for (const mode of order) got.set(mode, await measure(mode));
+  const decided = got.get('whole') as Measured;
+  const paged = got.get('paged') as Measured;
+  pairs.push({ pair: n + 1, 'decided s': (decided.ms / 1000).toFixed(2), 'decided requests': decided.requests, 'paged s': (paged.ms / 1000).toFixed(2), 'paged requests': paged.requests, 'decided / paged': (decided.ms / paged.ms).toFixed(3) });
+}
+const ratios = pairs.map((pair) => Number(pair['decided / paged'])).sort((a, b) => a - b);
+console.log(`Cold /tabs, ${ROWS} rows: the list's grid sizes decide vs paging forced (maxAnswerCells 0), ${PAIRS} pairs, alternating order`);
+console.table(pairs);
+console.log(`median ratio ${ratios[Math.floor(ratios.length / 2)].toFixed(3)} (min ${ratios[0].toFixed(3)}, max ${ratios[ratios.length - 1].toFixed(3)})`);
 await emulator.close();
