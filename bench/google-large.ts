@@ -143,7 +143,10 @@ if (RUNS > 0) {
 // against one answer tried first (as before), both reads of a pair at once (each on its own copy
 // of the spreadsheet, and which starts first, swapped every pair), so a slow spell of the shared
 // machine falls on both: they share the emulator and the cores, and each takes as long as its
-// own work does.
+// own work does. (Run one after the other instead, on this shared 2-core machine, pairs of the
+// same work differed by up to 2x.) Against the try, the shared emulator understates the
+// difference: building the abandoned 78 MB answer holds up the other read's requests too; the
+// table above, one read at a time, shows the try's full cost.
 async function paired(other: 'paged' | 'tried', label: string): Promise<void> {
   const pairs = [];
   for (let n = 0; n < PAIRS; n++) {
