@@ -153,6 +153,22 @@ test('a cold read of every tab whose grids are past 250,000 cells never asks for
   assert.deepEqual(upstreamReads(emulator), ['all']);
 });
 
+test('ten nearly empty 1,000 x 26 tabs: batches on the first read (260,000 grid cells), one request once their content is known', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  const titles = Array.from({ length: 10 }, (_, n) => `T${n}`);
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: titles.map((title) => ({ title, rows: [['Name'], [title]] })), access: { [TOKEN]: 'writer' } });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+  t.after(() => source.close());
+  emulator.resetRequests();
+  const workbook = await source.read();
+  assert.deepEqual(workbook.tabs.map((tab) => tab.rows.length), titles.map(() => 2));
+  assert.deepEqual(upstreamReads(emulator), ['list', `tab ${titles.slice(0, 9).map((title) => `'${title}'`).join(', ')}`, "tab 'T9'"], 'nine grids of 26,000 cells fill a batch');
+  emulator.resetRequests();
+  await source.read({ fresh: true });
+  assert.deepEqual(upstreamReads(emulator), ['all'], '2 cells a tab: one request');
+});
+
 test('a read of every tab too large for one answer goes tab by tab: /tabs counts every row, no answer kept holds more than a page', async (t) => {
   const emulator = await startEmulator();
   t.after(() => emulator.close());
