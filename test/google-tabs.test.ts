@@ -79,7 +79,7 @@ test('the list of tabs needs every tab: their row counts come from their cells',
   const { emulator, call } = await setUp(t);
   emulator.resetRequests();
   assert.equal((await call('/sheets/crm/tabs')).status, 200);
-  assert.deepEqual(upstreamReads(emulator), ['all'], 'one request for all of them');
+  assert.deepEqual(upstreamReads(emulator), ['list', 'all'], 'the list (grid sizes small enough), then one request for all of them');
   emulator.resetRequests();
   assert.equal((await call(tabPath('Orders'), { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
   const [all, one] = [await allBytes(emulator, call), emulator.requests[0].bytes];
@@ -117,14 +117,56 @@ test('a tab read again keeps its object while its content is the same', async (t
   assert.equal(edited?.rows[1].text[0], 'Edited');
 });
 
-test('a read that names no tab reads them all in one request, as before', async (t) => {
+test('a small spreadsheet is read in one request: after the list on the first read of every tab, alone afterwards', async (t) => {
   const { emulator, source } = await setUp(t);
   emulator.resetRequests();
   const workbook = await source.read();
   assert.deepEqual(workbook.tabs.map((tab) => [tab.name, tab.rows.length]), TABS.map((name) => [name, 51]));
-  assert.deepEqual(upstreamReads(emulator), ['all']);
+  assert.deepEqual(upstreamReads(emulator), ['list', 'all'], 'four grids of 1,000 x 26: 104,000 cells, one answer');
   await source.read({ tab: 'Orders' });
-  assert.deepEqual(upstreamReads(emulator), ['all'], 'every tab is fresh from that read');
+  assert.equal(emulator.requests.length, 2, 'every tab is fresh from that read');
+  emulator.resetRequests();
+  await source.read({ fresh: true });
+  assert.deepEqual(upstreamReads(emulator), ['all'], 'the sizes are known: one request');
+});
+
+test('a cold read of every tab whose grids are past 250,000 cells never asks for every tab in one answer; once read, the cells filled decide', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  // Few rows, but a grid Google reports as 20,000 x 26 (520,000 cells): the list is all a cold read knows.
+  const spreadsheetId = emulator.createSpreadsheet({
+    sheets: [{ title: 'Wide', rows: [['Name'], ['Ann'], ['Bob']], rowCount: 20_000 }, { title: 'Small', rows: [['Name'], ['Cy']] }],
+    access: { [TOKEN]: 'writer' },
+  });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+  t.after(() => source.close());
+  const call = await appOver(t, source);
+  emulator.resetRequests();
+  const tabs = await call('/sheets/crm/tabs');
+  assert.deepEqual(((await tabs.json()) as { name: string; rows: number }[]).map((tab) => [tab.name, tab.rows]), [['Wide', 2], ['Small', 1]]);
+  const reads = upstreamReads(emulator);
+  assert.deepEqual(reads, ['list', "tab 'Wide'!1:10000", "tab 'Wide'!10001:20000", "tab 'Small'"], 'the list, then the large grid in pages and the small one alone');
+  assert.ok(!reads.includes('all'), 'no request for every tab at once');
+  // Read once: 3 rows of 1 column filled in that grid, so every tab fits in one answer.
+  emulator.resetRequests();
+  assert.equal((await call('/sheets/crm/tabs', { headers: { 'Cache-Control': 'no-cache' } })).status, 200);
+  assert.deepEqual(upstreamReads(emulator), ['all']);
+});
+
+test('ten nearly empty 1,000 x 26 tabs: batches on the first read (260,000 grid cells), one request once their content is known', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  const titles = Array.from({ length: 10 }, (_, n) => `T${n}`);
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: titles.map((title) => ({ title, rows: [['Name'], [title]] })), access: { [TOKEN]: 'writer' } });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000 });
+  t.after(() => source.close());
+  emulator.resetRequests();
+  const workbook = await source.read();
+  assert.deepEqual(workbook.tabs.map((tab) => tab.rows.length), titles.map(() => 2));
+  assert.deepEqual(upstreamReads(emulator), ['list', `tab ${titles.slice(0, 9).map((title) => `'${title}'`).join(', ')}`, "tab 'T9'"], 'nine grids of 26,000 cells fill a batch');
+  emulator.resetRequests();
+  await source.read({ fresh: true });
+  assert.deepEqual(upstreamReads(emulator), ['all'], '2 cells a tab: one request');
 });
 
 test('a read of every tab too large for one answer goes tab by tab: /tabs counts every row, no answer kept holds more than a page', async (t) => {
@@ -135,8 +177,8 @@ test('a read of every tab too large for one answer goes tab by tab: /tabs counts
   const small = (title: string, count: number) => ({ title, rows: [['Name'], ...Array.from({ length: count }, (_, n) => [`${title} ${n}`])] });
   // Grids of 26 columns (Google's default): Big is 312,000 cells, past a page (250,000); the small ones 26,000 each.
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [small('First', 10), { title: 'Big', rows: big }, small("Bob's", 20), small('Last', 30)], access: { [TOKEN]: 'writer' } });
-  // One answer of every tab may hold 100 KB here (20 MB by default); this one is over 1 MB.
-  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, maxAnswerBytes: 100_000 });
+  // One answer of every tab may hold 20,000 cells here (250,000 by default): Big fills 24,000.
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, maxAnswerCells: 20_000 });
   t.after(() => source.close());
   const call = await appOver(t, source);
   const counts = async (init: RequestInit = {}) => {
@@ -148,11 +190,11 @@ test('a read of every tab too large for one answer goes tab by tab: /tabs counts
   const pages = ["tab 'Big'!1:10000", "tab 'Big'!10001:12000", "tab 'First', 'Bob''s', 'Last'"];
   emulator.resetRequests();
   assert.deepEqual(await counts(), expected);
-  // Every tab at once, abandoned past 100 KB; the list; Big in pages of whole rows; the small tabs together.
-  assert.deepEqual(upstreamReads(emulator), ['all', 'list', ...pages]);
+  // The list (the grids: 390,000 cells); Big in pages of whole rows; the small tabs together.
+  assert.deepEqual(upstreamReads(emulator), ['list', ...pages]);
   emulator.resetRequests();
   assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), expected);
-  assert.deepEqual(upstreamReads(emulator), ['list', ...pages], 'known to be too large: straight to the list and the pages');
+  assert.deepEqual(upstreamReads(emulator), ['list', ...pages], 'the cells read (24,063) are still too many: the list and the pages again');
   // What one answer of every tab holds, for comparison: more than the largest page.
   const largest = Math.max(...emulator.requests.map((request) => request.bytes));
   const one = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}?includeGridData=true`, { headers: { Authorization: `Bearer ${TOKEN}` } });
@@ -170,7 +212,35 @@ test('a read of every tab too large for one answer goes tab by tab: /tabs counts
   assert.equal(deleted.status, 200);
   emulator.resetRequests();
   assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), [['First', 10], ['Big', 4], ["Bob's", 20], ['Last', 30]]);
-  assert.deepEqual(upstreamReads(emulator), ['list', 'all'], 'the list, then one request again');
+  assert.deepEqual(upstreamReads(emulator), ['list', "tab 'First', 'Big', 'Bob''s', 'Last'"], 'the list shows small grids: every tab in one batch');
+  emulator.resetRequests();
+  assert.deepEqual(await counts({ headers: { 'Cache-Control': 'no-cache' } }), [['First', 10], ['Big', 4], ["Bob's", 20], ['Last', 30]]);
+  assert.deepEqual(upstreamReads(emulator), ['all'], 'then one request again');
+});
+
+test('a tab grown past what was last read: the one answer is abandoned past its limit, then the list and the pages', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'Grows', rows: [['Name', 'N'], ['P1', 1]] }], access: { [TOKEN]: 'writer' } });
+  // One answer may hold 1,000 cells and 100 KB here (250,000 and 20 MB by default); 12,000 rows are over 1 MB.
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, maxAnswerCells: 1_000, maxAnswerBytes: 100_000 });
+  t.after(() => source.close());
+  await source.read();
+  assert.deepEqual(upstreamReads(emulator), ['list', "tab 'Grows'"], 'a grid of 26,000 cells: in a batch');
+  const rows = Array.from({ length: 12_000 }, (_, n) => [`Q${n}`, n]);
+  const appended = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}/values/Grows!A1:append?valueInputOption=RAW&insertDataOption=INSERT_ROWS`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ values: rows }),
+  });
+  assert.equal(appended.status, 200);
+  emulator.resetRequests();
+  const workbook = await source.read({ fresh: true });
+  assert.equal(workbook.tabs[0].rows.length, 12_002);
+  assert.deepEqual(upstreamReads(emulator), ['all', 'list', "tab 'Grows'!1:10000", "tab 'Grows'!10001:13000"], 'tried (2 rows were read last), abandoned, then in pages');
+  emulator.resetRequests();
+  await source.read({ fresh: true });
+  assert.deepEqual(upstreamReads(emulator), ['list', "tab 'Grows'!1:10000", "tab 'Grows'!10001:13000"], 'known large now: no try');
 });
 
 test('writes read only the tab they address', async (t) => {
@@ -253,4 +323,29 @@ test('a write to the first tab after reads of other tabs only goes to the first 
   assert.deepEqual(upstreamReads(emulator), ['list', "tab 'People'!1:10000", "POST 'People'!A52:append"]);
   assert.equal(emulator.sheet(spreadsheetId, 'People').rows[51][0].formattedValue, 'First');
   assert.equal(emulator.sheet(spreadsheetId, 'Orders').rows.length, 51, 'Orders untouched');
+});
+
+test('a tab of long texts counts its characters: once its one answer was abandoned, the next read does not try it again', async (t) => {
+  const emulator = await startEmulator();
+  t.after(() => emulator.close());
+  const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'Notes', rows: [['Note'], ['short']] }], access: { [TOKEN]: 'writer' } });
+  // 30,000 cells and 2.4 MB (80 bytes a cell) at most in one answer here: 300 notes of 10,000 characters are 6 MB in 301 cells.
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, maxAnswerCells: 30_000, maxAnswerBytes: 2_400_000 });
+  t.after(() => source.close());
+  emulator.resetRequests();
+  await source.read();
+  assert.deepEqual(upstreamReads(emulator), ['list', 'all'], 'a grid of 26,000 cells: one answer');
+  const notes = Array.from({ length: 300 }, (_, n) => [`${n} ${'x'.repeat(10_000)}`]);
+  const appended = await fetch(`${emulator.rootUrl}v4/spreadsheets/${spreadsheetId}/values/Notes!A1:append?valueInputOption=RAW&insertDataOption=INSERT_ROWS`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ values: notes }),
+  });
+  assert.equal(appended.status, 200);
+  emulator.resetRequests();
+  assert.equal((await source.read({ fresh: true })).tabs[0].rows.length, 302);
+  assert.deepEqual(upstreamReads(emulator), ['all', 'list', "tab 'Notes'"], 'tried, abandoned past 2.4 MB, then the tab alone');
+  emulator.resetRequests();
+  await source.read({ fresh: true });
+  assert.deepEqual(upstreamReads(emulator), ['list', "tab 'Notes'"], '3 million characters count as 75,000 more cells: no try');
 });

@@ -31,7 +31,11 @@ export interface EmulatorOptions {
 export interface SpreadsheetInput {
   spreadsheetId?: string;
   title?: string;
-  sheets: { title: string; rows: EmulatorCell[][] }[];
+  /**
+   * `rowCount`/`columnCount`: the grid Google reports (`gridProperties`), when larger than the
+   * rows need (default: the rows, at least 1,000 x 26 as a new Google sheet); empty beyond the rows.
+   */
+  sheets: { title: string; rows: EmulatorCell[][]; rowCount?: number; columnCount?: number }[];
   /** Bearer tokens (or principals: a refresh token, a service account's client_email) and API keys -> role. */
   access?: Record<string, Role>;
   /** "Anyone with the link": what any signed-in caller, and API keys for reading, may do. */
@@ -119,7 +123,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       const spreadsheetId = input.spreadsheetId ?? randomId();
       if (state.spreadsheets.has(spreadsheetId)) throw new Error(`Spreadsheet ${spreadsheetId} already exists`);
       if (input.sheets.length === 0) throw new Error('A spreadsheet has at least one sheet');
-      const sheets = input.sheets.map((sheet, index) => newSheet(index === 0 ? 0 : 1_000_000_000 + 7919 * index, sheet.title, index, sheet.rows.map((row) => row.map(seedCell))));
+      const sheets = input.sheets.map((sheet, index) => {
+        const created = newSheet(index === 0 ? 0 : 1_000_000_000 + 7919 * index, sheet.title, index, sheet.rows.map((row) => row.map(seedCell)));
+        created.rowCount = Math.max(created.rowCount, sheet.rowCount ?? 0);
+        created.columnCount = Math.max(created.columnCount, sheet.columnCount ?? 0);
+        return created;
+      });
       const access = new Map(Object.entries(input.access ?? {}));
       for (const tokenOrKey of access.keys()) state.credentials.register(tokenOrKey);
       state.spreadsheets.set(spreadsheetId, { spreadsheetId, title: input.title ?? 'Untitled spreadsheet', sheets, access, publicAccess: input.publicAccess ?? null, modifiedTime: Date.now() });

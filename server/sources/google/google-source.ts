@@ -54,6 +54,8 @@ export interface GoogleSourceSettings {
   readonly now?: () => number;
   /** For tests: how large one answer holding every tab may grow before the read goes tab by tab (read-pages.ts). */
   readonly maxAnswerBytes?: number;
+  /** For tests and benchmarks: how many cells one answer holding every tab may have, as estimated from the tabs' sizes (read-pages.ts). */
+  readonly maxAnswerCells?: number;
   readonly sleep?: (ms: number) => Promise<void>;
   /** Shared with other instances through Redis; left out: this instance alone. */
   readonly shared?: SpreadsheetCoordination;
@@ -93,6 +95,7 @@ export class GoogleSource implements Source {
       log: settings.log,
       now: this.#now,
       ...(settings.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: settings.maxAnswerBytes }),
+      ...(settings.maxAnswerCells === undefined ? {} : { maxAnswerCells: settings.maxAnswerCells }),
       call: (purpose, repeatable, send, counted) => this.#call(purpose, repeatable, send, counted),
     });
     this.description = `google spreadsheet ${settings.spreadsheetId}`;

@@ -51,6 +51,11 @@ export interface GoogleSourceOptions {
   readonly now?: () => number;
   /** For tests: how large one answer holding every tab may grow before the read goes tab by tab (default 20 MB). */
   readonly maxAnswerBytes?: number;
+  /**
+   * For tests and benchmarks: how many cells (estimated from the grids' sizes) a read of every
+   * tab may bring in one request (default 250,000, about 20 MB); 0: always tab by tab.
+   */
+  readonly maxAnswerCells?: number;
   /** Several instances: the spreadsheet's version and write lease in Redis, by lock key. */
   readonly shared?: (lockKey: string) => SpreadsheetCoordination;
   /** Several instances: Google's per-minute budget in Redis, for all of them (server/shared/budget.ts). */
@@ -93,6 +98,7 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
     revisionCheck: revisionCheckOf(options.revisionCheck),
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(options.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: options.maxAnswerBytes }),
+    ...(options.maxAnswerCells === undefined ? {} : { maxAnswerCells: options.maxAnswerCells }),
     release: async () => {
       await transport?.close();
     },

@@ -1,7 +1,8 @@
 // The read side of the Google source: what is kept (tab-cache.ts) and how it is refreshed. A
 // read of one tab asks for that tab only, in pages of whole rows when it is large; a read of the
-// first tab needs the list of tabs; a read of every tab is one request while its answer stays
-// under 20 MB, else the list, then tabs in batches and pages (read-pages.ts). Concurrent readers share
+// first tab needs the list of tabs; a read of every tab is one request when the tabs' sizes say
+// its answer stays small (about 20 MB), else the list, then tabs in batches and pages (read-pages.ts);
+// the first read of every tab asks for the list (the sizes) before. Concurrent readers share
 // each request; a read begun before a write (the generation) is not kept. With the revision
 // check, a stale part is first checked against Drive's modifiedTime. With Redis, a read passes
 // the spreadsheet's shared version: a tab kept from an older version is stale, whatever its age.
@@ -27,6 +28,8 @@ export interface ReaderDeps {
   readonly now: () => number;
   /** For tests: MAX_ANSWER_BYTES. */
   readonly maxAnswerBytes?: number;
+  /** For tests and benchmarks: MAX_ANSWER_CELLS. */
+  readonly maxAnswerCells?: number;
   /** One upstream call (retries, timeouts, errors); `counted`: it takes a slot of the Sheets quota budget. */
   call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>, counted?: boolean): Promise<T>;
 }
