@@ -63,11 +63,20 @@ async function serve(state: State, faults: Faults, log: LoggedRequest[], incomin
     hung.add(outgoing);
     return;
   }
-  const response =
-    injected?.kind === 'fail'
-      ? errorResponse(injected.error)
-      : route(state, { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: headerValue(incoming.headers.authorization), body });
-  log.push({ method: incoming.method ?? 'GET', path, query: url.search.slice(1), status: response.status, at, bytes: Buffer.byteLength(response.body) });
+  const before = injected !== undefined && !injected.afterApply;
+  if (before && injected.kind === 'reset') {
+    incoming.socket.destroy();
+    return;
+  }
+  // Applied (unless failed before), whatever the client is told after.
+  const routed = before ? null : route(state, { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: headerValue(incoming.headers.authorization), body });
+  const response = injected?.kind === 'fail' ? errorResponse(injected.error) : injected?.kind === 'reset' ? null : routed;
+  log.push({ method: incoming.method ?? 'GET', path, query: url.search.slice(1), status: response?.status ?? 0, at, bytes: response === null ? 0 : Buffer.byteLength(response.body) });
+  // A cut connection is logged with status 0.
+  if (response === null) {
+    incoming.socket.destroy();
+    return;
+  }
   send(outgoing, response);
 }
 
