@@ -65,6 +65,7 @@ async function serve(state: State, faults: Faults, log: LoggedRequest[], incomin
   }
   const before = injected !== undefined && !injected.afterApply;
   if (before && injected.kind === 'reset') {
+    log.push({ method: incoming.method ?? 'GET', path, query: url.search.slice(1), status: 0, at, bytes: 0 });
     incoming.socket.destroy();
     return;
   }
