@@ -13,6 +13,7 @@ import { Secret } from '../server/config.ts';
 import { startEmulator, type Emulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
 import { Budgets, openGoogleSource, type GoogleSourceOptions } from '../server/sources/google/mod.ts';
 import type { Source } from '../server/sources/source.ts';
+import type { SpreadsheetCoordination } from '../server/shared/spreadsheet.ts';
 import { appOver } from './app-helpers.ts';
 import { appendPlan, row } from './source-contract.ts';
 
@@ -143,5 +144,37 @@ test('group commit', async (t) => {
     assert.ok(together.writes < serial.writes, `fewer upstream writes together (${together.writes}) than one by one (${serial.writes})`);
     assert.ok(together.reads < serial.reads, `fewer reads together (${together.reads}) than one by one (${serial.reads})`);
   });
-});
 
+  await t.test('with several instances, a batch takes the lease once, checks the fence before each request and bumps the version once per request', async () => {
+    const id = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: people(3) }], access: { [WRITER]: 'writer' } });
+    const counted = { leases: 0, fences: 0, bumps: 0 };
+    let version = 100;
+    // Redis's part, in memory: one instance alone, so the lease is always free.
+    const shared: SpreadsheetCoordination = {
+      version: async () => version,
+      changed: async () => {
+        counted.bumps++;
+        return ++version;
+      },
+      underLease: async (step) => {
+        counted.leases++;
+        return step(async () => {
+          counted.fences++;
+        });
+      },
+    };
+    const source = await open(emulator, id, { shared: () => shared });
+    await source.read({ tab: 'People' });
+    emulator.resetRequests();
+    const sent = Array.from({ length: 30 }, (_, i) => `w${i}`);
+    assert.deepEqual(await Promise.all(sent.map((name) => post(source, name))), sent);
+    assert.deepEqual(counted, { leases: 1, fences: 1, bumps: 1 });
+    assert.equal(writes(emulator).length, 1);
+    // The kept tab is at the new version: the next POST plans on it, under a lease of its own.
+    assert.equal(await post(source, 'after'), 'after');
+    assert.deepEqual(counted, { leases: 2, fences: 2, bumps: 2 });
+    assert.equal(reads(emulator).length, 0, 'no read: the kept tab was at the current version');
+    assert.deepEqual(names(emulator, id), ['p0', 'p1', 'p2', ...sent, 'after']);
+    await source.close();
+  });
+});
