@@ -23,7 +23,8 @@ import type { SpreadsheetCoordination } from '../../shared/spreadsheet.ts';
 import type { SheetsApi } from './client.ts';
 import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
 import { landing } from './read-back.ts';
-import { appendRequest, deleteRequest, kindOf, MAX_SEGMENT_WRITES, segmentLength, valuesRequest, type PlannedStep } from './segments.ts';
+import { cellRequests } from './encode-cells.ts';
+import { appendRequest, deleteRequest, headerRowOf, MAX_SEGMENT_WRITES, segmentOf, valuesRequest, type PlannedStep, type SegmentKind } from './segments.ts';
 import { UNKNOWN_VERSION } from './tab-cache.ts';
 import type { Scope, TabReader } from './tab-reader.ts';
 import { describeFailure, type Repeatable } from './upstream.ts';
@@ -134,9 +135,10 @@ export class GroupCommit {
       pending = pending.filter((write) => !write.settled);
       if (rest.length === 0) continue;
       const steps = rest.flatMap((planning) => (planning.step === undefined ? [] : [planning]));
-      const count = segmentLength(steps.map((planning) => planning.step!), maxWrites);
+      const segment = segmentOf(steps.map((planning) => planning.step!), maxWrites, current.has(steps[0].step!.plan.tab));
+      const count = segment.length;
       const members = rest.slice(0, rest.indexOf(steps[count - 1]) + 1);
-      const outcome = await this.#send(steps.slice(0, count), leased, current);
+      const outcome = await this.#send(segment.kind, steps.slice(0, count), leased, current);
       if (outcome.kind === 'sent') {
         for (const planning of members) settle(planning.write, planning);
       } else if (outcome.kind === 'refused' && count > 1) {
@@ -234,10 +236,9 @@ export class GroupCommit {
   }
 
   /** One segment as one request; its members (the writes it carries, and those writing nothing between them) are answered by the caller. */
-  async #send(steps: readonly Planning[], leased: Leased | null, current: Set<string>): Promise<Outcome> {
+  async #send(kind: SegmentKind, steps: readonly Planning[], leased: Leased | null, current: Set<string>): Promise<Outcome> {
     const { api, reader } = this.#deps;
     const first = steps[0].step!;
-    const kind = kindOf(first.plan);
     const tab = first.plan.tab;
     const plannedSteps = steps.map((planning) => planning.step!);
     // Set by the last attempt that failed (the closure hides it from narrowing, hence the object).
@@ -261,6 +262,11 @@ export class GroupCommit {
       } else if (kind === 'values') {
         const ranges = valuesRequest(plannedSteps);
         await this.#deps.call('write', 'idempotent', watched((signal) => api.updateValues(ranges, signal)));
+      } else if (kind === 'cells') {
+        const sheetId = reader.cache.sheetIds().get(tab);
+        if (sheetId === undefined) throw apiError('tab_not_found', `The tab "${tab}" no longer exists.`);
+        const requests = plannedSteps.flatMap((step) => cellRequests(sheetId, step.plan, headerRowOf(step), step.before?.rows.length ?? 0));
+        await this.#deps.call('write', 'once', watched((signal) => api.batchUpdate(requests, signal)));
       } else {
         const requests = deleteRequest(plannedSteps, reader.cache.sheetIds());
         if (requests === null) throw apiError('tab_not_found', `The tab "${tab}" no longer exists.`);
@@ -301,7 +307,7 @@ export class GroupCommit {
   }
 
   /** The answer was lost: read the tab again and decide whether the segment landed. */
-  async #readBack(kind: ReturnType<typeof kindOf>, steps: readonly Planning[], leased: Leased | null, current: Set<string>, error: unknown): Promise<Outcome> {
+  async #readBack(kind: SegmentKind, steps: readonly Planning[], leased: Leased | null, current: Set<string>, error: unknown): Promise<Outcome> {
     const { reader } = this.#deps;
     const tab = steps[0].step!.plan.tab;
     reader.generation++;

@@ -15,7 +15,7 @@ export function landing(kind: SegmentKind, steps: readonly PlannedStep[], before
   if (before === undefined || after === undefined || now === undefined) return 'unknown';
   if (kind === 'append') return appendLanding(steps, before, now);
   if (kind === 'values') return valuesLanding(steps, before, after, now);
-  if (kind === 'delete') {
+  if (kind === 'delete' || kind === 'cells') {
     if (sameRows(dataRows(now), dataRows(after))) return 'applied';
     return sameRows(dataRows(now), dataRows(before)) ? 'absent' : 'unknown';
   }

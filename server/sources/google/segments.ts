@@ -10,8 +10,12 @@ import { headerRowIndex, type Tab } from '../../../lib/workbook.ts';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import { appendedValues, deleteRequests, replacedRanges, sheetRowOf, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
 
-/** What one request can carry: appends to one tab, cell updates, row deletions, or one plan of several kinds. */
-export type SegmentKind = 'append' | 'values' | 'delete' | 'mixed';
+/**
+ * What one request can carry: appends to one tab, cell updates, row deletions, a plan of several
+ * kinds (alone), or, on a tab read in this batch, writes of any kinds as `spreadsheets.batchUpdate`
+ * cell and row requests (`cells`, encode-cells.ts).
+ */
+export type SegmentKind = 'append' | 'values' | 'delete' | 'mixed' | 'cells';
 
 /** A write's plan with the tab it was planned against (its header row places the rows). */
 export interface PlannedStep {
@@ -36,23 +40,28 @@ export function kindOf(plan: WritePlan): SegmentKind {
 }
 
 /**
- * How many of `steps` (from the first) one request carries: the same kind (appends: to the same
- * tab), at most `maxWrites` and about `maxBytes` of values; always at least one.
+ * How many of `steps` (from the first) one request carries, and as what: steps on the first's
+ * tab, at most `maxWrites` and about `maxBytes` of values, always at least one; of the same kind,
+ * or (`mixable`: the tab was read in this batch, so rows can be placed by position) of any kinds,
+ * then as one `cells` request.
  */
-export function segmentLength(steps: readonly PlannedStep[], maxWrites: number, maxBytes = MAX_SEGMENT_BYTES): number {
+export function segmentOf(steps: readonly PlannedStep[], maxWrites: number, mixable: boolean, maxBytes = MAX_SEGMENT_BYTES): { length: number; kind: SegmentKind } {
   const first = steps[0];
-  if (first === undefined) return 0;
+  if (first === undefined) return { length: 0, kind: 'mixed' };
   const kind = kindOf(first.plan);
-  if (kind === 'mixed') return 1;
   let bytes = 0;
   let length = 0;
+  let mixed = false;
   for (const step of steps) {
-    if (length >= maxWrites || kindOf(step.plan) !== kind || (kind === 'append' && step.plan.tab !== first.plan.tab)) break;
+    if (length >= maxWrites || step.plan.tab !== first.plan.tab) break;
+    const same = kind !== 'mixed' && kindOf(step.plan) === kind;
+    if (!same && !mixable) break;
     bytes += estimateBytes(step.plan);
     if (length > 0 && bytes > maxBytes) break;
+    mixed ||= !same;
     length++;
   }
-  return length;
+  return { length, kind: mixed || (kind === 'mixed' && mixable) ? 'cells' : kind };
 }
 
 function estimateBytes(plan: WritePlan): number {
