@@ -148,7 +148,7 @@ export class GroupCommit {
         for (const planning of steps.slice(0, count)) settle(planning.write, { error: outcome.error });
         if (outcome.kind === 'refused') maxWrites = MAX_SEGMENT_WRITES;
       } else if (++resends > this.#deps.resends) {
-        const error = apiError('upstream_unavailable', 'Google Sheets lost the answers to this write several times; it was not applied. Send it again.', { 'Retry-After': '10' });
+        const error = apiError('upstream_unavailable', 'Google Sheets did not confirm this write after several tries (lost answers, or its tab changing meanwhile); it was not applied. Send it again.', { 'Retry-After': '10' });
         for (const planning of steps.slice(0, count)) settle(planning.write, { error });
       }
       pending = pending.filter((write) => !write.settled);
