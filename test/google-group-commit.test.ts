@@ -97,6 +97,7 @@ test('group commit', async (t) => {
     ['connection reset after applying', (emulator) => emulator.resetNext({ path: /:append$/, afterApply: true }), 1],
     ['connection reset before applying', (emulator) => emulator.resetNext({ path: /:append$/ }), 2],
     ['500 before applying', (emulator) => emulator.failNext({ status: 500, path: /:append$/ }), 2],
+    ['no answer within the timeout after applying', (emulator) => emulator.hangNext({ path: /:append$/, afterApply: true }), 0],
   ];
   for (const [fault, inject, appends] of lost) {
     await t.test(`a batch whose answer was lost (${fault}) is read back: every row once, every write answered`, async (t) => {
@@ -104,13 +105,15 @@ test('group commit', async (t) => {
       // below sheetrest: Deno's fetch or its node:http server), so the read back never runs.
       if (fault.startsWith('connection reset') && 'Deno' in globalThis) return t.skip('Deno sends a request on a cut connection again by itself (docs/google-source.md, "Lost answers")');
       const id = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: people(3) }], access: { [WRITER]: 'writer' } });
-      const source = await open(emulator, id);
+      // The hung case waits for the timeout (1 s, ample for the read back); the others answer at once.
+      const source = await open(emulator, id, { timeoutMs: fault.startsWith('no answer') ? 1_000 : 5_000 });
       await source.read({ tab: 'People' });
       emulator.resetRequests();
       inject(emulator);
       const sent = Array.from({ length: 20 }, (_, i) => `w${i}`);
       assert.deepEqual(await settle(sent.map((name) => post(source, name))), sent);
       assert.deepEqual(names(emulator, id), ['p0', 'p1', 'p2', ...sent]);
+      // A hung request is not logged (it never answered): 0 logged appends for it.
       assert.equal(writes(emulator).length, appends, 'sent again only when it had not landed');
       assert.equal(reads(emulator).length, 1, 'one read back');
       await source.close();

@@ -25,12 +25,14 @@ export interface ResetOptions {
 export interface HangOptions {
   times?: number;
   path?: RegExp;
+  /** Run the request first (a write is applied), then never answer: a client's timeout after Google applied it. */
+  afterApply?: boolean;
 }
 
 interface Rule {
   remaining: number;
   readonly path: RegExp | undefined;
-  readonly action: { kind: 'fail'; error: GoogleError; afterApply: boolean } | { kind: 'hang' } | { kind: 'reset'; afterApply: boolean };
+  readonly action: { kind: 'fail'; error: GoogleError; afterApply: boolean } | { kind: 'hang'; afterApply: boolean } | { kind: 'reset'; afterApply: boolean };
 }
 
 export class Faults {
@@ -47,8 +49,8 @@ export class Faults {
     this.rules.push({ remaining: times, path, action: { kind: 'fail', error: new GoogleError(status, undefined, { headers }), afterApply } });
   }
 
-  hangNext({ times = 1, path }: HangOptions = {}): void {
-    this.rules.push({ remaining: times, path, action: { kind: 'hang' } });
+  hangNext({ times = 1, path, afterApply = false }: HangOptions = {}): void {
+    this.rules.push({ remaining: times, path, action: { kind: 'hang', afterApply } });
   }
 
   resetNext({ times = 1, path, afterApply = false }: ResetOptions = {}): void {

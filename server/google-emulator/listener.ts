@@ -60,6 +60,7 @@ async function serve(state: State, faults: Faults, log: LoggedRequest[], incomin
   if (faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.latencyMs));
   const injected = faults.take(path);
   if (injected?.kind === 'hang') {
+    if (injected.afterApply) route(state, { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: headerValue(incoming.headers.authorization), body });
     hung.add(outgoing);
     return;
   }
