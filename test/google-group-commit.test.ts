@@ -6,7 +6,7 @@
 // event loop form one batch, so request counts here do not depend on the machine's speed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyPlan } from '../lib/apply-plan.ts';
+import { applyPlan, type WritePlan } from '../lib/apply-plan.ts';
 import { isApiError } from '../lib/errors.ts';
 import type { Workbook } from '../lib/workbook.ts';
 import { Secret } from '../server/config.ts';
@@ -15,7 +15,7 @@ import { Budgets, openGoogleSource, type GoogleSourceOptions } from '../server/s
 import type { Source } from '../server/sources/source.ts';
 import type { SpreadsheetCoordination } from '../server/shared/spreadsheet.ts';
 import { appOver } from './app-helpers.ts';
-import { appendPlan, row } from './source-contract.ts';
+import { appendPlan, replacePlan, row } from './source-contract.ts';
 
 const WRITER = 'writer-token';
 const FAST_RETRY = { retries: 4, baseDelayMs: 2, maxDelayMs: 10, budgetMs: 5_000 };
@@ -119,6 +119,29 @@ test('group commit', async (t) => {
       await source.close();
     });
   }
+
+  await t.test('a mixed batch (one spreadsheets.batchUpdate) whose answer was lost after Google applied it is answered as written, once', async () => {
+    const id = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: people(4) }], access: { [WRITER]: 'writer' } });
+    const source = await open(emulator, id);
+    await source.read({ tab: 'People' });
+    emulator.resetRequests();
+    emulator.failNext({ status: 500, path: new RegExp(`${id}:batchUpdate$`), afterApply: true });
+    const write = (name: string, plan: (workbook: Workbook) => WritePlan) =>
+      source.write((workbook) => {
+        const planned = plan(workbook);
+        return { plan: planned, workbook: applyPlan(workbook, planned), result: name };
+      }, { tab: 'People' });
+    const answers = await settle([
+      write('patch', (workbook) => replacePlan(workbook, 0, row('p0', 99, 'patched'), [1, 2])),
+      write('post', (workbook) => appendPlan(workbook, [row('new', 5, '')])),
+      write('delete', () => ({ tab: 'People', replaced: [], removed: [1], appended: null })),
+    ]);
+    assert.deepEqual(answers, ['patch', 'post', 'delete']);
+    assert.deepEqual(emulator.sheet(id, 'People').rows.slice(1).map((cells) => cells.map((cell) => cell.formattedValue ?? '').join(' ').trim()), ['p0 99 patched', 'p2 2', 'p3 3', 'new 5']);
+    assert.equal(writes(emulator).length, 1, 'one atomic request, not sent again');
+    assert.equal(reads(emulator).length, 2, 'the batch read, and the read back');
+    await source.close();
+  });
 
   await t.test('POST, PATCH and DELETE by match of different rows queued together leave what a serial run leaves, reading the tab once', async (t) => {
     const operations: [string, string, string?][] = [];
