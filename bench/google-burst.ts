@@ -4,7 +4,8 @@
 // Google's), a sheetrest server on loopback in front of it (the real listener and handler), and
 // C clients each sending its share of N POSTs one after another.
 // `node bench/google-burst.ts [N] [C] [mix]` (default 600 40); `mix` makes every 5th request a
-// PATCH by filter and every 10th a DELETE by filter. Prints what was acknowledged, the upstream
+// PATCH by filter and every 10th a DELETE by filter; BENCH_REVISION_CHECK=1 turns the revision
+// check (Drive's modifiedTime) on. Prints what was acknowledged, the upstream
 // requests (reads and writes, from the emulator's log), Google's 429s, p50/p99 latency, a lone
 // POST's latency (median of 5, before the burst), and checks the rows: every acknowledged row
 // once, each client's rows in its order.
@@ -23,13 +24,15 @@ const TOTAL = Number(process.argv[2] ?? 600);
 const CLIENTS = Number(process.argv[3] ?? 40);
 const MIX = process.argv[4] === 'mix';
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 100);
+/** BENCH_REVISION_CHECK=1: the source checks Drive's modifiedTime (matched writes then skip the read when nothing changed outside). */
+const REVISION_CHECK = process.env.BENCH_REVISION_CHECK === '1';
 const TOKEN = 'bench-writer';
 const SEED_ROWS = 100;
 
 const emulator = await startEmulator({ latencyMs: LATENCY_MS });
 const seed: EmulatorCell[][] = [['Name', 'Client', 'Seq', 'Tag'], ...Array.from({ length: SEED_ROWS }, (_, n): EmulatorCell[] => [`seed-${n}`, -1, n, n % 2 === 0 ? 'even' : 'odd'])];
 const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: seed }], access: { [TOKEN]: 'writer' } });
-const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, budgets: new Budgets() });
+const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, budgets: new Budgets(), revisionCheck: REVISION_CHECK });
 const quota = await openQuotaStore({ stateDir: await mkdtemp(join(tmpdir(), 'sheetrest-bench-burst-')) });
 const app = createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1024 * 1024, cors: '*', log: createLogger('silent') });
 const server = await listen(app, { host: '127.0.0.1', port: 0 });
@@ -47,6 +50,7 @@ const counts = () => {
   return {
     reads: sheets.filter((request) => request.method === 'GET').length,
     writes: sheets.filter((request) => request.method !== 'GET').length,
+    drive: emulator.requests.filter((request) => request.path.startsWith('/drive/')).length,
     google429: sheets.filter((request) => request.status === 429).length,
   };
 };
@@ -112,12 +116,13 @@ for (const result of results) byStatus.set(`${result.method} ${result.status}`, 
 const postMs = posts.map((result) => result.ms);
 const loneMs = percentile(lone, 50);
 
-console.log(`google-burst: ${TOTAL} requests${MIX ? ' (mix: every 5th a PATCH by filter, every 10th a DELETE by filter)' : ' (POSTs)'} from ${CLIENTS} clients; emulator latency ${LATENCY_MS} ms, Google's default quotas`);
+console.log(`google-burst: ${TOTAL} requests${MIX ? ' (mix: every 5th a PATCH by filter, every 10th a DELETE by filter)' : ' (POSTs)'} from ${CLIENTS} clients; emulator latency ${LATENCY_MS} ms, Google's default quotas${REVISION_CHECK ? ', revision check on' : ''}`);
 const figures: [string, string | number][] = [
   ['answers', [...byStatus].sort().map(([key, count]) => `${count} x ${key}`).join(', ')],
   ['Sheets writes (upstream)', upstream.writes],
   ['Sheets reads (upstream)', upstream.reads],
   ["Google's 429s", upstream.google429],
+  ["Drive modifiedTime checks", upstream.drive],
   ['acknowledged POSTs', acknowledged.length],
   ['acknowledged rows missing or not once', missing],
   ['rows stored twice', doubled],

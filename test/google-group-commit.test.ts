@@ -143,6 +143,42 @@ test('group commit', async (t) => {
     await source.close();
   });
 
+  await t.test('with the revision check, a PATCH after our own batch plans on the kept tab while Drive says nothing else changed', async (t) => {
+    const id = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: people(5) }], access: { [WRITER]: 'writer' } });
+    const source = await open(emulator, id, { revisionCheck: true });
+    const other = await open(emulator, id);
+    const call = await appOver(t, source);
+    const patch = async (name: string, note: string) => {
+      const answer = await call(`/sheets/crm/Name/${name}`, { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ Note: note }) });
+      return `${answer.status} ${await answer.text()}`;
+    };
+    const drive = () => emulator.requests.filter((request) => request.path.startsWith('/drive/')).length;
+    // The check after a batch runs once its clients are answered: wait for it (an event, not a time).
+    const driveReaches = async (count: number) => {
+      for (let tries = 0; tries < 500 && drive() < count; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
+      return drive();
+    };
+    await call('/sheets/crm');
+    emulator.resetRequests();
+    assert.equal(await patch('p1', 'one'), '200 [{"Name":"p1","Age":"1","Note":"one"}]');
+    assert.equal(reads(emulator).length, 1, 'the first matched write reads its tab');
+    assert.equal(await driveReaches(1), 1, "and asks Drive's modifiedTime right after its write");
+    emulator.resetRequests();
+    assert.equal(await patch('p2', 'two'), '200 [{"Name":"p2","Age":"2","Note":"two"}]');
+    assert.equal(reads(emulator).length, 0, 'the next plans on the kept tab: nothing changed outside');
+    assert.equal(await driveReaches(2), 2, 'one Drive check before, one after');
+    // Someone else removes a row: Drive's modifiedTime moves, and the next matched write reads again.
+    await other.write((workbook) => {
+      const plan: WritePlan = { tab: 'People', replaced: [], removed: [0], appended: null };
+      return { plan, workbook: applyPlan(workbook, plan), result: null };
+    }, { tab: 'People' });
+    emulator.resetRequests();
+    assert.equal(await patch('p3', 'three'), '200 [{"Name":"p3","Age":"3","Note":"three"}]');
+    assert.equal(reads(emulator).length, 1, 'changed outside: read again');
+    assert.deepEqual(emulator.sheet(id, 'People').rows.slice(1).map((cells) => cells.map((cell) => cell.formattedValue ?? '').join(' ').trim()), ['p1 1 one', 'p2 2 two', 'p3 3 three', 'p4 4']);
+    await other.close();
+  });
+
   await t.test('POST, PATCH and DELETE by match of different rows queued together leave what a serial run leaves, reading the tab once', async (t) => {
     const operations: [string, string, string?][] = [];
     for (let i = 0; i < 30; i++) {

@@ -88,6 +88,10 @@ export class GoogleSource implements Source {
       log: settings.log,
       resends: settings.retry.retries,
       call: (purpose, repeatable, send) => this.#call(purpose, repeatable, send),
+      now: this.#now,
+      freshnessMs: settings.freshnessMs,
+      // Only with the revision check (Drive's API enabled and its scope granted).
+      ...(settings.revisionCheck ? { modifiedTime: () => this.#call('read', 'idempotent', (signal) => settings.api.getModifiedTime(signal), false).catch(() => null) } : {}),
     });
   }
 

@@ -41,6 +41,16 @@ export interface CommitDeps {
   /** How often a segment shown not to have landed after a lost answer is sent again. */
   readonly resends: number;
   call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  readonly now: () => number;
+  readonly freshnessMs: number;
+  /** Drive's modifiedTime of the spreadsheet, asked now (null: unknown); present only with the revision check. */
+  readonly modifiedTime?: () => Promise<string | null>;
+}
+
+/** Drive's modifiedTime seen right after a batch of ours, and the tabs kept exactly as Google held them then. */
+interface AfterOwn {
+  readonly modified: string;
+  readonly tabs: ReadonlySet<string>;
 }
 
 /** A batch under the shared lease: the version (mutable: each request of the batch bumps it) and the fence. */
@@ -79,6 +89,7 @@ export class GroupCommit {
   readonly #deps: CommitDeps;
   readonly #queue: QueuedWrite[] = [];
   #running: Promise<void> | null = null;
+  #afterOwn: AfterOwn | null = null;
 
   constructor(deps: CommitDeps) {
     this.#deps = deps;
@@ -126,8 +137,12 @@ export class GroupCommit {
     const current = new Set<string>();
     let maxWrites = MAX_SEGMENT_WRITES;
     let resends = 0;
+    /** Every request of this batch landed as planned, or was refused whole: the kept tabs are Google's, but for others' edits. */
+    let clean = true;
+    let wrote = false;
+    const drive = { checked: false };
     while (pending.length > 0) {
-      const round = await this.#plan(pending, leased, current);
+      const round = await this.#plan(pending, leased, current, drive);
       let head = 0;
       // What writes nothing (a client's error, a match of no rows) is answered once every write before it is.
       for (; head < round.length && round[head].step === undefined; head++) settle(round[head].write, round[head]);
@@ -139,6 +154,8 @@ export class GroupCommit {
       const count = segment.length;
       const members = rest.slice(0, rest.indexOf(steps[count - 1]) + 1);
       const outcome = await this.#send(segment.kind, steps.slice(0, count), leased, current);
+      wrote ||= outcome.kind !== 'refused';
+      clean &&= outcome.kind === 'sent' || outcome.kind === 'refused';
       if (outcome.kind === 'sent') {
         for (const planning of members) settle(planning.write, planning);
       } else if (outcome.kind === 'refused' && count > 1) {
@@ -153,6 +170,42 @@ export class GroupCommit {
       }
       pending = pending.filter((write) => !write.settled);
     }
+    if (wrote || !clean) await this.#learnOwnWrite(clean, current);
+  }
+
+  /**
+   * After a batch wrote, with the revision check: Drive's modifiedTime now is taken for this
+   * batch's (asked right after its last request; an edit by someone else in between would be
+   * taken for ours, and missed until the tab is read again, within the freshness window), with
+   * the tabs the batch read and kept exactly. Without the check, or after a request whose
+   * outcome was not as planned: nothing is known.
+   */
+  async #learnOwnWrite(clean: boolean, current: ReadonlySet<string>): Promise<void> {
+    this.#afterOwn = null;
+    const cache = this.#deps.reader.cache;
+    const tabs = [...current].filter((name) => cache.has(name));
+    if (!clean || tabs.length === 0 || this.#deps.modifiedTime === undefined) return;
+    const modified = await this.#deps.modifiedTime();
+    if (modified !== null) this.#afterOwn = { modified, tabs: new Set(tabs) };
+  }
+
+  /**
+   * Whether the tabs of `scope` are kept exactly as Google holds them, without a Sheets read:
+   * kept at the end of our last batch, read from Google within the freshness window (with Redis:
+   * at the current shared version), and Drive's modifiedTime unchanged since (one Drive request,
+   * outside the Sheets quota; at most once a batch).
+   */
+  async #unchangedSinceOwnWrite(scope: Scope, leased: Leased | null, drive: { checked: boolean }): Promise<boolean> {
+    const afterOwn = this.#afterOwn;
+    const cache = this.#deps.reader.cache;
+    const names = this.#tabsOf(scope);
+    if (afterOwn === null || drive.checked || this.#deps.modifiedTime === undefined || names.length === 0) return false;
+    const now = this.#deps.now();
+    const kept = (name: string) =>
+      afterOwn.tabs.has(name) && cache.has(name) && now - (cache.readAtOf(name) ?? Number.NEGATIVE_INFINITY) < this.#deps.freshnessMs && (leased === null || (leased.version !== UNKNOWN_VERSION && cache.versionOf(name) === leased.version));
+    if (!names.every(kept)) return false;
+    drive.checked = true;
+    return (await this.#deps.modifiedTime()) === afterOwn.modified;
   }
 
   /**
@@ -161,7 +214,7 @@ export class GroupCommit {
    * tab not read in this batch; with Redis, an append on a tab kept from another version) has its
    * tab read from Google, and the round starts again.
    */
-  async #plan(queued: readonly QueuedWrite[], leased: Leased | null, current: Set<string>): Promise<Planning[]> {
+  async #plan(queued: readonly QueuedWrite[], leased: Leased | null, current: Set<string>, drive: { checked: boolean }): Promise<Planning[]> {
     const { reader } = this.#deps;
     const cache = reader.cache;
     const read = new Set<Scope>();
@@ -200,6 +253,10 @@ export class GroupCommit {
       }
       if (needs === null) return round;
       const scope = needs.scope;
+      if (this.#deps.reader.cache.has(this.#tabsOf(scope)[0] ?? '') && (await this.#unchangedSinceOwnWrite(scope, leased, drive))) {
+        for (const name of this.#tabsOf(scope)) current.add(name);
+        continue;
+      }
       try {
         read.add(scope);
         await reader.read(scope, true, leased?.version ?? UNKNOWN_VERSION);
