@@ -15,13 +15,13 @@
 //   kept tab is not safe: a POST plans on the kept tab (an append lands after whatever is
 //   there), a PATCH or DELETE on a tab read in this batch, under the lock (and lease), which only
 //   this batch's own writes, applied to the kept tab as Google confirms them, have changed since.
-import { applyPlanToTab, isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
+import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
-import { headerRowIndex, type Tab, type Workbook } from '../../../lib/workbook.ts';
+import type { Tab, Workbook } from '../../../lib/workbook.ts';
 import type { Planned } from '../source.ts';
 import type { SpreadsheetCoordination } from '../../shared/spreadsheet.ts';
 import type { SheetsApi } from './client.ts';
-import { appendedValues, deleteRequests, hasFormula, quoteSheetName, replacedRanges, sheetRowOf } from './encode-plan.ts';
+import { hasFormula, quoteSheetName } from './encode-plan.ts';
 import { landing } from './read-back.ts';
 import { cellRequests } from './encode-cells.ts';
 import { appendRequest, deleteRequest, headerRowOf, MAX_SEGMENT_WRITES, segmentOf, valuesRequest, type PlannedStep, type SegmentKind } from './segments.ts';
@@ -310,7 +310,6 @@ export class GroupCommit {
     };
     let landedElsewhere = false;
     try {
-      if (kind === 'mixed') return await this.#sendMixed(steps[0], leased);
       if (leased !== null) await leased.fence();
       if (kind === 'append') {
         const request = appendRequest(plannedSteps, quoteSheetName);
@@ -387,51 +386,6 @@ export class GroupCommit {
     if (landed === 'applied') return { kind: 'sent' };
     reader.cache.drop(tab);
     return { kind: 'failed', error };
-  }
-
-  /** A plan of several kinds: its requests one after another, as before group commit. */
-  async #sendMixed(planning: Planning, leased: Leased | null): Promise<Outcome> {
-    const { api, reader } = this.#deps;
-    const plan: WritePlan = planning.step!.plan;
-    const basisTab = planning.step!.before;
-    const headerRow = basisTab === undefined ? 0 : headerRowIndex(basisTab.rows);
-    const basisVersion = reader.cache.versionOf(plan.tab) ?? UNKNOWN_VERSION;
-    let landedElsewhere = false;
-    try {
-      if (plan.replaced.length > 0) {
-        const ranges = replacedRanges(plan.tab, plan.replaced, headerRow);
-        if (leased !== null) await leased.fence();
-        await this.#deps.call('write', 'idempotent', (signal) => api.updateValues(ranges, signal));
-      }
-      if (plan.removed.length > 0) {
-        const sheetId = reader.cache.sheetIds().get(plan.tab);
-        if (sheetId === undefined) throw apiError('tab_not_found', `The tab "${plan.tab}" no longer exists.`);
-        const requests = deleteRequests(sheetId, plan.removed, headerRow);
-        if (leased !== null) await leased.fence();
-        await this.#deps.call('write', 'once', (signal) => api.batchUpdate(requests, signal));
-      }
-      if (plan.appended !== null && plan.appended.rows.length > 0) {
-        const expectedRow = sheetRowOf(plan.appended.start, headerRow);
-        const range = `${quoteSheetName(plan.tab)}!A${expectedRow}`;
-        if (leased !== null) await leased.fence();
-        const updated = await this.#deps.call('write', 'once', (signal) => api.append(range, appendedValues(plan.appended!.rows), signal));
-        landedElsewhere = updated !== null && firstRowOf(updated) !== expectedRow;
-      }
-    } catch (error) {
-      // Part of it may have reached Google: the next read of the tab asks Google again, here and elsewhere.
-      reader.generation++;
-      reader.cache.drop(plan.tab);
-      if (leased !== null) leased.version = (await leased.shared.changed()) ?? UNKNOWN_VERSION;
-      return { kind: 'failed', error };
-    }
-    reader.generation++;
-    const version = leased === null ? UNKNOWN_VERSION : await leased.shared.changed();
-    if (leased !== null) leased.version = version ?? UNKNOWN_VERSION;
-    const after = version !== null && version !== UNKNOWN_VERSION && basisVersion === version - 1 ? version : UNKNOWN_VERSION;
-    const readAt = reader.cache.readAtOf(plan.tab);
-    if (hasFormula(plan) || landedElsewhere || basisTab === undefined || readAt === undefined) reader.cache.drop(plan.tab);
-    else reader.cache.setTab(applyPlanToTab(basisTab, plan), readAt, undefined, after);
-    return { kind: 'sent' };
   }
 }
 

@@ -4,18 +4,19 @@
 // (a row two of them set is sent once, as the later plan left it); DELETEs in a row are one
 // atomic `spreadsheets.batchUpdate` of their deleteDimension requests, each plan's bottom-up, in
 // order (each plan's indexes are the rows after the plans before it, as Google applies them).
-// A plan that mixes kinds (none does today) goes alone. A segment stays under Google's
-// recommended 2 MB payload and a bounded number of writes.
+// On a tab read in the batch, writes of mixed kinds are one `spreadsheets.batchUpdate` of cell
+// and row requests (encode-cells.ts). A segment stays under Google's recommended 2 MB payload
+// and a bounded number of writes.
 import { headerRowIndex, type Tab } from '../../../lib/workbook.ts';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import { appendedValues, deleteRequests, replacedRanges, sheetRowOf, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
 
 /**
- * What one request can carry: appends to one tab, cell updates, row deletions, a plan of several
- * kinds (alone), or, on a tab read in this batch, writes of any kinds as `spreadsheets.batchUpdate`
- * cell and row requests (`cells`, encode-cells.ts).
+ * What one request can carry: appends to one tab, cell updates, row deletions, or writes of any
+ * kinds (a plan of several kinds too) as `spreadsheets.batchUpdate` cell and row requests
+ * (`cells`, encode-cells.ts), which place rows by position: only on a tab read in this batch.
  */
-export type SegmentKind = 'append' | 'values' | 'delete' | 'mixed' | 'cells';
+export type SegmentKind = 'append' | 'values' | 'delete' | 'cells';
 
 /** A write's plan with the tab it was planned against (its header row places the rows). */
 export interface PlannedStep {
@@ -35,7 +36,8 @@ export const MAX_SEGMENT_WRITES = 500;
 export function kindOf(plan: WritePlan): SegmentKind {
   const appends = plan.appended !== null && plan.appended.rows.length > 0;
   const parts = [plan.replaced.length > 0, plan.removed.length > 0, appends].filter(Boolean).length;
-  if (parts !== 1) return 'mixed';
+  // Several kinds in one plan (the engine makes none) go as cell requests; such a plan is never append-only, so its tab was read.
+  if (parts !== 1) return 'cells';
   return appends ? 'append' : plan.removed.length > 0 ? 'delete' : 'values';
 }
 
@@ -47,21 +49,21 @@ export function kindOf(plan: WritePlan): SegmentKind {
  */
 export function segmentOf(steps: readonly PlannedStep[], maxWrites: number, mixable: boolean, maxBytes = MAX_SEGMENT_BYTES): { length: number; kind: SegmentKind } {
   const first = steps[0];
-  if (first === undefined) return { length: 0, kind: 'mixed' };
+  if (first === undefined) return { length: 0, kind: 'cells' };
   const kind = kindOf(first.plan);
   let bytes = 0;
   let length = 0;
   let mixed = false;
   for (const step of steps) {
     if (length >= maxWrites || step.plan.tab !== first.plan.tab) break;
-    const same = kind !== 'mixed' && kindOf(step.plan) === kind;
+    const same = kindOf(step.plan) === kind;
     if (!same && !mixable) break;
     bytes += estimateBytes(step.plan);
     if (length > 0 && bytes > maxBytes) break;
     mixed ||= !same;
     length++;
   }
-  return { length, kind: mixed || (kind === 'mixed' && mixable) ? 'cells' : kind };
+  return { length, kind: mixed ? 'cells' : kind };
 }
 
 function estimateBytes(plan: WritePlan): number {
