@@ -106,7 +106,9 @@ test('500 mixed requests over 20 connections on one credential: no upstream 429,
   for (const { status } of answers) statuses.set(status, (statuses.get(status) ?? 0) + 1);
   assert.deepEqual([...statuses.keys()].filter((status) => status >= 300), [], `every request served (${JSON.stringify([...statuses])}; ${answers.find((answer) => answer.status >= 300)?.body})`);
   assert.equal(emulator.requests.filter((request) => request.status === 429).length, 0, 'Google never said 429');
-  assert.ok(emulator.requests.length > 500, `the load did reach upstream (${emulator.requests.length} requests)`);
+  // Group commit folds each connection's queued writes into one request, so fewer than 500 go
+  // upstream; still more than one window lets through for one kind (the next test meets 429s).
+  assert.ok(emulator.requests.length > 150, `the load did reach upstream (${emulator.requests.length} requests)`);
 });
 
 test('without the budget the same load meets 429s upstream (the test above can fail)', async (t) => {

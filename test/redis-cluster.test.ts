@@ -15,7 +15,7 @@ import { startRedis } from './redis-helpers.ts';
 
 const WRITER = 'writer-token';
 const LEASE_MS = 1000;
-const SPREADSHEETS = ['quota', 'crm', 'spread', 'serial', 'lease'] as const;
+const SPREADSHEETS = ['quota', 'crm', 'spread', 'serial', 'lease', 'burst'] as const;
 
 interface Cluster {
   readonly emulator: Emulator;
@@ -109,6 +109,29 @@ test(`three instances sharing Redis behave as one (${RUNTIME})`, async (t) => {
     const serial = await rowsOf(a, 'serial');
     assert.equal((serial as unknown[]).length, 35);
     for (const instance of cluster.instances) assert.deepEqual(await rowsOf(instance, 'spread'), serial);
+  });
+
+  await t.test('600 concurrent POSTs over the three (batches under the lease): every row exactly once, each client in its order', async () => {
+    // 60 clients, 20 per instance, each sending 10 POSTs one after another.
+    const answers = await Promise.all(Array.from({ length: 60 }, async (_, client) => {
+      const statuses: number[] = [];
+      for (let seq = 0; seq < 10; seq++) {
+        const answer = await fetch(`${cluster.instances[client % 3].url}/sheets/burst`, send('POST', { Name: `c${client}-${seq}`, Age: seq }));
+        await answer.arrayBuffer();
+        statuses.push(answer.status);
+      }
+      return statuses;
+    }));
+    assert.deepEqual(answers.flat().filter((status) => status !== 201), []);
+    const names = ((await rowsOf(a, 'burst')) as { Name: string }[]).map((row) => row.Name).filter((name) => name.startsWith('c'));
+    assert.equal(names.length, 600);
+    assert.equal(new Set(names).size, 600, 'no row twice');
+    for (let client = 0; client < 60; client++) {
+      const order = names.filter((name) => name.startsWith(`c${client}-`)).map((name) => Number(name.split('-')[1]));
+      assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], `client ${client}'s rows in its order`);
+    }
+    const appends = cluster.emulator.requests.filter((request) => request.path.includes(cluster.ids.burst) && request.method === 'POST').length;
+    assert.ok(appends < 600, `grouped: ${appends} upstream writes for 600 POSTs`);
   });
 
   await t.test('killing an instance holding the lease delays writes by at most the lease time and loses nothing acknowledged', async () => {

@@ -62,6 +62,9 @@ function transpose<T>(rows: readonly (readonly (T | undefined)[])[]): (T | undef
 
 export type WriteValue = InputValue | null;
 
+/** The most characters one cell holds (Sheets' documented limit). */
+export const MAX_CELL_CHARACTERS = 50_000;
+
 /** The body's `values` checked: arrays of arrays of bool, string, double or null. */
 export function checkValues(values: unknown, where = 'values'): WriteValue[][] {
   if (values === undefined) return [];
@@ -69,6 +72,8 @@ export function checkValues(values: unknown, where = 'values'): WriteValue[][] {
   return values.map((line, i) => {
     if (!Array.isArray(line)) throw badRequest(`Invalid value at '${where}[${i}]': expected a list`);
     return line.map((value, j) => {
+      // Google's documented limit: 50,000 characters in one cell; the whole request is refused.
+      if (typeof value === 'string' && value.length > MAX_CELL_CHARACTERS) throw badRequest(`Your input contains more than the maximum of ${MAX_CELL_CHARACTERS} characters in a single cell.`);
       if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
       if (typeof value === 'number' && Number.isFinite(value)) return value;
       throw badRequest(`Invalid value at '${where}[${i}][${j}]': only bool, string, double and null are allowed`);

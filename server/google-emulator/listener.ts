@@ -60,14 +60,25 @@ async function serve(state: State, faults: Faults, log: LoggedRequest[], incomin
   if (faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.latencyMs));
   const injected = faults.take(path);
   if (injected?.kind === 'hang') {
+    if (injected.afterApply) route(state, { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: headerValue(incoming.headers.authorization), body });
     hung.add(outgoing);
     return;
   }
-  const response =
-    injected?.kind === 'fail'
-      ? errorResponse(injected.error)
-      : route(state, { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: headerValue(incoming.headers.authorization), body });
-  log.push({ method: incoming.method ?? 'GET', path, query: url.search.slice(1), status: response.status, at, bytes: Buffer.byteLength(response.body) });
+  const before = injected !== undefined && !injected.afterApply;
+  if (before && injected.kind === 'reset') {
+    log.push({ method: incoming.method ?? 'GET', path, query: url.search.slice(1), status: 0, at, bytes: 0 });
+    incoming.socket.destroy();
+    return;
+  }
+  // Applied (unless failed before), whatever the client is told after.
+  const routed = before ? null : route(state, { method: incoming.method ?? 'GET', path: url.pathname, query: url.searchParams, authorization: headerValue(incoming.headers.authorization), body });
+  const response = injected?.kind === 'fail' ? errorResponse(injected.error) : injected?.kind === 'reset' ? null : routed;
+  log.push({ method: incoming.method ?? 'GET', path, query: url.search.slice(1), status: response?.status ?? 0, at, bytes: response === null ? 0 : Buffer.byteLength(response.body) });
+  // A cut connection is logged with status 0.
+  if (response === null) {
+    incoming.socket.destroy();
+    return;
+  }
   send(outgoing, response);
 }
 

@@ -4,7 +4,7 @@
 // `GET {rootUrl}v4/spreadsheets/{id}/values/Sheet1` with `Authorization: Bearer <granted token>`.
 // See README.md beside this file for what it emulates and where it departs from Google.
 import { Credentials } from './auth.ts';
-import { Faults, type FailOptions, type HangOptions } from './faults.ts';
+import { Faults, type FailOptions, type HangOptions, type ResetOptions } from './faults.ts';
 import { listen, type LoggedRequest } from './listener.ts';
 import { Quota, type QuotaLimits } from './quota.ts';
 import { SheetReader } from './render.ts';
@@ -65,6 +65,8 @@ export interface Emulator {
   failNext(options: FailOptions): void;
   /** The next `times` matching requests never answer (until close), to test client timeouts. */
   hangNext(options?: HangOptions): void;
+  /** The next `times` matching requests get their connection cut instead of an answer (`afterApply`: after running them). */
+  resetNext(options?: ResetOptions): void;
   /** Forgets the requests counted against the per-minute quotas. */
   resetQuota(): void;
   /** `{rootUrl}token`: the token endpoint (also each service-account key's `token_uri`). */
@@ -170,6 +172,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
     failNext: (fail) => faults.failNext(fail),
     hangNext: (hang) => faults.hangNext(hang),
+    resetNext: (reset) => faults.resetNext(reset),
     resetQuota: () => state.quota.reset(),
     close: () => running.close(),
   };

@@ -5,10 +5,10 @@
 // Like Google's JSON, fields holding their default (sheetId 0, index 0, startRow 0) are left out.
 import type { GridBox } from './a1.ts';
 import { badRequest } from './errors.ts';
-import { insertRows } from './grid-io.ts';
+import { insertRows, MAX_CELL_CHARACTERS } from './grid-io.ts';
 import { boolParam } from './options.ts';
 import { SheetReader } from './render.ts';
-import { clampToGrid, getCell, newSheet, resolveRange, usedExtent, type Sheet, type Spreadsheet } from './store.ts';
+import { clampToGrid, getCell, newSheet, resolveRange, setCell, usedExtent, type ExtendedValue, type Sheet, type Spreadsheet } from './store.ts';
 import type { Call } from './values-api.ts';
 
 export function getSpreadsheet(call: Call, withGridData: boolean): unknown {
@@ -113,6 +113,37 @@ const REQUESTS: Readonly<Record<string, RequestHandler>> = {
     }
     return {};
   },
+  // Cells from `start` (sheetId, rowIndex, columnIndex): each RowData's values in order. `fields`
+  // says what is written: `userEnteredValue` (an absent value clears the cell), and/or
+  // `userEnteredFormat.numberFormat` (an absent format removes it). Past the grid's edge: 400, as Google.
+  updateCells: (spreadsheet, payload, where) => {
+    const start = (payload.start ?? {}) as { sheetId?: unknown; rowIndex?: unknown; columnIndex?: unknown };
+    const sheet = sheetById(spreadsheet, start.sheetId, where);
+    const row0 = start.rowIndex ?? 0;
+    const column0 = start.columnIndex ?? 0;
+    if (!Number.isInteger(row0) || !Number.isInteger(column0) || (row0 as number) < 0 || (column0 as number) < 0) throw badRequest(`${where}: start must hold non-negative rowIndex and columnIndex`);
+    const fields = typeof payload.fields === 'string' ? payload.fields.split(',').map((field) => field.trim()) : [];
+    const values = fields.includes('userEnteredValue') || fields.includes('*');
+    const formats = fields.includes('userEnteredFormat.numberFormat') || fields.includes('userEnteredFormat') || fields.includes('*');
+    if (!values && !formats) throw badRequest(`${where}: fields must name userEnteredValue and/or userEnteredFormat.numberFormat (the emulator supports those)`);
+    const rows = Array.isArray(payload.rows) ? (payload.rows as { values?: unknown }[]) : [];
+    rows.forEach((rowData, i) => {
+      const cells = Array.isArray(rowData?.values) ? (rowData.values as Record<string, unknown>[]) : [];
+      const r = (row0 as number) + i;
+      if (cells.length > 0 && r >= sheet.rowCount) throw badRequest(`${where}: Range (${sheet.title}!${r + 1}) exceeds grid limits. Max rows: ${sheet.rowCount}`);
+      cells.forEach((data, j) => {
+        const c = (column0 as number) + j;
+        if (c >= sheet.columnCount) throw badRequest(`${where}: Range exceeds grid limits. Max columns: ${sheet.columnCount}`);
+        const previous = getCell(sheet, r, c);
+        const entered = values ? extendedValue((data ?? {}).userEnteredValue, `${where}.rows[${i}].values[${j}]`) : previous?.entered;
+        const numberFormat = ((data ?? {}).userEnteredFormat as { numberFormat?: { type?: unknown; pattern?: unknown } } | undefined)?.numberFormat;
+        const format = formats ? (numberFormat === undefined ? undefined : { type: String(numberFormat.type ?? 'NUMBER'), ...(typeof numberFormat.pattern === 'string' ? { pattern: numberFormat.pattern } : {}) }) : previous?.format;
+        // A format alone on an empty cell is not kept (the emulator's cells hold a value).
+        setCell(sheet, r, c, entered === undefined ? undefined : format === undefined ? { entered } : { entered, format });
+      });
+    });
+    return {};
+  },
   addSheet: (spreadsheet, payload, where) => {
     const properties = (payload.properties ?? {}) as { title?: unknown; sheetId?: unknown; index?: unknown };
     const title = typeof properties.title === 'string' ? properties.title : `Sheet${spreadsheet.sheets.length + 1}`;
@@ -135,6 +166,21 @@ const REQUESTS: Readonly<Record<string, RequestHandler>> = {
     return {};
   },
 };
+
+/** An ExtendedValue as sent: exactly one of numberValue, stringValue, boolValue, formulaValue; absent clears. */
+function extendedValue(value: unknown, where: string): ExtendedValue | undefined {
+  if (value === undefined || value === null) return undefined;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length !== 1) throw badRequest(`${where}.userEnteredValue: exactly one kind of value must be set`);
+  const [kind, inner] = entries[0];
+  if (kind === 'numberValue' && typeof inner === 'number' && Number.isFinite(inner)) return { numberValue: inner };
+  if (kind === 'boolValue' && typeof inner === 'boolean') return { boolValue: inner };
+  if ((kind === 'stringValue' || kind === 'formulaValue') && typeof inner === 'string') {
+    if (inner.length > MAX_CELL_CHARACTERS) throw badRequest(`Your input contains more than the maximum of ${MAX_CELL_CHARACTERS} characters in a single cell.`);
+    return kind === 'stringValue' ? { stringValue: inner } : { formulaValue: inner };
+  }
+  throw badRequest(`${where}.userEnteredValue: unsupported ${kind}`);
+}
 
 function dimensionRange(spreadsheet: Spreadsheet, payload: Record<string, unknown>, where: string) {
   const range = (payload.range ?? {}) as { sheetId?: unknown; dimension?: unknown; startIndex?: unknown; endIndex?: unknown };

@@ -3,7 +3,8 @@
 // with the client's own retries off (upstream.ts retries, with a bound it can state).
 // `getSpreadsheet()` -> GET {rootUrl}/v4/spreadsheets/1AbC...?includeGridData=true&fields=...
 import sheetsModule from '@googleapis/sheets';
-import { quoteSheetName, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
+import type { SheetRequest } from './encode-cells.ts';
+import { quoteSheetName, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
 import { GRID_FIELDS, METADATA_FIELDS, type GoogleSpreadsheet } from './read-grid.ts';
 import { createSignIn, DRIVE_METADATA_SCOPE, SPREADSHEETS_SCOPE, type AuthOption, type GoogleAuth, type QuotaIdentity, type SignInKind } from './sign-in.ts';
 
@@ -31,7 +32,7 @@ export interface SheetsApi {
   /** values.batchUpdate of fixed ranges. */
   updateValues(data: readonly ValueRange[], signal: AbortSignal): Promise<void>;
   /** spreadsheets.batchUpdate: all requests applied atomically, or none. */
-  batchUpdate(requests: readonly DeleteDimensionRequest[], signal: AbortSignal): Promise<void>;
+  batchUpdate(requests: readonly SheetRequest[], signal: AbortSignal): Promise<void>;
 }
 
 export interface ClientOptions {
