@@ -8,14 +8,9 @@
 // workbook takes minutes (default 5; BENCH_MINUTES too) of mixed reads and writes
 // (bench/mixed-load.ts); its resident set after the load is compared with that of a fresh
 // server started on the file the load left, each after the same warm-up reads and a settling
-// pause (BENCH_SETTLE_SECONDS, default 15). Target: at most 1.5x. BENCH_RUNTIMES defaults to
-// node in this mode.
+// pause (BENCH_SETTLE_SECONDS, default 30: long enough for the fold of what the load wrote and
+// a quiet spell after it). Target: at most 1.5x. BENCH_RUNTIMES defaults to node in this mode.
 //
-// Node starts through server/cli.js (what `npm start` runs) with a compile cache in a fresh
-// folder: the first start fills it (Node strips the types of every .ts file, which loads its
-// WebAssembly type stripper), the second is measured, as every later start of an installed
-// server would be. "Node, semi-space 2 MB" is the same server with NODE_OPTIONS=--max-semi-space-size=2,
-// which caps V8's young generation (the part of the heap that grows under load).
 import autocannon from 'autocannon';
 import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -111,7 +106,7 @@ async function readLoadBench(): Promise<void> {
 }
 
 const MINUTES = Number(process.argv[3] ?? process.env.BENCH_MINUTES ?? 5);
-const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 15);
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 30);
 /** The target of issue 20, part 13: after the load, at most this times a fresh start on the resulting file. */
 const MIXED_TARGET = 1.5;
 
