@@ -1,7 +1,7 @@
 // GET /sheets/demo?_format=split -> {"index": ["0", "4"], "columns": [...], "data": [[...]]}.
 // The six answer shapes (pandas orient names), written straight to JSON text. Index labels are
 // the rows' data indexes as strings, so a client can PATCH what it read.
-import { cellJson, type KeptRow, type Table } from './table.ts';
+import { cellJson, type Table } from './table.ts';
 
 export const FORMATS = ['records', 'dict', 'list', 'series', 'split', 'index'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -39,26 +39,25 @@ const OPEN_BRACKET = 0x5b;
 const COMMA = 0x2c;
 const CLOSE_BRACKET = 0x5d;
 
-/** `[row,row,...]`: each row's kept JSON written once into the answer's bytes. */
+/** `[row,row,...]` copied once from each row's kept UTF-8, with no string built or encoded. */
 export function recordsBytes(table: Table, indexes: readonly number[], raw: boolean): Uint8Array {
-  const rows = new Array<KeptRow>(indexes.length);
+  const rows = new Array<Uint8Array>(indexes.length);
   let length = 2 + Math.max(indexes.length - 1, 0);
   for (let i = 0; i < indexes.length; i++) {
-    rows[i] = table.keptRow(indexes[i], raw);
-    length += rows[i].bytes;
+    rows[i] = table.rowBytes(indexes[i], raw);
+    length += rows[i].byteLength;
   }
   const bytes = new Uint8Array(length);
   bytes[0] = OPEN_BRACKET;
   let at = 1;
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) bytes[at++] = COMMA;
-    at += encoder.encodeInto(rows[i].json, bytes.subarray(at)).written;
+    bytes.set(rows[i], at);
+    at += rows[i].byteLength;
   }
   bytes[at] = CLOSE_BRACKET;
   return bytes;
 }
-
-const encoder = new TextEncoder();
 
 function columnsJson(table: Table, columnJson: (position: number) => string): string {
   return '{' + table.columns.map((column) => JSON.stringify(column.name) + ':' + columnJson(column.position)).join(',') + '}';

@@ -38,12 +38,7 @@ export class Table {
    * it is worked out only when a `*text*` search is about to index, not on every request.
    */
   textIndexRoom: () => number = () => DEFAULT_TEXT_INDEX_BYTES;
-  /**
-   * Each row's JSON object text, plain and raw, kept for the next read with its UTF-8 length.
-   * Kept as text in V8's heap, not as a small byte buffer per row: those live outside it, cost
-   * some 300 bytes each besides the bytes, and left the process's malloc heap fragmented.
-   */
-  readonly #rowJson: { text?: (KeptRow | undefined)[]; raw?: (KeptRow | undefined)[] } = {};
+  readonly #rowBytes: { text?: (Uint8Array | undefined)[]; raw?: (Uint8Array | undefined)[] } = {};
   readonly #answers = new Map<string, Uint8Array>();
 
   constructor(tab: Tab) {
@@ -131,14 +126,14 @@ export class Table {
     const next = new Table(tab);
     // A plan never changes the header row; a tab with other headers shares nothing.
     if (next.headerRow !== this.headerRow || tab.rows[next.headerRow] !== this.#grid[this.headerRow]) return next;
-    // Each row's kept JSON goes with it: a whole-tab read after a write formats only the rows
-    // the write touched, instead of every row of every version.
+    // Each row's kept UTF-8 goes with it: a whole-tab read after a write encodes only the rows
+    // the write touched, instead of making a new small buffer for every row of every version.
     const kinds = ['text', 'raw'] as const;
-    if (this.#rowJson.text !== undefined || this.#rowJson.raw !== undefined) {
+    if (this.#rowBytes.text !== undefined || this.#rowBytes.raw !== undefined) {
       const delta = composeDelta(emptyDelta(this.rowCount), plan, next.rowCount);
       for (const kind of kinds) {
-        const kept = this.#rowJson[kind];
-        if (kept !== undefined) next.#rowJson[kind] = carryRows<KeptRow | undefined>(delta, kept, next.rowCount, () => undefined);
+        const kept = this.#rowBytes[kind];
+        if (kept !== undefined) next.#rowBytes[kind] = carryRows<Uint8Array | undefined>(delta, kept, next.rowCount, () => undefined);
       }
     }
     const composed = new Map<RowDelta, RowDelta>();
@@ -171,44 +166,21 @@ export class Table {
     });
   }
 
-  /** One data row as JSON, `{"Name":"Ann","Age":"30"}`, and its length in UTF-8; kept for the next read. */
-  keptRow(index: number, raw: boolean): KeptRow {
-    const cache = raw ? (this.#rowJson.raw ??= new Array(this.rowCount)) : (this.#rowJson.text ??= new Array(this.rowCount));
-    let kept = cache[index];
-    if (kept === undefined) {
-      const json = this.rowJson(index, raw);
-      kept = { json, bytes: utf8Length(json) };
-      cache[index] = kept;
+  /** One data row as UTF-8 JSON, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
+  rowBytes(index: number, raw: boolean): Uint8Array {
+    const cache = raw ? (this.#rowBytes.raw ??= new Array(this.rowCount)) : (this.#rowBytes.text ??= new Array(this.rowCount));
+    let bytes = cache[index];
+    if (bytes === undefined) {
+      bytes = encoder.encode(this.rowJson(index, raw));
+      cache[index] = bytes;
     }
-    return kept;
+    return bytes;
   }
 
   /** One data row as a JSON object text. */
   rowJson(index: number, raw: boolean): string {
     return objectJson(this.columns, this.row(index), raw);
   }
-}
-
-/** A row's JSON object text and its UTF-8 length (Table.keptRow). */
-export interface KeptRow {
-  readonly json: string;
-  readonly bytes: number;
-}
-
-/** The UTF-8 length of JSON text (whose lone surrogates JSON.stringify has escaped). */
-function utf8Length(text: string): number {
-  let bytes = text.length;
-  for (let index = 0; index < text.length; index++) {
-    const unit = text.charCodeAt(index);
-    if (unit < 0x80) continue;
-    if (unit < 0x800) bytes += 1;
-    // A surrogate pair: two units, four bytes.
-    else if (unit >= 0xd800 && unit <= 0xdbff && index + 1 < text.length && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
-      bytes += 2;
-      index++;
-    } else bytes += 2;
-  }
-  return bytes;
 }
 
 /** The per-column work of a table, done on first use and kept with it. */

@@ -267,15 +267,15 @@ test('a write keeps the encoded rows it did not touch: the next table encodes on
       const after = tableOf(next.tabs[0]);
       for (let row = 0; row < after.rowCount; row++) {
         const from = origin(row);
-        if (from === -1) assert.notEqual(after.keptRow(row, false), before.keptRow(row, false), `row ${row} was written`);
-        else assert.equal(after.keptRow(row, false), before.keptRow(from, false), `row ${row} is base row ${from}, unchanged`);
+        if (from === -1) assert.notEqual(after.rowBytes(row, false), before.rowBytes(row, false), `row ${row} was written`);
+        else assert.equal(after.rowBytes(row, false), before.rowBytes(from, false), `row ${row} is base row ${from}, unchanged`);
       }
       assert.equal(wholeTab(next), wholeTab(fresh(next)));
     });
   }
 });
 
-test('rows written into the records answer from their kept text are exact UTF-8: accents, CJK, astral characters, lone surrogates', () => {
+test('the records answer built from kept rows is exact UTF-8: accents, CJK, astral characters, lone surrogates', () => {
   const names = ['Chloé', 'Zürich 東京', '𝒜 and 😀', 'lone \ud800 high', 'lone \udc00 low', 'pair at end 😀', '', 'a"quote\\back\nline', '\u007f\u0080\u07ff\u0800\uffff'];
   const workbook = workbookOf(names, names.map(() => 'x'));
   for (const query of ['', '?_raw=1', '/Name/*o*', '?_limit=3&_offset=2']) {
