@@ -8,7 +8,7 @@
 import type { WritePlan } from './apply-plan.ts';
 import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { fold } from './match.ts';
-import type { RowDelta } from './row-delta.ts';
+import { carryRows, composeDelta, emptyDelta, type RowDelta } from './row-delta.ts';
 import { cellText, EMPTY_ROW, headerRowIndex, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
 
 export interface Column {
@@ -126,6 +126,16 @@ export class Table {
     const next = new Table(tab);
     // A plan never changes the header row; a tab with other headers shares nothing.
     if (next.headerRow !== this.headerRow || tab.rows[next.headerRow] !== this.#grid[this.headerRow]) return next;
+    // Each row's kept UTF-8 goes with it: a whole-tab read after a write encodes only the rows
+    // the write touched, instead of making a new small buffer for every row of every version.
+    const kinds = ['text', 'raw'] as const;
+    if (this.#rowBytes.text !== undefined || this.#rowBytes.raw !== undefined) {
+      const delta = composeDelta(emptyDelta(this.rowCount), plan, next.rowCount);
+      for (const kind of kinds) {
+        const kept = this.#rowBytes[kind];
+        if (kept !== undefined) next.#rowBytes[kind] = carryRows<Uint8Array | undefined>(delta, kept, next.rowCount, () => undefined);
+      }
+    }
     const composed = new Map<RowDelta, RowDelta>();
     for (const [position, text] of this.#texts) {
       const derived = text.derive(plan, next.rowCount, next.#foldRow(position), composed);

@@ -7,6 +7,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN_ENV, ADMIN_TOKEN_MIN_LENGTH, configForFile, ConfigError, loadConfig, type Config } from './config.ts';
+import { IdleTrim } from './idle-trim.ts';
 import type { Listen } from './listener.ts';
 import { start } from './start.ts';
 
@@ -110,6 +111,8 @@ async function main(argv: readonly string[]): Promise<number> {
     console.error(`sheetrest: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
+  // Memory a busy spell took is given back once the server goes quiet (idle-trim.ts).
+  const trim = new IdleTrim().start();
   const first = running.connections[0];
   console.log(`sheetrest listening on ${running.url} (${RUNTIME} ${process.versions[RUNTIME as 'node'] ?? ''})`.trimEnd());
   for (const connection of running.connections) console.log(`  /sheets/${connection.id}  ${connection.source.description}`);
@@ -155,6 +158,7 @@ async function main(argv: readonly string[]): Promise<number> {
         process.exit(1);
       }
       stoppingSince = performance.now();
+      trim.stop();
       console.error(`sheetrest: ${signal}: finishing the requests in flight`);
       running.close().then(resolveStop, (error: unknown) => {
         console.error(`sheetrest: shutting down failed: ${String(error)}`);

@@ -217,3 +217,73 @@ test('a write that leaves blank rows last: they are no longer data rows, and no 
   assert.deepEqual(names(next, '/sheets/x/search?City='), []);
   assert.deepEqual(names(next, '/sheets/x/Name/ann'), ['ann']);
 });
+
+// Issue 20, part 13: a write's next table keeps the UTF-8 of the rows it did not touch, so a
+// whole-tab read after each write encodes the written rows only, not a new buffer per row.
+
+/** The same workbook as new tab objects: tables built afresh, sharing nothing with earlier versions. */
+function fresh(workbook: Workbook): Workbook {
+  return { tabs: workbook.tabs.map((tab) => ({ ...tab, rows: tab.rows.slice() })) };
+}
+
+function wholeTab(workbook: Workbook, query = ''): string {
+  const result = handle(workbook, { method: 'GET', url: `/sheets/x${query}` });
+  assert.equal(result.status, 200, result.body);
+  return result.body;
+}
+
+test('after random writes, the rows a table kept encoded from earlier versions answer what a fresh table answers', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(word, word), { maxLength: 30 }), fc.array(stepArb, { minLength: 1, maxLength: 25 }), (start, steps) => {
+      let workbook = workbookOf(start.map(([n]) => n), start.map(([, c]) => c));
+      for (const step of steps) {
+        // Every version is read whole (plain and raw) before the next write, so each carries rows on.
+        if (step.kind === 'search') continue;
+        wholeTab(workbook);
+        wholeTab(workbook, '?_raw=1');
+        workbook = write(workbook, step, {});
+        assert.equal(wholeTab(workbook), wholeTab(fresh(workbook)));
+        assert.equal(wholeTab(workbook, '?_raw=1'), wholeTab(fresh(workbook), '?_raw=1'));
+      }
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('a write keeps the encoded rows it did not touch: the next table encodes only the written rows', async (t) => {
+  const values = Array.from({ length: 50 }, (_, i) => `name ${i}`);
+  const base = workbookOf(values, values.map((_, i) => `city ${i % 10}`));
+  wholeTab(base);
+  const before = tableOf(base.tabs[0]);
+  // [label, request, where each row of the next table was in the base (-1: written by the request)]
+  const cases: [string, { method: string; url: string; body?: string }, (row: number) => number][] = [
+    ['POST', { method: 'POST', url: '/sheets/x', body: '{"Name": "new"}' }, (row) => (row < 51 ? row : -1)],
+    ['PATCH', { method: 'PATCH', url: '/sheets/x/3', body: '{"Name": "patched"}' }, (row) => (row === 3 ? -1 : row)],
+    ['DELETE', { method: 'DELETE', url: '/sheets/x/0' }, (row) => row + 1],
+  ];
+  for (const [label, request, origin] of cases) {
+    await t.test(label, () => {
+      const next = handle(base, { ...request, headers: JSON_HEADERS }).workbook;
+      const after = tableOf(next.tabs[0]);
+      for (let row = 0; row < after.rowCount; row++) {
+        const from = origin(row);
+        if (from === -1) assert.notEqual(after.rowBytes(row, false), before.rowBytes(row, false), `row ${row} was written`);
+        else assert.equal(after.rowBytes(row, false), before.rowBytes(from, false), `row ${row} is base row ${from}, unchanged`);
+      }
+      assert.equal(wholeTab(next), wholeTab(fresh(next)));
+    });
+  }
+});
+
+test('the records answer built from kept rows is exact UTF-8: accents, CJK, astral characters, lone surrogates', () => {
+  const names = ['Chloé', 'Zürich 東京', '𝒜 and 😀', 'lone \ud800 high', 'lone \udc00 low', 'pair at end 😀', '', 'a"quote\\back\nline', '\u007f\u0080\u07ff\u0800\uffff'];
+  const workbook = workbookOf(names, names.map(() => 'x'));
+  for (const query of ['', '?_raw=1', '/Name/*o*', '?_limit=3&_offset=2']) {
+    const result = handle(workbook, { method: 'GET', url: `/sheets/x${query}` });
+    assert.ok(result.bytes !== undefined, `${query}: answered as bytes`);
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(result.bytes);
+    const expected = query.startsWith('/Name') ? names.filter((name) => name.toLowerCase().includes('o')) : query.startsWith('?_limit') ? names.slice(2, 5) : [...names, 'end'];
+    assert.deepEqual((JSON.parse(text) as { Name: string | null }[]).map((row) => row.Name ?? ''), expected, query);
+    assert.equal(result.bytes.byteLength, new TextEncoder().encode(text).byteLength, `${query}: no byte left over`);
+  }
+});
