@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../server/app.ts';
+import { createApp, type App } from '../server/app.ts';
 import { createLogger, type Logger } from '../server/log.ts';
 import { openQuotaStore } from '../server/quota.ts';
 import type { Source } from '../server/sources/source.ts';
@@ -27,4 +27,15 @@ export async function appOver(t: { after(fn: () => Promise<void>): void }, sourc
     await rm(stateDir, { recursive: true, force: true });
   });
   return (path, init = {}) => app.fetch(new Request('http://x' + path, init));
+}
+
+/** Serves `source` as the open, writable connection `id` (default `book`), with no quota at all: for tests that need the app object itself. */
+export function appOf(source: Source, id = 'book'): App {
+  return createApp({
+    connections: [{ id, source, keys: [], readOnly: false, engine: { formulas: false, maxRows: 5000 } }],
+    quota: { take: () => ({ allowed: true, headers: {} }) },
+    bodyBytes: 1024 * 1024,
+    cors: '*',
+    log: createLogger('silent'),
+  });
 }

@@ -9,22 +9,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
-import { createApp, type App } from '../server/app.ts';
-import { createLogger } from '../server/log.ts';
 import type { FileSource } from '../server/sources/file/file-source.ts';
 import { openFileSource, type FileFormat } from '../server/sources/file/mod.ts';
 import { recordingLog, shownText, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { CONTRACT_FIXTURE } from './source-contract.ts';
-
-function appOf(source: FileSource): App {
-  return createApp({
-    connections: [{ id: 'book', source, keys: [], readOnly: false, engine: { formulas: false, maxRows: 5000 } }],
-    quota: { take: () => ({ allowed: true, headers: {} }) },
-    bodyBytes: 1024 * 1024,
-    cors: '*',
-    log: createLogger('silent'),
-  });
-}
+import { appOf } from './app-helpers.ts';
 
 async function post(source: FileSource, row: Record<string, unknown>): Promise<number> {
   const response = await appOf(source).fetch(new Request('http://x/sheets/book', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(row) }));

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { test } from 'node:test';
-import { createApp, type App } from '../server/app.ts';
+import type { App } from '../server/app.ts';
 import { configForFile } from '../server/config.ts';
 import { createLogger } from '../server/log.ts';
 import { CompactionHistory } from '../server/sources/file/compacted.ts';
@@ -23,6 +23,7 @@ import { diskWriter, writeFileAtomicSync } from '../server/state.ts';
 import { recordingLog, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { startServer, type TestContext } from './http-helpers.ts';
 import { CONTRACT_FIXTURE } from './source-contract.ts';
+import { appOf } from './app-helpers.ts';
 
 /** The real disk, but full for new journals (`wx`) while `full` is set: the first write to one fails with ENOSPC. */
 class FullDisk implements JournalFiles {
@@ -38,16 +39,6 @@ class FullDisk implements JournalFiles {
       close: () => handle.close(),
     };
   }
-}
-
-function appOf(source: FileSource): App {
-  return createApp({
-    connections: [{ id: 'book', source, keys: [], readOnly: false, engine: { formulas: false, maxRows: 5000 } }],
-    quota: { take: () => ({ allowed: true, headers: {} }) },
-    bodyBytes: 1024 * 1024,
-    cors: '*',
-    log: createLogger('silent'),
-  });
 }
 
 async function post(app: App, name: string): Promise<{ status: number; body: { error?: string; message?: string } }> {

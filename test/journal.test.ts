@@ -13,13 +13,12 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { test } from 'node:test';
 import type { Workbook } from '../lib/workbook.ts';
-import { createApp, type App } from '../server/app.ts';
-import { createLogger } from '../server/log.ts';
+import type { App } from '../server/app.ts';
 import { Journal, journalLine, parseJournal, readJournal, type JournalEntry, type JournalFiles, type JournalHandle } from '../server/sources/file/journal.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
-import type { FileSource } from '../server/sources/file/file-source.ts';
 import { recordingLog, stateFiles, tempFolder, writeFixture } from './file-source-helpers.ts';
 import { CONTRACT_FIXTURE, dataOf } from './source-contract.ts';
+import { appOf } from './app-helpers.ts';
 
 type Fault =
   | { readonly on: 'write'; readonly take: number } // the write takes only this many bytes, no error
@@ -110,16 +109,6 @@ const ROW = { Name: 'x', Age: 1, City: 'y' };
 async function post(app: App, body: unknown): Promise<{ status: number; body: { error?: string; message?: string } }> {
   const response = await app.fetch(new Request('http://x/sheets/book', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }));
   return { status: response.status, body: (await response.json()) as { error?: string; message?: string } };
-}
-
-function appOf(source: FileSource): App {
-  return createApp({
-    connections: [{ id: 'book', source, keys: [], readOnly: false, engine: { formulas: false, maxRows: 5000 } }],
-    quota: { take: () => ({ allowed: true, headers: {} }) },
-    bodyBytes: 1024 * 1024,
-    cors: '*',
-    log: createLogger('silent'),
-  });
 }
 
 const names = (workbook: Workbook): string[] => dataOf(workbook).map(([text]) => text[0]);
