@@ -16,21 +16,13 @@ import { redisKeyStore } from '../server/shared/key-store.ts';
 import { openRedis } from '../server/shared/redis.ts';
 import { startEmulator, type Emulator } from '../server/google-emulator/mod.ts';
 import { defer, RUNTIME, startServer, tempDir, type TestContext } from './http-helpers.ts';
-import { startRedis, type RedisSettings, type TestRedis } from './redis-helpers.ts';
+import { redisOrSkip, type RedisSettings, type TestRedis } from './redis-helpers.ts';
 
 const WRITER = 'writer-token';
 const KEY = 'reader-writer-key';
 /** Far longer than a bounded Redis call may take: a request still waiting then is hung. */
 const HUNG_MS = 15_000;
 
-async function redisOrSkip(t: TestContext & { skip(message?: string): void }, settings: RedisSettings = {}): Promise<TestRedis | null> {
-  const redis = await startRedis(t, settings);
-  if (typeof redis === 'string') {
-    t.skip(redis);
-    return null;
-  }
-  return redis;
-}
 
 interface Setup {
   readonly emulator: Emulator;

@@ -99,3 +99,13 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+/** A running redis-server for the test, or null once the test is skipped naming why none can run. */
+export async function redisOrSkip(t: TestContext & { skip(message?: string): void }, settings: RedisSettings = {}): Promise<TestRedis | null> {
+  const redis = await startRedis(t, settings);
+  if (typeof redis === 'string') {
+    t.skip(redis);
+    return null;
+  }
+  return redis;
+}

@@ -13,7 +13,7 @@ import { createLogger } from '../server/log.ts';
 import { openRedisQuota } from '../server/shared/quota.ts';
 import { openRedis } from '../server/shared/redis.ts';
 import { defer, startServer, tempDir, type TestContext } from './http-helpers.ts';
-import { startRedis, type TestRedis } from './redis-helpers.ts';
+import { redisOrSkip } from './redis-helpers.ts';
 
 const WRITER = 'writer-token';
 const silent = createLogger('silent');
@@ -71,14 +71,6 @@ test('the store section: Redis only when asked for, the URL from the file or $RE
   });
 });
 
-async function redisOrSkip(t: TestContext & { skip(message?: string): void }): Promise<TestRedis | null> {
-  const redis = await startRedis(t);
-  if (typeof redis === 'string') {
-    t.skip(redis);
-    return null;
-  }
-  return redis;
-}
 
 test('the shared quota serves exactly the limit across stores, with the same headers and 402 as one store', async (t) => {
   const redis = await redisOrSkip(t);

@@ -20,21 +20,13 @@ import { spreadsheetCoordination } from '../server/shared/spreadsheet.ts';
 import { openSharedVersions, type SharedVersions } from '../server/shared/versions.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
 import { defer, type TestContext } from './http-helpers.ts';
-import { startRedis, type TestRedis } from './redis-helpers.ts';
+import { redisOrSkip } from './redis-helpers.ts';
 
 const WRITER = 'writer-token';
 const silent = createLogger('silent');
 const STILL = () => 0;
 const LEASE = { leaseMs: 5000, leaseWaitMs: 5000, maxStaleMs: 5000 };
 
-async function redisOrSkip(t: TestContext & { skip(message?: string): void }): Promise<TestRedis | null> {
-  const redis = await startRedis(t);
-  if (typeof redis === 'string') {
-    t.skip(redis);
-    return null;
-  }
-  return redis;
-}
 
 async function client(t: TestContext, url: string) {
   const connection = createClient({ url });
