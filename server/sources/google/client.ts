@@ -40,6 +40,8 @@ export interface ClientOptions {
   readonly rootUrl?: string;
   readonly auth: GoogleAuth;
   readonly fetch: typeof fetch;
+  /** The fetch of sign-ins (token requests); `fetch` when left out (transport.ts says why they may differ). */
+  readonly signInFetch?: typeof fetch;
   /** Where Drive's API is (default Google's, `https://www.googleapis.com/`). */
   readonly driveRootUrl?: string;
   /** Sign in for Drive's metadata too (the revision check). */
@@ -52,7 +54,7 @@ export function createSheetsApi(options: ClientOptions): SheetsApi {
   const { spreadsheetId } = options;
   // Every request: no retries of the client's own, and the pooled fetch.
   const requestOptions = { retry: false, fetchImplementation: options.fetch };
-  const signIn = createSignIn(options.auth, options.fetch, options.driveScope === true ? [SPREADSHEETS_SCOPE, DRIVE_METADATA_SCOPE] : [SPREADSHEETS_SCOPE]);
+  const signIn = createSignIn(options.auth, options.signInFetch ?? options.fetch, options.driveScope === true ? [SPREADSHEETS_SCOPE, DRIVE_METADATA_SCOPE] : [SPREADSHEETS_SCOPE]);
   const fileUrl = `${options.driveRootUrl ?? DRIVE_ROOT_URL}drive/v3/files/${encodeURIComponent(spreadsheetId)}?fields=modifiedTime&supportsAllDrives=true`;
   const clients = new WeakMap<object, Sheets>();
   const clientFor = (auth: AuthOption): Sheets => {

@@ -75,6 +75,7 @@ export async function openGoogleSource(options: GoogleSourceOptions): Promise<Go
       rootUrl: options.rootUrl,
       auth: options.auth,
       fetch: transport.fetch,
+      signInFetch: transport.signInFetch,
       driveRootUrl: options.driveRootUrl ?? options.rootUrl,
       driveScope: options.revisionCheck !== undefined && options.revisionCheck !== false,
     });

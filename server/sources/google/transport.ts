@@ -1,7 +1,13 @@
 // How upstream HTTP leaves this process, per runtime: the one place runtimes differ for the
 // Google source. Node gets undici's fetch on a keep-alive Agent (a burst of reads and writes to
-// sheets.googleapis.com reuses a few TLS connections instead of opening one per request);
-// Deno and Bun pool connections in their built-in fetch already.
+// sheets.googleapis.com reuses a few TLS connections instead of opening one per request); Bun
+// pools connections in its built-in fetch already. Deno's built-in fetch sends a POST again by
+// itself when the connection is cut before the answer (a batch Google applied would be appended
+// twice, and sheetrest never sees the failure it must read back after: docs/google-source.md,
+// "Lost answers"), so Deno's requests to the Sheets and Drive APIs go through undici too. Its
+// sign-ins stay on the built-in fetch: a token request sent twice only mints a second token, and
+// under Deno undici's error answers from the token endpoint lost the detail that names the
+// setting to fix (test/google-sign-in.test.ts).
 import type { Agent } from 'undici';
 
 export type Runtime = 'node' | 'deno' | 'bun';
@@ -10,6 +16,8 @@ export interface Transport {
   readonly runtime: Runtime;
   /** The fetch the Google client library calls (gaxios' `fetchImplementation`). */
   readonly fetch: typeof fetch;
+  /** The fetch of sign-ins (OAuth token requests). */
+  readonly signInFetch: typeof fetch;
   /** Closes pooled connections; the transport is not used afterwards. */
   close(): Promise<void>;
 }
@@ -23,7 +31,7 @@ const NODE_POOL = { connections: 16, keepAliveTimeout: 30_000, keepAliveMaxTimeo
 
 const TRANSPORTS: Record<Runtime, () => Promise<Transport>> = {
   node: nodeTransport,
-  deno: async () => builtIn('deno'),
+  deno: async () => ({ ...(await nodeTransport()), runtime: 'deno', signInFetch: builtIn('deno').fetch }),
   bun: async () => builtIn('bun'),
 };
 
@@ -32,7 +40,8 @@ export function openTransport(runtime: Runtime = currentRuntime()): Promise<Tran
 }
 
 function builtIn(runtime: Runtime): Transport {
-  return { runtime, fetch: (input, init) => globalThis.fetch(input, init), close: async () => undefined };
+  const fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init);
+  return { runtime, fetch, signInFetch: fetch, close: async () => undefined };
 }
 
 async function nodeTransport(): Promise<Transport> {
@@ -45,6 +54,7 @@ async function nodeTransport(): Promise<Transport> {
   return {
     runtime: 'node',
     fetch: pooled as typeof fetch,
+    signInFetch: pooled as typeof fetch,
     close: () => agent.close(),
   };
 }
