@@ -114,7 +114,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     assert.equal((await fetch(`${url}/sheets/crm`)).status, 401, 'closed from the start');
     await page.click('#copy-key');
     await page.locator('#copy-key').getByText('Copied').waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), first);
+    assert.equal(await page.evaluate(() => (navigator as Navigator & { clipboard: { readText(): Promise<string> } }).clipboard.readText()), first);
     // The playground sends the first key at once.
     await page.locator('#tabs').waitFor();
     assert.equal(await page.locator('#tabs code.column').filter({ hasText: HOSTILE_COLUMN }).count(), 1);
