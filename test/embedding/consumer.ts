@@ -1,6 +1,7 @@
 // A TypeScript consumer of the packed package: `tsc --noEmit` checks it against the published
-// declarations (dist/engine/*.d.ts), then Node 24 runs it (type stripping works outside
-// node_modules) and it prints the answer to the filtered read, the /query and the POST.
+// declarations (dist/engine/*.d.ts), then Node 24 and 22.18 (type stripping works outside
+// node_modules), Deno and Bun run it, and it prints the answers to the filtered read, the /query
+// and the POST, and two refusals.
 import { handle, sheetDate, isApiError, parseRequest, type EngineResult, type ErrorCode, type Workbook, type WritePlan } from 'sheetrest/engine';
 
 const workbook: Workbook = {
