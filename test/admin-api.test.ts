@@ -266,6 +266,7 @@ test(`bad requests answer 4xx in the contract's shape (${RUNTIME})`, async (t) =
     ["an unknown connection's usage", 'GET', '/_admin/connections/nope/usage', undefined, AUTH, 404, 'not_found', /no connection "nope"/],
     ['an unknown key', 'DELETE', '/_admin/connections/crm/keys/0123456789abcdef', undefined, AUTH, 404, 'not_found', /no key/],
     ['a bad scope', 'POST', '/_admin/connections/crm/keys', { scope: 'admin' }, json, 400, 'invalid_body', /scope: expected "read" or "write"/],
+    ['a lone surrogate in a key name', 'POST', '/_admin/connections/crm/keys', '{"name": "ci\\ud800"}', json, 400, 'invalid_body', /the field "name" holds text that is not valid Unicode/],
     ['an overlap too long', 'POST', `/_admin/connections/crm/keys/${key.id}/rotate`, { overlapSeconds: 31 * 86400 }, json, 400, 'invalid_body', /overlapSeconds: expected a whole number of seconds from 0 to 2592000/],
     ['an unknown path', 'GET', '/_admin/connections/crm/nothing', undefined, AUTH, 404, 'not_found', /No admin resource/],
     ['a wrong method', 'PUT', '/_admin/connections/crm', '{}', json, 405, 'method_not_allowed', /use GET, HEAD, PATCH, DELETE/],

@@ -65,6 +65,8 @@ export type CreateKeyInput = v.InferOutput<typeof CreateKeySchema>;
 export type RotateKeyInput = v.InferOutput<typeof RotateKeySchema>;
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+/** Half of a surrogate pair alone: with the `u` flag a whole pair is one code point and matches nothing. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * A body checked against `schema`: 415 for a body that is not JSON by its type, 400
@@ -83,11 +85,20 @@ export function parseAdminBody<TSchema extends v.GenericSchema>(schema: TSchema,
     return apiError('unsupported_media_type', 'The admin API reads JSON bodies: send Content-Type: application/json.');
   }
   let input: unknown;
+  // The first key or string value holding half of a surrogate pair alone (`"\ud800"`): no file or
+  // log line can keep it as sent, so it is refused as row writes refuse it (lib/parse-body.ts).
+  let notUnicode: string | null = null;
   try {
-    input = JSON.parse(text);
+    input = JSON.parse(text, (key: string, value: unknown) => {
+      if (notUnicode === null && (LONE_SURROGATE.test(key) || (typeof value === 'string' && LONE_SURROGATE.test(value)))) notUnicode = key;
+      return value;
+    });
   } catch {
     const problem = jsonProblem(text);
     return apiError('invalid_json', problem === null ? 'The body is not valid JSON.' : `The body is not valid JSON: ${problem.problem} at line ${problem.line}, column ${problem.column}.`);
+  }
+  if (notUnicode !== null) {
+    return apiError('invalid_body', `The body is not valid: the field ${JSON.stringify(notUnicode)} holds text that is not valid Unicode (half of a surrogate pair, such as \\ud800, alone); send whole characters.`);
   }
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
