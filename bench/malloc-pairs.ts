@@ -8,13 +8,13 @@
 // once for MIXED_SECONDS (default 60): the requests each answered (no answer is kept there for
 // long, as writes change the tab).
 //   node bench/malloc-pairs.ts [ROUNDS] [SECONDS] [MIXED_SECONDS]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { mixedLoad } from './mixed-load.ts';
-import { CAN_PIN, freePort, ROOT, startProcess, stopProcess, type Target } from './processes.ts';
+import { CAN_PIN, freePort, ROOT, startProcess, stopProcess, wrk, type Target } from './processes.ts';
 import { generate, writeBenchBook } from './rows.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
@@ -39,20 +39,6 @@ async function server(label: string, env: Record<string, string>, source = book)
   return startProcess({ name: label, runtime: 'node', args, port, probe: source === book ? '/sheets/bench?_limit=1' : '/sheets/demo?_limit=1', log: join(home, 'stderr.log'), env, cpu: 0 });
 }
 
-function wrk(target: Target, path: string, seconds: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const args = ['-t1', '-c32', `-d${seconds}s`, target.url + path];
-    const command = CAN_PIN ? ['taskset', '-c', '1', 'wrk', ...args] : ['wrk', ...args];
-    const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
-    child.on('exit', () => {
-      const errors = /Non-2xx or 3xx responses: (\d+)/.exec(output);
-      if (errors !== null) reject(new Error(`${target.name} ${path}: ${errors[1]} error answers`));
-      else resolve(Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN));
-    });
-  });
-}
 
 const PATHS: [string, string][] = [
   ['all rows (kept answer)', '/sheets/bench'],
@@ -72,8 +58,8 @@ try {
     const plain = await server(`plain-${round}`, { GLIBC_TUNABLES: '' });
     try {
       for (const [label, path] of PATHS) {
-        await Promise.all([wrk(tuned, path, 1), wrk(plain, path, 1)]);
-        const [a, b] = await Promise.all([wrk(tuned, path, SECONDS), wrk(plain, path, SECONDS)]);
+        await Promise.all([wrk(tuned.url + path, 1), wrk(plain.url + path, 1)]);
+        const [a, b] = await Promise.all([wrk(tuned.url + path, SECONDS), wrk(plain.url + path, SECONDS)]);
         console.log(`| ${round} | ${label} | ${Math.round(a).toLocaleString('en-US')} | ${Math.round(b).toLocaleString('en-US')} | ${(a / b).toFixed(2)} |`);
       }
     } finally {

@@ -12,12 +12,12 @@
 //   filter/all  sheetrest: a repeated exact filter (1/8 of rows)            vs  sheetrest: the whole tab
 //   *x*/all     sheetrest: a repeated `*son 77*` filter                     vs  sheetrest: the whole tab
 //   json-server sheetrest: an exact filter (1 row)                          vs  json-server (Node): the same filter
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
-import { CAN_PIN, freePort, ROOT, startProcess, stopProcess, type Runtime, type Target } from './processes.ts';
+import { CAN_PIN, freePort, ROOT, startProcess, stopProcess, wrk, type Runtime, type Target } from './processes.ts';
 import { generate, writeBenchBook } from './rows.ts';
 
 const RUNTIMES = (process.argv[2] ?? 'node,deno,bun').split(',') as Runtime[];
@@ -41,20 +41,7 @@ interface Load {
 
 /** Both loads at once, each wrk on the loaders' core; requests per second of each. */
 async function pair(a: Load, b: Load, seconds: number): Promise<[number, number]> {
-  const run = ({ target, path, headers = {} }: Load) =>
-    new Promise<number>((resolve, reject) => {
-      const args = ['-t1', '-c32', `-d${seconds}s`, ...Object.entries(headers).flatMap(([key, value]) => ['-H', `${key}: ${value}`]), target.url + path];
-      const command = CAN_PIN ? ['taskset', '-c', '1', 'wrk', ...args] : ['wrk', ...args];
-      const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-      let output = '';
-      child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
-      child.on('exit', () => {
-        const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN);
-        const errors = /Non-2xx or 3xx responses: (\d+)/.exec(output);
-        if (errors !== null) reject(new Error(`${target.name} ${path}: ${errors[1]} error answers`));
-        else resolve(rps);
-      });
-    });
+  const run = ({ target, path, headers = {} }: Load) => wrk(target.url + path, seconds, headers);
   const [first, second] = await Promise.all([run(a), run(b)]);
   return [first, second];
 }

@@ -98,3 +98,24 @@ export function memoryMb(child: ChildProcess, field: 'VmRSS' | 'VmHWM'): number 
     return NaN;
   }
 }
+
+/**
+ * Requests per second `wrk -t1 -c32` gets from `url` in `seconds`, wrk on CPU 1 where it can be
+ * pinned (the servers are on CPU 0): the loader of every paired bench. Any non-2xx/3xx answer
+ * rejects, so a figure is never of error answers.
+ */
+export function wrk(url: string, seconds: number, headers: Readonly<Record<string, string>> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const args = ['-t1', '-c32', `-d${seconds}s`, ...Object.entries(headers).flatMap(([key, value]) => ['-H', `${key}: ${value}`]), url];
+    const command = CAN_PIN ? ['taskset', '-c', '1', 'wrk', ...args] : ['wrk', ...args];
+    const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
+    child.on('error', reject);
+    child.on('exit', () => {
+      const errors = /Non-2xx or 3xx responses: (\d+)/.exec(output);
+      if (errors !== null) reject(new Error(`${url}: ${errors[1]} error answers`));
+      else resolve(Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN));
+    });
+  });
+}

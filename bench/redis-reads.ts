@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { startEmulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
-import { CAN_PIN, freePort, startProcess, stopProcess, type Runtime, type Target } from './processes.ts';
+import { CAN_PIN, freePort, startProcess, stopProcess, wrk, type Runtime, type Target } from './processes.ts';
 
 const RUNTIME = (process.argv[2] ?? 'node') as Runtime;
 const ROUNDS = Number(process.argv[3] ?? 6);
@@ -51,21 +51,6 @@ function people(count: number): EmulatorCell[][] {
   return [['Name', 'Age', 'City'], ...Array.from({ length: count }, (_, n): EmulatorCell[] => [`Person ${n}`, 20 + (n % 50), ['Lisbon', 'Oslo', 'Lima'][n % 3]])];
 }
 
-/** Requests per second `wrk -t1 -c32` gets from `url` in SECONDS, wrk on CPU 1. */
-function wrk(url: string, seconds: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const args = ['-t1', '-c32', `-d${seconds}s`, url];
-    const command = CAN_PIN ? ['taskset', '-c', '1', 'wrk', ...args] : ['wrk', ...args];
-    const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
-    child.on('exit', () => {
-      const errors = /Non-2xx or 3xx responses: (\d+)/.exec(output);
-      if (errors !== null) reject(new Error(`${url}: ${errors[1]} error answers`));
-      else resolve(Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? NaN));
-    });
-  });
-}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
