@@ -332,7 +332,8 @@ export function createApp(options: AppOptions): App {
     }
     // A write with an Idempotency-Key runs once; its retries get the stored answer (idempotency.ts).
     // The key is the caller's own: the API key that authenticated it (one scope on an open connection).
-    const caller = isOpen(connection) ? OPEN_CALLER : keyCaller(request.headers.get('x-api-key') ?? '');
+    // Hashed only when the write sends an Idempotency-Key: most writes send none.
+    const caller = () => (isOpen(connection) ? OPEN_CALLER : keyCaller(request.headers.get('x-api-key') ?? ''));
     return idempotent(keyStoreOf(connection), connection.source, request, body, caller, async (source) => {
       const result = await source.write(
         (workbook) => {

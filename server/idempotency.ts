@@ -75,7 +75,8 @@ export async function idempotent(
   source: Source,
   request: KeyedRequest,
   body: Uint8Array | null,
-  caller: string,
+  /** The caller's scope (OPEN_CALLER or keyCaller), asked only when the write sends a key. */
+  caller: () => string,
   write: (source: Source) => Promise<Answer>,
   log: (message: string) => void = () => undefined,
 ): Promise<Answer> {
@@ -85,7 +86,7 @@ export async function idempotent(
     return errorAnswer(apiError('invalid_parameter', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.'));
   }
   // Receipts stored before keys were scoped hold the bare key: they match nothing now.
-  const key = `${caller}:${sent}`;
+  const key = `${caller()}:${sent}`;
   const print = requestFingerprint(request, body);
   return store.exclusive(key, async () => {
     const stored = store.get(key);
