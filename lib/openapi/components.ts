@@ -60,7 +60,7 @@ export const PARAMETERS: Record<string, JsonObject> = {
   sort: query('_sort', 'Comma-separated columns, `-Column` for descending: numbers and dates by value, text case-insensitively, empty cells last; unknown columns are 400 `unknown_column`.', { type: 'string' }),
   ifNoneMatch: requestHeader('If-None-Match', 'ETags of answers already held (or `*`): an unchanged answer is 304 with no body.'),
   ifMatch: requestHeader('If-Match', 'The ETag the write expects the tab (or the row, by index) to still have; otherwise 412 `precondition_failed` and nothing is written.'),
-  idempotencyKey: requestHeader('Idempotency-Key', 'A client-chosen key: a retry with the same key and body within 24 h gets the stored answer (`Idempotent-Replayed: true`) and writes nothing; the same key with another request is 422 `idempotency_key_reused`.'),
+  idempotencyKey: requestHeader('Idempotency-Key', 'A client-chosen key, scoped to the API key sending it: a retry with the same key and body within 24 h gets the stored answer (`Idempotent-Replayed: true`) and writes nothing; the same key with another request is 422 `idempotency_key_reused`; while its first try still runs on another instance, 409 `conflict` with `Retry-After`.'),
   methodOverride: { ...requestHeader('X-HTTP-Method-Override', '`PATCH` (any case) processes this PUT as a PATCH; ignored otherwise.'), schema: { type: 'string', enum: ['PATCH'] } },
   noCache: requestHeader('Cache-Control', '`no-cache` makes the source look at the spreadsheet itself before answering.'),
 };
