@@ -66,7 +66,7 @@ if (notModified !== null) {
   }
 } else if (typeof Deno !== 'undefined') {
   // As text: Deno copies a byte body on every Response but not a string, and sheetrest's Deno
-  // path sends kept answers as text too (server/respond.ts). The same UTF-8 goes out.
+  // path sends kept answers as text too (server/http/respond.ts). The same UTF-8 goes out.
   const [allText, oneText] = [new TextDecoder().decode(all), new TextDecoder().decode(one)];
   const text = (url: string) => (url.endsWith('/one') ? oneText : allText);
   Deno.serve({ hostname: '127.0.0.1', port: Number(port), onListen: () => {} }, (request) => {
@@ -83,7 +83,7 @@ if (notModified !== null) {
     },
   });
 } else {
-  // As server/node.ts does: an ES import of node:http would load Node's bundled undici (13 MB).
+  // As server/runtime/node.ts does: an ES import of node:http would load Node's bundled undici (13 MB).
   const { createServer } = process.getBuiltinModule('node:http');
   createServer((request, response) => {
     request.resume();

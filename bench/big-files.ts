@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { handle } from '../lib/mod.ts';
-import { fingerprint } from '../server/sources/file/disk.ts';
+import { fingerprint } from '../server/durable/disk.ts';
 import { runFold } from '../server/sources/file/fold-runner.ts';
 import { openFileSource } from '../server/sources/file/mod.ts';
 import { freePort, memoryMb, ROOT, startProcess, stopProcess, type Runtime } from './processes.ts';

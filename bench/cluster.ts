@@ -5,7 +5,7 @@
 //   instances (one wrk per instance, run together), and through one instance without Redis;
 // - the shared quota check's added latency: Redis's one-step check and count against the state
 //   folder's in-memory one, and the version GET (which a read pays only while its instance's
-//   subscription to the versions is down, server/shared/versions.ts), each awaited one after another;
+//   subscription to the versions is down, server/sources/google/shared-versions.ts), each awaited one after another;
 // - writes per second on one spreadsheet (POST, and PATCH by match) from 12 clients spread over
 //   the instances, against one instance without Redis.
 // BENCH_SECONDS (default 5) is each wrk run's length. The figures depend on the machine; on a
@@ -15,14 +15,14 @@ import { writeFile } from 'node:fs/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
+import { startEmulator, type EmulatorCell } from '../tools/google-emulator/mod.ts';
 import { createLogger } from '../server/log.ts';
-import { openQuotaStore } from '../server/quota.ts';
-import { openRedisQuota } from '../server/shared/quota.ts';
-import { openRedis } from '../server/shared/redis.ts';
-import { spreadsheetCoordination } from '../server/shared/spreadsheet.ts';
-import { spawnServer, type Child } from '../test/http-helpers.ts';
-import { startRedis } from '../test/redis-helpers.ts';
+import { openQuotaStore } from '../server/quota/quota.ts';
+import { openRedisQuota } from '../server/quota/redis-store.ts';
+import { openRedis } from '../server/redis/client.ts';
+import { spreadsheetCoordination } from '../server/sources/google/shared-spreadsheet.ts';
+import { spawnServer, type Child } from '../test/helpers/http.ts';
+import { startRedis } from '../test/helpers/redis.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const TOKEN = 'bench-writer';

@@ -12,12 +12,12 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../server/app.ts';
-import { Secret } from '../server/config.ts';
-import { startEmulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
+import { createApp } from '../server/http/app.ts';
+import { Secret } from '../server/config/config.ts';
+import { startEmulator, type EmulatorCell } from '../tools/google-emulator/mod.ts';
 import { createLogger } from '../server/log.ts';
-import { listen } from '../server/node.ts';
-import { openQuotaStore } from '../server/quota.ts';
+import { listen } from '../server/runtime/node.ts';
+import { openQuotaStore } from '../server/quota/quota.ts';
 import { Budgets, openGoogleSource } from '../server/sources/google/mod.ts';
 
 const TOTAL = Number(process.argv[2] ?? 600);

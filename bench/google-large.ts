@@ -9,8 +9,8 @@
 // BENCH_GOOGLE_LARGE_PAIRS change the defaults).
 import { spawn } from 'node:child_process';
 import process from 'node:process';
-import { Secret } from '../server/config.ts';
-import { startEmulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
+import { Secret } from '../server/config/config.ts';
+import { startEmulator, type EmulatorCell } from '../tools/google-emulator/mod.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
 
 const TOKEN = 'bench-reader';

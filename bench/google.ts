@@ -5,11 +5,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../server/app.ts';
-import { Secret } from '../server/config.ts';
-import { startEmulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
+import { createApp } from '../server/http/app.ts';
+import { Secret } from '../server/config/config.ts';
+import { startEmulator, type EmulatorCell } from '../tools/google-emulator/mod.ts';
 import { createLogger } from '../server/log.ts';
-import { openQuotaStore } from '../server/quota.ts';
+import { openQuotaStore } from '../server/quota/quota.ts';
 import { openGoogleSource } from '../server/sources/google/mod.ts';
 import type { Source } from '../server/sources/source.ts';
 

@@ -9,12 +9,12 @@
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../server/config.ts';
-import { startEmulator } from '../server/google-emulator/mod.ts';
+import { loadConfig } from '../server/config/config.ts';
+import { startEmulator } from '../tools/google-emulator/mod.ts';
 import { createLogger } from '../server/log.ts';
 import { start } from '../server/start.ts';
-import { runtimeListen } from '../test/http-helpers.ts';
-import { startRedis } from '../test/redis-helpers.ts';
+import { runtimeListen } from '../test/helpers/http.ts';
+import { startRedis } from '../test/helpers/redis.ts';
 
 const HANG_MS = Number(process.env.HANG_SECONDS ?? 8) * 1000;
 const CLIENTS = 8;

@@ -15,7 +15,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
-import { startEmulator, type EmulatorCell } from '../server/google-emulator/mod.ts';
+import { startEmulator, type EmulatorCell } from '../tools/google-emulator/mod.ts';
 import { CAN_PIN, freePort, startProcess, stopProcess, wrk, type Runtime, type Target } from './processes.ts';
 
 const RUNTIME = (process.argv[2] ?? 'node') as Runtime;

@@ -3,15 +3,15 @@
 // takes effect with the next request, without a restart. Also how a configured connection is
 // opened into one the app serves (its source opened, its engine options fixed).
 import { join } from 'node:path';
-import type { Connection } from './app.ts';
-import { DEFAULTS, type Config, type ConnectionConfig } from './config.ts';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
-import { lockWorkbook, type StateLock } from './lock.ts';
-import type { KeyStoreLike } from './idempotency.ts';
+import type { Connection } from './http/app.ts';
+import { DEFAULTS, type Config, type ConnectionConfig } from './config/config.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency/file-store.ts';
+import { lockWorkbook, type StateLock } from './durable/lock.ts';
+import type { KeyStoreLike } from './idempotency/idempotency.ts';
 import type { Logger } from './log.ts';
 import { openFileSource } from './sources/file/mod.ts';
 import type { ReceiptSink, Source } from './sources/source.ts';
-import type { SharedStore } from './shared/mod.ts';
+import type { SharedStore } from './redis/mod.ts';
 
 /** What the app reads of the connections: one lookup per request. */
 export interface ConnectionLookup {
@@ -48,7 +48,7 @@ export class ConnectionRegistry implements ConnectionLookup {
 
 /** The settings a connection's opening needs from the server's config. */
 export type OpenSettings = Pick<Config, 'stateDir' | 'limits'> & {
-  /** Several instances sharing state through Redis (server/shared/); left out: this one alone. */
+  /** Several instances sharing state through Redis (server/redis/); left out: this one alone. */
   readonly shared?: SharedStore;
   /** Every connection served read-only, whatever it says: the state folder's disk was full at start (start.ts). */
   readonly readOnly?: boolean;
@@ -61,7 +61,7 @@ export async function openConnection(configured: ConnectionConfig, settings: Ope
   let idempotency: KeyStoreLike;
   let receipts: ReceiptSink | undefined;
   if (shared !== undefined && connection.source.type === 'google') {
-    const { redisKeyStore } = await import('./shared/key-store.ts');
+    const { redisKeyStore } = await import('./idempotency/redis-store.ts');
     idempotency = redisKeyStore(shared.redis, connection.id, shared.lease, { log: (message) => log.warn(message) });
   } else {
     // Before the source: recovering a journal hands its writes' Idempotency-Keys to this store.

@@ -6,15 +6,15 @@ import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ADMIN_TOKEN_ENV, ADMIN_TOKEN_MIN_LENGTH, configForFile, ConfigError, loadConfig, type Config } from './config.ts';
-import { IdleTrim } from './idle-trim.ts';
-import type { Listen } from './listener.ts';
+import { ADMIN_TOKEN_ENV, ADMIN_TOKEN_MIN_LENGTH, configForFile, ConfigError, loadConfig, type Config } from './config/config.ts';
+import { IdleTrim } from './runtime/idle-trim.ts';
+import type { Listen } from './runtime/listener.ts';
 import { start } from './start.ts';
 
 const LISTENERS: Record<string, () => Promise<{ listen: Listen }>> = {
-  node: () => import('./node.ts'),
-  deno: () => import('./deno.ts'),
-  bun: () => import('./bun.ts'),
+  node: () => import('./runtime/node.ts'),
+  deno: () => import('./runtime/deno.ts'),
+  bun: () => import('./runtime/bun.ts'),
 };
 
 const RUNTIME = 'Bun' in globalThis ? 'bun' : 'Deno' in globalThis ? 'deno' : 'node';

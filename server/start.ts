@@ -1,5 +1,5 @@
 // Starts sheetrest from a checked Config, in an order that keeps a second start harmless:
-// 1. take the state folder's lock (server/lock.ts): a second process on the same folder stops
+// 1. take the state folder's lock (server/durable/lock.ts): a second process on the same folder stops
 //    here, before it reads or changes anything;
 // 2. remove temp files a crash left in the state folder (safe now: none can be a live process's);
 // 3. bind the port, answering 503 `upstream_unavailable` with Retry-After while the sources open
@@ -16,20 +16,20 @@ import { adminHandler } from './admin/routes.ts';
 import { SignInThrottle } from './admin/sign-in-throttle.ts';
 import { AdminService } from './admin/service.ts';
 import { readAdminFile } from './admin/store.ts';
-import { loadDashboard } from './dashboard-files.ts';
+import { loadDashboard } from './http/dashboard-files.ts';
 import { GoogleConnect } from './admin/google-connect.ts';
-import { createApp, type App, type Connection } from './app.ts';
-import { DEFAULTS, type AdminConfig, type Config } from './config.ts';
+import { createApp, type App, type Connection } from './http/app.ts';
+import { DEFAULTS, type AdminConfig, type Config } from './config/config.ts';
 import { ConnectionRegistry, openConnection } from './connections.ts';
-import { defaultAllowedHosts } from './hosts.ts';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency-store.ts';
+import { defaultAllowedHosts } from './http/hosts.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency/file-store.ts';
 import { createLogger, type Logger } from './log.ts';
-import type { Listen, Listener } from './listener.ts';
-import { lockStateDir, type StateLock } from './lock.ts';
-import { openQuotaStore, type QuotaStore } from './quota.ts';
-import type { SharedStore } from './shared/mod.ts';
-import { errorAnswer, toResponse } from './respond.ts';
-import { ensureStateDir, removeLeftoverTempFiles } from './state.ts';
+import type { Listen, Listener } from './runtime/listener.ts';
+import { lockStateDir, type StateLock } from './durable/lock.ts';
+import { openQuotaStore, type QuotaStore } from './quota/quota.ts';
+import type { SharedStore } from './redis/mod.ts';
+import { errorAnswer, toResponse } from './http/respond.ts';
+import { ensureStateDir, removeLeftoverTempFiles } from './durable/state.ts';
 
 export interface Running {
   readonly app: App;
@@ -73,7 +73,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const timeouts = config.timeouts ?? { headersMs: DEFAULTS.headersMs, bodyMs: DEFAULTS.bodyMs, shutdownMs: DEFAULTS.shutdownMs };
     listener = await options.listen(gate, { host, port: config.port ?? 8080, headersTimeoutMs: timeouts.headersMs, bodyTimeoutMs: timeouts.bodyMs });
     // Loaded only when configured: a server on its own has no use for the Redis client.
-    if (config.store !== undefined) shared = await (await import('./shared/mod.ts')).openSharedStore(config.store, log);
+    if (config.store !== undefined) shared = await (await import('./redis/mod.ts')).openSharedStore(config.store, log);
     const settings = { ...config, ...(shared === undefined ? {} : { shared }), ...(diskFull ? { readOnly: true } : {}) };
     for (const connection of config.connections) {
       const served = await openConnection(connection, settings, log);

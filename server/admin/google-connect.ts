@@ -18,10 +18,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
-import type { GoogleConnectConfig } from '../config.ts';
-import { ConnectionEntries, GOOGLE_TOKEN_URL, strict, expected } from '../config-schema.ts';
+import type { GoogleConnectConfig } from '../config/config.ts';
+import { ConnectionEntries, GOOGLE_TOKEN_URL, strict, expected } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
-import type { Answer } from '../respond.ts';
+import type { Answer } from '../http/respond.ts';
 import { CreateConnectionSchema } from './requests.ts';
 import type { AdminService, NewKeyView } from './service.ts';
 

@@ -1,5 +1,5 @@
 // The admin API's request bodies, checked with the config file's own valibot schemas
-// (server/config-schema.ts), so a connection is valid here exactly when it would be valid in
+// (server/config/schema.ts), so a connection is valid here exactly when it would be valid in
 // sheetrest.json: `POST /_admin/connections` with `{"id": "crm", "source": {"type": "fil"}}` ->
 // 400 invalid_body `source.type: expected "file" or "google", got "fil"`. Unknown fields are
 // errors, as in the file. Bodies are JSON (`Content-Type: application/json`).
@@ -7,8 +7,8 @@ import * as v from 'valibot';
 import { apiError, type ApiError } from '../../lib/errors.ts';
 import { jsonProblem } from '../../lib/json-error.ts';
 import { SCOPES } from '../auth.ts';
-import { fieldPath } from '../config.ts';
-import { ConnectionEntries, expected, PlanSchema, strict } from '../config-schema.ts';
+import { fieldPath } from '../config/config.ts';
+import { ConnectionEntries, expected, PlanSchema, strict } from '../config/schema.ts';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from './keys.ts';
 
 const { keys: _keys, id, source, readOnly, formulas, hiddenTabs, cacheControl } = ConnectionEntries;

@@ -19,24 +19,24 @@
 //   `{"env"}`, endpoints from the allow-list, the server's credentials only when allowed, files
 //   only inside admin.fileRoot. Every open of an admin connection gives up after
 //   admin.openTimeoutMs (504), so a source that hangs holds up no later change.
-// - With Redis (`shared`), the state lives there instead of admin.json (server/shared/admin-state.ts):
+// - With Redis (`shared`), the state lives there instead of admin.json (server/admin/redis-state.ts):
 //   a change is made under the admin lease on the latest state, and answered once every instance
 //   told of it has applied it; changes made elsewhere are applied here as they are published.
 import { dirname } from 'node:path';
 import { resolve } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
-import type { Connection } from '../app.ts';
-import { ConfigError, resolveConnection, type AdminRules, type ConnectionConfig } from '../config.ts';
-import { DEFAULTS, GOOGLE_ENDPOINTS, type ParsedSource } from '../config-schema.ts';
+import type { Connection } from '../http/app.ts';
+import { ConfigError, resolveConnection, type AdminRules, type ConnectionConfig } from '../config/config.ts';
+import { DEFAULTS, GOOGLE_ENDPOINTS, type ParsedSource } from '../config/schema.ts';
 import { ConnectionRegistry, engineOptions, openConnection, type OpenSettings } from '../connections.ts';
-import { sameFile } from '../lock.ts';
+import { sameFile } from '../durable/lock.ts';
 import type { Logger } from '../log.ts';
-import type { QuotaStore } from '../quota.ts';
+import type { QuotaStore } from '../quota/quota.ts';
 import type { Source } from '../sources/source.ts';
-import { isDiskFull } from '../sources/file/disk.ts';
-import type { AtomicWriter } from '../state.ts';
-import type { AdminSnapshot, SharedAdminState } from '../shared/admin-state.ts';
-import { redisUnavailable } from '../shared/unavailable.ts';
+import { isDiskFull } from '../durable/disk.ts';
+import type { AtomicWriter } from '../durable/state.ts';
+import type { AdminSnapshot, SharedAdminState } from './redis-state.ts';
+import { redisUnavailable } from '../redis/unavailable.ts';
 import { admitFile, checkRequestedSource, stillAdmitted, withTimeout, type AdmittedFile } from './admission.ts';
 import { apiKeysOf, isExpired, keyView, makeKey, type KeyView } from './keys.ts';
 import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, RotateKeyInput } from './requests.ts';

@@ -1,14 +1,14 @@
 // What the admin API has changed, kept in `<stateDir>/admin.json`: the connections it created
 // (their settings as given, paths made absolute) and their keys (SHA-256 digests only, never a
 // key). Read once at start; replaced whole on every change, atomically (temp file, fsync,
-// rename, fsync of the folder: server/state.ts), before the change is answered, so an answered
+// rename, fsync of the folder: server/durable/state.ts), before the change is answered, so an answered
 // change survives kill -9 and a crash leaves the old or the new file, never a torn one.
 // The file is 0600: a Google source's secrets given in plaintext are stored here.
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { SCOPES } from '../auth.ts';
-import { ConnectionEntries } from '../config-schema.ts';
-import { diskWriter, readStateFile, type AtomicWriter } from '../state.ts';
+import { ConnectionEntries } from '../config/schema.ts';
+import { diskWriter, readStateFile, type AtomicWriter } from '../durable/state.ts';
 
 export const ADMIN_FILE = 'admin.json';
 

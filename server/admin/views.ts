@@ -2,10 +2,10 @@
 // `{"id": "crm", "origin": "admin", "source": {...}, "keys": [...], "usage": {...}, ...}`.
 // Never a secret: a config source's secrets are Secret objects (JSON "[secret]"), a stored
 // source's text secrets are masked, and keys show their prefix, never the key or its digest.
-import type { Connection } from '../app.ts';
+import type { Connection } from '../http/app.ts';
 import { isOpen } from '../auth.ts';
-import type { ConnectionConfig, PlanConfig } from '../config.ts';
-import { monthKey, nextMonthStart } from '../quota.ts';
+import type { ConnectionConfig, PlanConfig } from '../config/config.ts';
+import { monthKey, nextMonthStart } from '../quota/quota.ts';
 import { configKeyView, isExpired, keyView, type KeyView } from './keys.ts';
 import type { StoredConnection } from './store.ts';
 

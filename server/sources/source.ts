@@ -14,7 +14,7 @@ export interface Planned<T> {
   readonly workbook: Workbook;
   readonly result: T;
   /**
-   * What an Idempotency-Key keeps of this write (server/idempotency.ts), to be made durable in
+   * What an Idempotency-Key keeps of this write (server/idempotency/idempotency.ts), to be made durable in
    * the same step as the plan. A source with a journal writes it in the plan's own journal line,
    * so no crash can keep the write and lose the key; other sources ignore it.
    */
@@ -24,7 +24,7 @@ export interface Planned<T> {
 /** An Idempotency-Key's record: the request it was first used with and the answer given. */
 export interface Receipt {
   readonly key: string;
-  /** SHA-256 of the request (server/idempotency.ts, requestFingerprint). */
+  /** SHA-256 of the request (server/idempotency/idempotency.ts, requestFingerprint). */
   readonly fingerprint: string;
   /** When the key was first used (epoch ms); it expires a fixed time later. */
   readonly at: number;
@@ -34,7 +34,7 @@ export interface Receipt {
 }
 
 /**
- * Where a journaling source hands the receipts it journaled (server/idempotency-store.ts): told
+ * Where a journaling source hands the receipts it journaled (server/idempotency/file-store.ts): told
  * of each once it is durable with its write, and asked to keep them elsewhere before the journal
  * forgets them (a fold into the file, a journal rebuilt after an outside change, recovery).
  */

@@ -3,7 +3,7 @@
 // (GET /sheets/people/City/Oslo), an aggregate-free comparison query
 // (GET /sheets/people/query?Age=__gte(30)&_sort=-Age) and a POST, whose plan and next workbook
 // are reported. The engine is passed in, imported by each runtime its own way; the answer is
-// plain JSON that test/embedding.test.ts compares with EXPECTED.
+// plain JSON that test/engine/embedding.test.ts compares with EXPECTED.
 
 /** A workbook built in code: one tab, a header row and three people. */
 export function peopleWorkbook(engine) {

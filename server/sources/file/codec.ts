@@ -5,14 +5,14 @@
 import type { WorkBook } from '@e965/xlsx';
 import { coerceText } from '../../../lib/coerce.ts';
 import { createInterner, isSheetDate, type Interner, type SheetRow, type TypedValue, type Workbook } from '../../../lib/workbook.ts';
-import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv.ts';
-import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv-formulas.ts';
-import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
+import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv/csv.ts';
+import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv/formulas.ts';
+import { bookUsesDate1904, readBook, tabsOfBook } from './xlsx/read-cells.ts';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
-import { notAPackage } from './xlsx-package.ts';
+import { notAPackage } from './xlsx/mend-package.ts';
 import { readPackage, type XlsxPackage } from './xlsx/package.ts';
 import { foldIntoXlsx } from './xlsx/write.ts';
-import { decodeOds, encodeOds, type OdsPackage } from './ods-package.ts';
+import { decodeOds, encodeOds, type OdsPackage } from './ods/write.ts';
 import { LOAD_LIMITS } from './limits.ts';
 import { readZip } from './zip.ts';
 

@@ -11,7 +11,7 @@ import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import { cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from './disk.ts';
+import { cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from '../../durable/disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
 
 export interface Compaction {

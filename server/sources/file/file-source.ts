@@ -37,12 +37,12 @@ import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, ReceiptSink, Source } from '../source.ts';
 import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
 import { decodeWorkbook, type FileFormat } from './codec.ts';
-import type { CsvStyle } from './csv.ts';
+import type { CsvStyle } from './csv/csv.ts';
 import { CompactionHistory } from './compacted.ts';
-import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, mtimeOf, watchFile, writeTempFile } from './disk.ts';
-import { formatCsvInSteps } from './fold-csv.ts';
+import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, mtimeOf, watchFile, writeTempFile } from '../../durable/disk.ts';
+import { formatCsvInSteps } from './csv/fold.ts';
 import { runFold, type FoldOptions } from './fold-runner.ts';
-import { GroupCommit, Serial } from './group-commit.ts';
+import { GroupCommit, Serial } from '../../durable/group-commit.ts';
 import { Journal, receiptsOf, saveConflicts, type JournalContents, type JournalEntry, type JournalFiles } from './journal.ts';
 import { refuseUnstorable, unstorableEntries } from './limits.ts';
 import { rowsOnly } from './model.ts';
@@ -71,7 +71,7 @@ export interface FileSourceState {
   readonly journalFiles?: JournalFiles;
   /** Where folds run (fold-runner.ts): a worker thread by default. */
   readonly fold?: FoldOptions;
-  /** Where the Idempotency-Key receipts journaled with writes go (server/idempotency-store.ts). */
+  /** Where the Idempotency-Key receipts journaled with writes go (server/idempotency/file-store.ts). */
   readonly receipts?: ReceiptSink;
 }
 

@@ -7,7 +7,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { foldFile, type FoldJob, type FoldResult } from './fold.ts';
-import { loadSheetJs, needsSheetJs } from './sheetjs.ts';
+import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
 
 const WORKER_MODULE = new URL('./fold-worker.js', import.meta.url);
 

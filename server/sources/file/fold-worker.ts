@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { foldFile, type FoldJob } from './fold.ts';
-import { loadSheetJs, needsSheetJs } from './sheetjs.ts';
+import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
 
 const port = parentPort;
 if (port !== null) {

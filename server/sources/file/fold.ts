@@ -5,7 +5,7 @@
 // function runs in a worker thread (fold-worker.ts, started by fold-runner.ts), so a 100k-row
 // workbook is encoded without holding the server's event loop, or here when no worker starts.
 import { decodeWorkbook, encodeWorkbook, type FileFormat } from './codec.ts';
-import { fingerprint } from './disk.ts';
+import { fingerprint } from '../../durable/disk.ts';
 import type { JournalEntry } from './journal.ts';
 import { applyKeepingCells } from './rebase.ts';
 

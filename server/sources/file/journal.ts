@@ -20,9 +20,9 @@ import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { WritePlan } from '../../../lib/apply-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
-import { isReceipt } from '../../receipt-lines.ts';
+import { isReceipt } from '../../idempotency/receipt-lines.ts';
 import type { Receipt } from '../source.ts';
-import { cannotWriteFile, fingerprint, fsyncDirectory, isMissing, tempPathFor } from './disk.ts';
+import { cannotWriteFile, fingerprint, fsyncDirectory, isMissing, tempPathFor } from '../../durable/disk.ts';
 
 /** What a plan's target rows held when it was planned, so it can be re-checked on a changed file. */
 export interface Expected {

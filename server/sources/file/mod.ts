@@ -8,12 +8,12 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { ReceiptSink, Source } from '../source.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import { csvTabName, decodeWorkbook, formatOfPath } from './codec.ts';
-import type { CsvStyle } from './csv.ts';
-import { errorCode, fileIdentity, fingerprint, isMissing, removeStaleTempFiles, whyNotWritable } from './disk.ts';
+import type { CsvStyle } from './csv/csv.ts';
+import { errorCode, fileIdentity, fingerprint, isMissing, removeStaleTempFiles, whyNotWritable } from '../../durable/disk.ts';
 import { FileSource } from './file-source.ts';
 import type { FoldOptions } from './fold-runner.ts';
 import { rowsOnly } from './model.ts';
-import { loadSheetJs, needsSheetJs } from './sheetjs.ts';
+import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
 import { readJournal, type JournalContents, type JournalFiles } from './journal.ts';
 
 export { FileSource } from './file-source.ts';
@@ -36,7 +36,7 @@ export interface FileSourceOptions {
   readonly journalFiles?: JournalFiles;
   /** Where folds run; a worker thread by default (fold-runner.ts). */
   readonly fold?: FoldOptions;
-  /** Where the Idempotency-Key receipts journaled with writes are kept (server/idempotency-store.ts). */
+  /** Where the Idempotency-Key receipts journaled with writes are kept (server/idempotency/file-store.ts). */
   readonly receipts?: ReceiptSink;
 }
 

@@ -6,7 +6,7 @@ import { applyPlan, gridRowOf, type WritePlan } from '../../../lib/apply-plan.ts
 import { tableOf } from '../../../lib/table.ts';
 import type { SheetRow, Tab, TypedValue, Workbook } from '../../../lib/workbook.ts';
 import type { Expected, JournalEntry } from './journal.ts';
-import { keepVerbatim } from './csv-formulas.ts';
+import { keepVerbatim } from './csv/formulas.ts';
 import { rememberReplacedCells, sameValue } from './write-cells.ts';
 
 /** Data rows in a tab, counted as the engine counts them (below the header row, to the last row with a value). */

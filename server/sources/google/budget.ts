@@ -69,7 +69,7 @@ export function admit(windows: readonly Window[], now: number, maxWaitMs: number
 }
 
 /**
- * Budgets kept elsewhere, for every instance at once (server/shared/budget.ts, in Redis): a slot
+ * Budgets kept elsewhere, for every instance at once (server/sources/google/budget-redis.ts, in Redis): a slot
  * in each of `windows` (by key, each with its limit), or null when the store cannot answer now
  * (the caller then uses its own process's budget).
  */

@@ -6,7 +6,7 @@
 // 40 concurrent `POST /sheets/crm` -> one values.append, then one more of the 39 queued meanwhile;
 // `DELETE /sheets/crm/Status/done` -> a fresh read of the tab (once per batch), then one atomic
 // spreadsheets.batchUpdate removing the rows bottom-up.
-// With Redis (several instances, server/shared/spreadsheet.ts), a read first looks at the
+// With Redis (several instances, server/sources/google/shared-spreadsheet.ts), a read first looks at the
 // spreadsheet's shared version (kept in memory, told of changes; one GET while it cannot be
 // trusted) and reads again the tabs kept from an older one; a batch
 // of writes runs under the spreadsheet's lease (after this instance's write lock), checks the
@@ -21,7 +21,7 @@ import { UNKNOWN_VERSION } from './tab-cache.ts';
 import { TabReader, type Scope } from './tab-reader.ts';
 import { callUpstream, type CallSettings, type Repeatable, type RetryPolicy } from './upstream.ts';
 import { writesSettled } from './write-lock.ts';
-import type { SpreadsheetCoordination } from '../../shared/spreadsheet.ts';
+import type { SpreadsheetCoordination } from './shared-spreadsheet.ts';
 
 export interface GoogleSourceSettings {
   readonly spreadsheetId: string;

@@ -19,7 +19,7 @@ import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
 import type { Tab, Workbook } from '../../../lib/workbook.ts';
 import type { Planned } from '../source.ts';
-import type { SpreadsheetCoordination } from '../../shared/spreadsheet.ts';
+import type { SpreadsheetCoordination } from './shared-spreadsheet.ts';
 import type { SheetsApi } from './client.ts';
 import { hasFormula, quoteSheetName } from './encode-plan.ts';
 import { landing } from './read-back.ts';

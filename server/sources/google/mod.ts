@@ -2,9 +2,9 @@
 // "credentialsFile": "service-account.json" }` -> a Source whose reads and writes go to the
 // Sheets API v4 at `rootUrl`. Opening makes no request: a wrong id or missing access shows on
 // the first read (404 not_found, 502 upstream_error), so the server starts while Google is down.
-import type { GoogleSourceConfig } from '../../config.ts';
+import type { GoogleSourceConfig } from '../../config/config.ts';
 import type { Source } from '../source.ts';
-import type { SpreadsheetCoordination } from '../../shared/spreadsheet.ts';
+import type { SpreadsheetCoordination } from './shared-spreadsheet.ts';
 import { createSheetsApi, GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } from './client.ts';
 import { GoogleSource } from './google-source.ts';
 import { openTransport, type Transport } from './transport.ts';
@@ -58,7 +58,7 @@ export interface GoogleSourceOptions {
   readonly maxAnswerCells?: number;
   /** Several instances: the spreadsheet's version and write lease in Redis, by lock key. */
   readonly shared?: (lockKey: string) => SpreadsheetCoordination;
-  /** Several instances: Google's per-minute budget in Redis, for all of them (server/shared/budget.ts). */
+  /** Several instances: Google's per-minute budget in Redis, for all of them (server/sources/google/budget-redis.ts). */
   readonly sharedBudget?: SharedBudget;
 }
 

@@ -2,8 +2,8 @@
 // and each tab's rows, every part with the time it was read, so a read of one tab asks Google
 // for that tab only and `/tabs` for the list only. The workbook handed to the engine is built
 // from them and kept while nothing changes; a tab read again with the same content keeps its
-// object, so answers and ETags built from it stay valid (server/answer-cache.ts). With Redis
-// (several instances, server/shared/spreadsheet.ts) each tab also remembers the spreadsheet's
+// object, so answers and ETags built from it stay valid (server/http/answer-cache.ts). With Redis
+// (several instances, server/sources/google/shared-spreadsheet.ts) each tab also remembers the spreadsheet's
 // shared version its read began at: a tab from before another instance's write is stale.
 // `People` read at t=0, `Orders` at t=3 s: at t=6 s with a 5 s window, People is stale, Orders is not.
 import { tabVersion } from '../../../lib/version.ts';

@@ -7,7 +7,7 @@
 // "Lost answers"), so Deno's requests to the Sheets and Drive APIs go through undici too. Its
 // sign-ins stay on the built-in fetch: a token request sent twice only mints a second token, and
 // under Deno undici's error answers from the token endpoint lost the detail that names the
-// setting to fix (test/google-sign-in.test.ts).
+// setting to fix (test/sources/google/sign-in.test.ts).
 import type { Agent } from 'undici';
 
 export type Runtime = 'node' | 'deno' | 'bun';

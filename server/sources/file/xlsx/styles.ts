@@ -2,9 +2,9 @@
 // format each style shows, and a style like another but for its number format. A date written
 // into a column styled `"$"#,##0.00` gets that style's font, fill and border with a date format:
 // an `<xf>` appended after the existing ones (their indexes, and so every cell, unchanged).
-import { sheetJs } from '../sheetjs.ts';
+import { sheetJs } from './sheetjs.ts';
 import { formatIsTimeOnly } from '../dates.ts';
-import { isDateFormat } from '../read-cells.ts';
+import { isDateFormat } from './read-cells.ts';
 import { attribute, unescapeXml } from './package.ts';
 
 /** What a number format shows: a date (with or without a time), a bare time of day, or a number. */

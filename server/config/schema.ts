@@ -1,0 +1,512 @@
+// The shape of `sheetrest.json`, as valibot schemas. Every schema carries a message saying what
+// was expected, so that `{"connections": [{"plan": {"monthlyRequests": "10k"}}]}` stops the
+// server with `connections[0].plan.monthlyRequests: expected a whole number >= 0, got "10k"`.
+// Objects are strict: an unknown field (`"readonly"` for `"readOnly"`) is an error, not ignored.
+//
+// The file, with every field (only `connections` is required; defaults shown):
+//   {
+//     "$schema": "...",                  ignored, for editors
+//     "host": "127.0.0.1", "port": 8080, port 0 takes any free port
+//     "stateDir": ".sheetrest",          quota counts and journals; relative to this file's folder
+//     "limits": { "bodyBytes": 1048576, "rowsPerWrite": 5000, "textIndexBytes": 67108864,
+//                 "answerCacheBytes": 33554432,      read answers kept for repeated reads; 0: none
+//                 "idempotencyKeys": 100000, "idempotencyBytes": 67108864 },   these two per connection
+//     "cors": { "origins": "*" },        or a list: ["https://app.example.com"]; [] allows none
+//               "writes": "same-origin"  who else may write to a connection without keys from a
+//                                        browser: "same-origin" (only the server's own pages and
+//                                        the origins listed above), "any", or a list of origins
+//     "allowedHosts": ["sheets.example.com"],   Host names served besides localhost and IP
+//                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
+//     "timeouts": { "headersMs": 10000, "bodyMs": 10000, "shutdownMs": 10000 },
+//     "log": { "level": "info" },        debug | info | warn | error | silent
+//     "admin": { "token": { "env": "SHEETREST_ADMIN_TOKEN" } },   turns on /_admin (docs/admin-api.md);
+//                                        left out: on when $SHEETREST_ADMIN_TOKEN is set, off otherwise
+//              "google"?: { "clientId", "clientSecret", "authorizationUrl"?, "tokenUrl"?, "sheetsRootUrl"?, "redirectUri"? }
+//                                        the dashboard's "Connect a Google spreadsheet" (docs/dashboard.md)
+//              what a connection made through /_admin may use (docs/admin-api.md, "What the admin API may open"):
+//              "fileRoot": "." (files only inside it; relative to this file's folder),
+//              "allowServerCredentials": false, "allowedEndpoints": [Google's own origins],
+//              "openTimeoutMs": 10000
+//     "store": { "type": "redis", "url": "redis://127.0.0.1:6379/0",   shared state for several
+//                "leaseMs": 5000, "leaseWaitMs": 10000,   instances (docs/scaling.md); "url" left
+//                "maxStaleMs": 5000 },     out: $REDIS_URL. Left out: the state folder only
+//     "connections": [{
+//       "id": "demo",                    letters, digits, _ and -: the `/sheets/demo` in URLs
+//       "source": { "type": "file", "path": "book.xlsx" },   relative to this file's folder
+//              or { "type": "google", "spreadsheetId": "...", "rootUrl"?: "https://...",
+//                   and at most one of "credentialsFile" (a path), "accessToken", "apiKey",
+//                   "oauth": { "clientId", "clientSecret", "refreshToken", "tokenUri"? }
+//                   (none: Application Default Credentials),
+//                   "freshnessMs"?, "timeoutMs"?, "retries"?, "checkModifiedTime"?, "maxAgeMs"?,
+//                   "driveRootUrl"?, "quota"?: { "readsPerMinutePerUser": 60, ... } }
+//       "keys": [                        left out or []: an open connection
+//         { "key": "a-secret" },                      hashed at start-up
+//         { "sha256": "<64 hex digits>", "scope": "read" },   never known in plaintext
+//         { "env": "SHEETREST_DEMO_KEY", "name": "ci" }       read from the environment at start-up
+//       ],                               scope: "write" (default) or "read"; name: a label for logs
+//       "plan": { "name": "free", "monthlyRequests": 10000, "operations": ["read", ...] },
+//                                        left out: no limit; no monthlyRequests: no monthly limit;
+//                                        operations default to all four
+//       "readOnly": false, "formulas": false,
+//       "hiddenTabs": "serve",           or "hide": tabs hidden in the spreadsheet are not served
+//       "cacheControl": { "maxAge": 60, "staleWhileRevalidate": 30 }   seconds; left out:
+//                                        "no-cache" (clients revalidate every read, docs/http-caching.md)
+//     }]
+//   }
+// Google secrets ("accessToken", "apiKey", "clientSecret", "refreshToken") may also be written
+// as { "env": "NAME" }. A missing or empty variable stops the server, naming the variable.
+import * as v from 'valibot';
+import type { BaseIssue } from 'valibot';
+import { SCOPES } from '../auth.ts';
+
+import { HIDDEN_TABS, OPERATIONS, type Operation } from '../../lib/parse-request.ts';
+
+export { OPERATIONS, type Operation };
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The contract's defaults. */
+export const DEFAULTS = {
+  host: '127.0.0.1',
+  port: 8080,
+  bodyBytes: 1024 * 1024,
+  rowsPerWrite: 5000,
+  /** The engine's `*text*` indexes, across every tab of one connection (lib/column-text.ts). */
+  textIndexBytes: 64 * 1024 * 1024,
+  /** Read answers kept for repeated identical reads, across connections (server/http/answer-cache.ts). */
+  answerCacheBytes: 32 * 1024 * 1024,
+  corsOrigins: '*',
+  corsWrites: 'same-origin',
+  logLevel: 'info',
+  headersMs: 10_000,
+  bodyMs: 10_000,
+  shutdownMs: 10_000,
+  leaseMs: 5_000,
+  leaseWaitMs: 10_000,
+  maxStaleMs: 5_000,
+  /** How long the admin API waits for a connection's source to open before it gives up (504). */
+  adminOpenMs: 10_000,
+} as const;
+
+/**
+ * Where a Google source sends requests and credentials: the Sheets API, Drive (and the
+ * googleapis.com root the client library defaults to), and the OAuth token endpoint. A
+ * connection made through the admin API may name only these, unless `admin.allowedEndpoints`
+ * names others (an emulator in tests, a private proxy).
+ */
+export const GOOGLE_ENDPOINTS: readonly string[] = ['https://sheets.googleapis.com', 'https://www.googleapis.com', 'https://oauth2.googleapis.com'];
+
+/** Google's OAuth token address, where refresh tokens are renewed unless a setting names another. */
+export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
+
+/** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
+export const KNOWN_FIELDS: readonly string[] = [
+  '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'writes', 'log', 'level',
+  'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
+  'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
+  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
+  'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
+  'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
+  'store', 'url', 'leaseMs', 'leaseWaitMs', 'maxStaleMs',
+];
+
+// ---- messages ----------------------------------------------------------------------------
+
+function describeType(input: unknown): string {
+  if (input === undefined) return 'nothing';
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'an array';
+  if (typeof input === 'object') return 'an object';
+  if (typeof input === 'string') return input === '' ? 'an empty string' : `a string of ${input.length} characters`;
+  return `a ${typeof input}`;
+}
+
+function describeValue(issue: BaseIssue<unknown>, secret = false): string {
+  const input = issue.input;
+  if (secret) return describeType(input);
+  if (typeof input === 'string' || typeof input === 'number' || typeof input === 'boolean' || input === null) {
+    const shown = JSON.stringify(input);
+    return shown.length > 60 ? `${shown.slice(0, 57)}..."` : shown;
+  }
+  return describeType(input);
+}
+
+/**
+ * A message saying what was expected and what came instead: `expected a whole number >= 0, got
+ * "10k"`. For a secret field it says only what kind of value came (`got a string of 7
+ * characters`): the message is built before valibot knows the field's path, so the schema
+ * has to say so itself.
+ */
+export function expected(what: string, secret = false): (issue: BaseIssue<unknown>) => string {
+  return (issue) => `expected ${what}, got ${describeValue(issue, secret)}`;
+}
+
+function suggestField(name: string): string {
+  const folded = name.toLowerCase().replace(/[-_]/g, '');
+  const match = KNOWN_FIELDS.find((known) => known.toLowerCase() === folded);
+  return match === undefined ? '' : ` (did you mean "${match}"?)`;
+}
+
+/** An object's own issues: not an object, a required field missing, or a field it does not know. */
+function objectMessage(what: string, fields: string): (issue: BaseIssue<unknown>) => string {
+  return (issue) => {
+    // valibot reports all three as a `strict_object` issue and tells them apart by `expected`:
+    // `never` for a field it does not know, the field's quoted name for a missing one.
+    if (issue.expected === 'never') {
+      return `unknown field${suggestField(String(issue.input))}; expected one of ${fields}`;
+    }
+    if (issue.input === undefined && issue.expected?.startsWith('"')) return 'is required';
+    return `expected ${what}, got ${describeValue(issue)}`;
+  };
+}
+
+// ---- building blocks -----------------------------------------------------------------------
+
+function text(what = 'a non-empty string', secret = false) {
+  return v.pipe(v.string(expected(what, secret)), v.nonEmpty(expected(what, secret)));
+}
+
+function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
+  const what = max === Number.MAX_SAFE_INTEGER ? `a whole number >= ${min}` : `a whole number from ${min} to ${max}`;
+  return v.pipe(v.number(expected(what)), v.integer(expected(what)), v.minValue(min, expected(what)), v.maxValue(max, expected(what)));
+}
+
+function flag() {
+  return v.boolean(expected('true or false'));
+}
+
+/** An object with exactly these fields; the variant of `source` needs it bare. */
+function strictBare<const TEntries extends v.ObjectEntries>(what: string, entries: TEntries) {
+  const fields = Object.keys(entries).map((key) => `"${key}"`).join(', ');
+  return v.strictObject(entries, objectMessage(what, fields));
+}
+
+// valibot's object schemas take an array as an object whose fields are all missing, so
+// `"limits": []` would quietly mean the defaults; refuse anything but a plain object first.
+export function strict<const TEntries extends v.ObjectEntries>(what: string, entries: TEntries) {
+  const isObject = (input: unknown): boolean => typeof input === 'object' && input !== null && !Array.isArray(input);
+  return v.pipe(v.custom<Record<string, unknown>>(isObject, expected(what)), strictBare(what, entries));
+}
+
+/** At most one of `fields` is set (a Google source's credentials). */
+function atMostOne<TInput extends Record<string, unknown>>(fields: readonly (keyof TInput & string)[]) {
+  const names = fields.map((field) => `"${field}"`).join(', ');
+  return v.check(
+    (input: TInput) => fields.filter((field) => input[field] !== undefined).length <= 1,
+    (issue: v.CheckIssue<TInput>) => {
+      const given = fields.filter((field) => issue.input[field] !== undefined);
+      return `expected at most one of ${names}, got ${given.map((f) => `"${f}"`).join(' and ')}`;
+    },
+  );
+}
+
+/** Exactly one of `fields` is set (a key is `key`, `sha256` or `env`). */
+function exactlyOne<TInput extends Record<string, unknown>>(fields: readonly (keyof TInput & string)[]) {
+  const names = fields.map((field) => `"${field}"`);
+  const list = `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+  return v.check(
+    (input: TInput) => fields.filter((field) => input[field] !== undefined).length === 1,
+    (issue: v.CheckIssue<TInput>) => {
+      const given = fields.filter((field) => issue.input[field] !== undefined);
+      return given.length === 0 ? `expected one of ${list}` : `expected only one of ${list}, got ${given.map((f) => `"${f}"`).join(' and ')}`;
+    },
+  );
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const envName = v.pipe(v.string(expected('an environment variable name')), v.regex(ENV_NAME, expected('an environment variable name (letters, digits, _)')));
+
+/** A secret written in the file, or `{ "env": "NAME" }` to read it from the environment at start-up. */
+const secret = v.union(
+  [text('a non-empty string', true), strict('an object', { env: envName })],
+  expected('a non-empty string or { "env": "VARIABLE_NAME" }', true),
+);
+
+const absoluteUrl = v.pipe(v.string(expected('a URL')), v.url(expected('an absolute URL such as "https://sheets.googleapis.com"')));
+
+/** An allowed endpoint: an http(s) origin, or an origin and a path prefix; no user, query or fragment to misread. */
+const endpointUrl = v.pipe(
+  v.string(expected('a URL')),
+  v.check((url) => {
+    if (!URL.canParse(url)) return false;
+    const parsed = new URL(url);
+    return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.username === '' && parsed.password === '' && parsed.search === '' && parsed.hash === '';
+  }, expected('an http(s) URL such as "https://sheets.googleapis.com" (no user name, query or fragment)')),
+);
+
+/**
+ * The dashboard's "Connect a Google spreadsheet" (docs/dashboard.md): an OAuth client of the
+ * Google Cloud project, and where its sign-in and token endpoints are (Google's unless a test
+ * points them at the emulator).
+ */
+export const GoogleConnectSchema = strict('an object with "clientId" and "clientSecret"', {
+  clientId: text(),
+  clientSecret: secret,
+  authorizationUrl: v.optional(absoluteUrl, 'https://accounts.google.com/o/oauth2/v2/auth'),
+  tokenUrl: v.optional(absoluteUrl, GOOGLE_TOKEN_URL),
+  /** The Sheets API of the connections it makes (their `rootUrl`); left out: Google's. */
+  sheetsRootUrl: v.optional(absoluteUrl),
+  /** Where Google sends the browser back; left out: this server's own `/_admin/google/callback`, as the browser reached it. */
+  redirectUri: v.optional(absoluteUrl),
+});
+
+// ---- sources -------------------------------------------------------------------------------
+
+export const FileSourceSchema = strictBare('an object', {
+  type: v.literal('file'),
+  /** Relative to the config file's folder. */
+  path: text('a file path'),
+});
+
+export const GoogleOAuthSchema = strict('an object with "clientId", "clientSecret" and "refreshToken" (and optionally "tokenUri")', {
+  clientId: text(),
+  clientSecret: secret,
+  refreshToken: secret,
+  /** Where refresh tokens are exchanged (default Google's, https://oauth2.googleapis.com/token). */
+  tokenUri: v.optional(absoluteUrl),
+});
+
+/** Google's per-minute request limits (defaults: 60 per user, 300 per project, reads and writes apart). */
+export const GoogleQuotaSchema = strict('an object', {
+  readsPerMinutePerUser: v.optional(wholeNumber(1)),
+  writesPerMinutePerUser: v.optional(wholeNumber(1)),
+  readsPerMinutePerProject: v.optional(wholeNumber(1)),
+  writesPerMinutePerProject: v.optional(wholeNumber(1)),
+  /** How long a request may wait for a slot before it is answered 503 (default 10000 ms). */
+  maxWaitMs: v.optional(wholeNumber(0)),
+});
+
+export const GoogleSourceSchema = v.pipe(
+  strictBare('an object', {
+    type: v.literal('google'),
+    spreadsheetId: v.pipe(text('a spreadsheet id'), v.regex(/^[A-Za-z0-9_-]+$/, expected('a spreadsheet id (letters, digits, _ and -)'))),
+    credentialsFile: v.optional(text('a file path')),
+    accessToken: v.optional(secret),
+    apiKey: v.optional(secret),
+    oauth: v.optional(GoogleOAuthSchema),
+    rootUrl: v.optional(absoluteUrl),
+    /** How long reads are answered from memory (default 5000 ms). */
+    freshnessMs: v.optional(wholeNumber(0)),
+    /** How long one upstream attempt may take before 504 (default 10000 ms). */
+    timeoutMs: v.optional(wholeNumber(1)),
+    /** Retries of a 429 or 5xx before 503 (default 4). */
+    retries: v.optional(wholeNumber(0, 10)),
+    /** Google's per-minute limits, kept on this side for every connection with the same credentials. */
+    quota: v.optional(GoogleQuotaSchema),
+    /** Before reading a stale tab again, ask Drive whether the file changed (its modifiedTime). */
+    checkModifiedTime: v.optional(flag()),
+    /** With checkModifiedTime: the longest a tab is kept unread however unchanged the file looks (default 300000 ms). */
+    maxAgeMs: v.optional(wholeNumber(0)),
+    /** Where Drive's API is (default rootUrl when set, else https://www.googleapis.com/). */
+    driveRootUrl: v.optional(absoluteUrl),
+  }),
+  // None of them: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS).
+  atMostOne(['credentialsFile', 'accessToken', 'apiKey', 'oauth']),
+);
+
+export const SourceSchema = v.variant('type', [FileSourceSchema, GoogleSourceSchema], (issue) =>
+  issue.path?.at(-1)?.key === 'type'
+    ? `expected "file" or "google", got ${describeValue(issue)}`
+    : `expected an object with "type", got ${describeValue(issue)}`,
+);
+
+// ---- keys and plans ------------------------------------------------------------------------
+
+export const KeySchema = v.pipe(
+  strict('an object', {
+    key: v.optional(text('a non-empty key', true)),
+    // A digest is no secret, but a key pasted here by mistake would be.
+    sha256: v.optional(v.pipe(v.string(expected('64 hex digits', true)), v.regex(/^[0-9a-fA-F]{64}$/, expected('64 hex digits (a SHA-256 digest)', true)))),
+    env: v.optional(envName),
+    scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"')), 'write'),
+    name: v.optional(text()),
+  }),
+  exactlyOne(['key', 'sha256', 'env']),
+);
+
+export const PlanSchema = strict('an object', {
+  name: text(),
+  /** Left out: no monthly limit (the plan may still leave out operations). */
+  monthlyRequests: v.optional(wholeNumber(0)),
+  operations: v.optional(
+    v.pipe(
+      v.array(v.picklist(OPERATIONS, expected('"read", "create", "update" or "delete"')), expected('a list of operations')),
+      v.minLength(1, expected('at least one of "read", "create", "update", "delete"')),
+      v.check((list) => new Set(list).size === list.length, expected('each operation once')),
+    ),
+    () => [...OPERATIONS],
+  ),
+});
+
+// ---- connections and the server ------------------------------------------------------------
+
+/** A connection's fields: the config file's, and (without `keys`) the admin API's (server/admin/). */
+export const ConnectionEntries = {
+  id: v.pipe(
+    text('a connection id'),
+    v.maxLength(100, expected('an id of at most 100 characters')),
+    v.regex(/^[A-Za-z0-9_-]+$/, expected('an id made of letters, digits, "_" and "-" (it appears in URLs)')),
+  ),
+  source: SourceSchema,
+  keys: v.optional(v.array(KeySchema, expected('a list of keys')), () => []),
+  plan: v.optional(PlanSchema),
+  readOnly: v.optional(flag(), false),
+  formulas: v.optional(flag(), false),
+  hiddenTabs: v.optional(v.picklist(HIDDEN_TABS, expected('"serve" or "hide"')), 'serve'),
+  cacheControl: v.optional(
+    v.pipe(
+      strict('an object', {
+        // A year, as RFC 9111 suggests for "never expires"; longer is a typo.
+        maxAge: v.optional(wholeNumber(0, 31_536_000)),
+        staleWhileRevalidate: v.optional(wholeNumber(0, 31_536_000)),
+      }),
+      // Without max-age every read is revalidated, so there is no staleness to serve meanwhile.
+      v.check((cache) => cache.staleWhileRevalidate === undefined || cache.maxAge !== undefined, 'expected "maxAge" with "staleWhileRevalidate" (stale-while-revalidate extends max-age)'),
+    ),
+  ),
+};
+
+export const ConnectionSchema = strict('an object', ConnectionEntries);
+
+const corsOrigin = v.pipe(
+  v.string(expected('an origin')),
+  v.check((origin) => URL.canParse(origin) && new URL(origin).origin === origin, expected('an origin such as "https://example.com" (no path or trailing slash)')),
+);
+
+// A name as a browser puts it in Host: `sheets.example.com`, `localhost`, `10.0.0.7`, `[::1]`.
+const allowedHost = v.pipe(
+  v.string(expected('a host name')),
+  v.regex(
+    /^(?:(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?\.)*[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?\.?|\[[0-9A-Fa-f:.]+\])$/,
+    expected('a host name such as "sheets.example.com" (no scheme, port or path)'),
+  ),
+);
+
+export const ServerSettingsEntries = {
+  /** Ignored: lets an editor find a JSON schema for the file. */
+  $schema: v.optional(v.string(expected('a string'))),
+  host: v.optional(text('a host name or address'), DEFAULTS.host),
+  port: v.optional(wholeNumber(0, 65535), DEFAULTS.port),
+  /** Relative to the config file's folder; default `.sheetrest` there. */
+  stateDir: v.optional(text('a folder path')),
+  limits: v.optional(
+    strict('an object', {
+      bodyBytes: v.optional(wholeNumber(1), DEFAULTS.bodyBytes),
+      rowsPerWrite: v.optional(wholeNumber(1), DEFAULTS.rowsPerWrite),
+      textIndexBytes: v.optional(wholeNumber(0), DEFAULTS.textIndexBytes),
+      answerCacheBytes: v.optional(wholeNumber(0), DEFAULTS.answerCacheBytes),
+      /** Idempotency-Keys one connection keeps (default 100,000; connections.ts applies it). */
+      idempotencyKeys: v.optional(wholeNumber(1)),
+      /** Bytes of stored answers one connection keeps for its Idempotency-Keys (default 64 MiB). */
+      idempotencyBytes: v.optional(wholeNumber(1)),
+    }),
+    {},
+  ),
+  cors: v.optional(
+    v.pipe(
+      strict('an object', {
+        origins: v.optional(
+          v.union([v.literal('*'), v.array(corsOrigin, expected('"*" or a list of origins'))], expected('"*" or a list of origins')),
+          DEFAULTS.corsOrigins,
+        ),
+        /** Which other sites' pages may write to a connection without keys (server/http/cors.ts). */
+        writes: v.optional(
+          v.union(
+            [v.literal('same-origin'), v.literal('any'), v.array(corsOrigin, expected('"same-origin", "any" or a list of origins'))],
+            expected('"same-origin", "any" or a list of origins'),
+          ),
+          DEFAULTS.corsWrites,
+        ),
+      }),
+      // Under a list of origins, only listed origins write at all: a second list would be ignored.
+      v.check(
+        (cors) => cors.origins === '*' || !Array.isArray(cors.writes),
+        'expected "writes" to be "same-origin" or "any" when "origins" is a list (the origins listed there may already write; list more there)',
+      ),
+    ),
+    {},
+  ),
+  /** Left out: only localhost and IP addresses on a loopback bind, any Host otherwise (start.ts). */
+  allowedHosts: v.optional(
+    v.union([v.literal('*'), v.array(allowedHost, expected('"*" or a list of host names'))], expected('"*" or a list of host names')),
+  ),
+  timeouts: v.optional(
+    strict('an object', {
+      headersMs: v.optional(wholeNumber(1, 3_600_000), DEFAULTS.headersMs),
+      bodyMs: v.optional(wholeNumber(1, 3_600_000), DEFAULTS.bodyMs),
+      shutdownMs: v.optional(wholeNumber(0, 3_600_000), DEFAULTS.shutdownMs),
+    }),
+    {},
+  ),
+  log: v.optional(
+    strict('an object', {
+      level: v.optional(v.picklist(LOG_LEVELS, expected('"debug", "info", "warn", "error" or "silent"')), DEFAULTS.logLevel),
+    }),
+    {},
+  ),
+  /** The admin API (`/_admin/...`, docs/admin-api.md): its bearer token, at least 16 characters. */
+  admin: v.optional(
+    strict('an object with "token"', {
+      token: secret,
+      google: v.optional(GoogleConnectSchema),
+      /** The folder whose files the admin API may serve (after following symlinks); relative to the config file's folder. */
+      fileRoot: v.optional(text('a folder path')),
+      /** Whether a Google source made through the admin API may use the server's own credentials (ADC, a credentials file). */
+      allowServerCredentials: v.optional(flag(), false),
+      /** The URLs (origins, or origins with a path prefix) a Google source made through the admin API may send requests to. */
+      allowedEndpoints: v.optional(v.array(endpointUrl, expected('a list of URLs')), () => [...GOOGLE_ENDPOINTS]),
+      /** How long opening a connection's source may take in an admin change before it is given up (504). */
+      openTimeoutMs: v.optional(wholeNumber(1, 600_000), DEFAULTS.adminOpenMs),
+    }),
+  ),
+  /** Shared state through Redis, for several instances behind a load balancer (docs/scaling.md). */
+  store: v.optional(
+    strict('an object with "type": "redis"', {
+      type: v.literal('redis', expected('"redis"')),
+      /** Left out: $REDIS_URL. May be `{ "env": "NAME" }`: a URL can hold a password. */
+      url: v.optional(
+        v.union(
+          [
+            v.pipe(
+              v.string(expected('a redis:// URL', true)),
+              v.check((url) => /^rediss?:\/\//.test(url) && URL.canParse(url), expected('a URL such as "redis://127.0.0.1:6379/0"', true)),
+            ),
+            strict('an object with "env"', { env: text('an environment variable name') }),
+          ],
+          expected('a redis:// URL or { "env": "NAME" }'),
+        ),
+      ),
+      /** How long a spreadsheet's write lease lasts unless renewed: a dead holder's lease ends after this. */
+      leaseMs: v.optional(wholeNumber(100, 600_000), DEFAULTS.leaseMs),
+      /** How long a write waits for the lease before 503. */
+      leaseWaitMs: v.optional(wholeNumber(0, 600_000), DEFAULTS.leaseWaitMs),
+      /**
+       * How long an instance may go without reaching Redis before it refuses requests with keys
+       * (a key revoked meanwhile would still work on it). At least 2 s: it looks every second.
+       */
+      maxStaleMs: v.optional(wholeNumber(2_000, 3_600_000), DEFAULTS.maxStaleMs),
+    }),
+  ),
+};
+
+export const ConfigSchema = strict('an object', {
+  ...ServerSettingsEntries,
+  connections: v.pipe(v.array(ConnectionSchema, expected('a list of connections')), v.minLength(1, expected('at least one connection'))),
+});
+
+export type ConfigInput = v.InferInput<typeof ConfigSchema>;
+export type ParsedConfig = v.InferOutput<typeof ConfigSchema>;
+export type ParsedConnection = v.InferOutput<typeof ConnectionSchema>;
+export type ParsedKey = v.InferOutput<typeof KeySchema>;
+export type ParsedSecret = v.InferOutput<typeof secret>;
+export type ParsedGoogleConnect = v.InferOutput<typeof GoogleConnectSchema>;
+export type PlanConfig = v.InferOutput<typeof PlanSchema>;
+export type FileSourceConfig = v.InferOutput<typeof FileSourceSchema>;
+export type ParsedGoogleSource = v.InferOutput<typeof GoogleSourceSchema>;
+export type LimitsConfig = ParsedConfig['limits'];
+export type CorsConfig = ParsedConfig['cors'];
+export type TimeoutsConfig = ParsedConfig['timeouts'];
+export type LogConfig = ParsedConfig['log'];
+export type ParsedSource = v.InferOutput<typeof SourceSchema>;
+export type ConnectionInputFields = v.InferInput<typeof ConnectionSchema>;

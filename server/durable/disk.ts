@@ -1,0 +1,266 @@
+// The file-system steps the file source's durability rests on: fingerprints, cheap change
+// detection, and replacing a file so that a crash leaves either the old or the new bytes.
+import { createHash, randomBytes } from 'node:crypto';
+import { realpathSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import process from 'node:process';
+import { isAlive } from './lock.ts';
+
+export function fingerprint(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * What `stat` says about a file, as one comparable string; null when it does not exist. A
+ * save by a spreadsheet program changes the inode (write-and-rename) or size and mtime; the
+ * ctime catches an edit that kept the size and put the mtime back (`utimes` cannot set ctime).
+ */
+export async function fileIdentity(path: string): Promise<string | null> {
+  try {
+    const info = await stat(path);
+    return identityOf(info);
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}
+
+/**
+ * The same, synchronously: every read looks at the file, and on a local disk a cached stat
+ * takes a microsecond or two, far less than a round trip through the thread pool.
+ */
+export function fileIdentityNow(path: string): string | null {
+  try {
+    return identityOf(statSync(path));
+  } catch {
+    return null;
+  }
+}
+
+/** Changes younger than this may hide from ctime: Deno (and some file systems) give it in whole seconds. */
+const COARSE_CLOCK_MS = 2_000;
+/** Files up to this size are cheap enough to hash when their identity cannot be trusted. */
+const HASH_BELOW_BYTES = 1 << 20;
+
+/**
+ * Whether an unchanged identity still needs the content's fingerprint to tell: its ctime is in
+ * whole seconds (Deno, some file systems), the file changed so recently that a second edit
+ * within the same second would leave it as it is, and it is small enough to hash. A larger file
+ * edited twice within one second there is the blind spot.
+ */
+export function identityNeedsHash(identity: string, now = Date.now()): boolean {
+  const [, , size, , ctime] = identity.split(':');
+  // A ctime with a fraction of a second comes from a clock fine enough to show any later edit.
+  return Number(ctime) % 1000 === 0 && Number(size) <= HASH_BELOW_BYTES && now - Number(ctime) < COARSE_CLOCK_MS;
+}
+
+/** The modification time an identity holds (ms since the epoch), or undefined for none. */
+export function mtimeOf(identity: string | null): number | undefined {
+  const mtime = Number(identity?.split(':')[3]);
+  return Number.isFinite(mtime) ? Math.floor(mtime) : undefined;
+}
+
+function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+/**
+ * Calls `changed` whenever something happens to `path` (a save renames a new file over it, so
+ * its folder is watched). Null where the runtime or the file system cannot watch (a network
+ * file system, no inotify watches left): the caller then looks at the file now and then.
+ */
+export function watchFile(path: string, changed: () => void): { close(): void } | null {
+  const watched = watchFolderFor(path, changed);
+  // A symlinked workbook changes where the link points (a fold renames over the target): that folder too.
+  const real = realPathNow(path);
+  if (watched === null || real === path) return watched;
+  const target = watchFolderFor(real, changed);
+  if (target === null) {
+    watched.close();
+    return null;
+  }
+  return {
+    close() {
+      watched.close();
+      target.close();
+    },
+  };
+}
+
+function watchFolderFor(path: string, changed: () => void): FSWatcher | null {
+  const name = basename(path);
+  try {
+    const watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
+      if (file === null || file === name) changed();
+    });
+    watcher.on('error', () => {
+      watcher.close();
+      changed();
+    });
+    return watcher;
+  } catch {
+    return null;
+  }
+}
+
+function realPathNow(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+export function isMissing(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+/** Whether a failure means "not allowed to write here" rather than a passing fault. */
+export function isPermissionError(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+}
+
+/** Whether a failure means the disk (or the user's quota on it) is full: 507, not a passing fault. */
+export function isDiskFull(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * The error of a failed write, naming the file (`cannot write /srv/.sheetrest/book.xlsx.1a2b3c4d.journal:
+ * no space left on device (ENOSPC)`): the runtime's own message names no file for a write to an
+ * open handle. Keeps the code, so isDiskFull and isPermissionError still tell it.
+ */
+export function cannotWriteFile(path: string, error: unknown): Error {
+  const code = errorCode(error);
+  const why = code === 'ENOSPC' ? 'no space left on device (ENOSPC)' : code === 'EDQUOT' ? 'disk quota exceeded (EDQUOT)' : (code ?? (error instanceof Error ? error.message : String(error)));
+  return Object.assign(new Error(`cannot write ${path}: ${why}`), code === undefined ? {} : { code });
+}
+
+/** Flushes a directory's entries (a rename or a new file) to disk; a no-op where unsupported. */
+export async function fsyncDirectory(path: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+    await handle.sync();
+  } catch (error) {
+    // Windows cannot open directories; some file systems refuse fsync on them (EINVAL).
+    const code = errorCode(error);
+    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'ENOTSUP') throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** Temp files sit beside their target (a rename is atomic only within one file system) and say whose they are. */
+export function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.sheetrest-${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** The pid a temp file's name carries; undefined for the names of earlier versions, which had none. */
+function tempFileOwner(name: string): number | undefined {
+  const match = /\.sheetrest-(\d+)-[0-9a-f]+\.tmp$/.exec(name);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/** Writes bytes to a fresh temp file beside `path` and fsyncs it; answers its path and identity. */
+export async function writeTempFile(path: string, bytes: Uint8Array | readonly Uint8Array[], mode = 0o644): Promise<{ temp: string; identity: string }> {
+  const temp = tempPathFor(path);
+  const handle = await open(temp, 'wx', mode);
+  let identity: string;
+  try {
+    // A file given in pieces (a CSV fold's slices) is written piece by piece, never joined into one buffer.
+    for (const piece of bytes instanceof Uint8Array ? [bytes] : bytes) await handle.writeFile(piece);
+    await handle.sync();
+    // rename keeps inode, size and mtime (not ctime: commitTempFile gives the identity after it).
+    identity = identityOf(await handle.stat());
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  return { temp, identity };
+}
+
+/**
+ * Moves a synced temp file over `path` and makes the rename itself durable. Answers the file's
+ * identity after the rename (which changes its ctime) while it is still the temp file's inode;
+ * null when it is not (replaced again already) or cannot be looked at.
+ */
+export async function commitTempFile(temp: string, path: string): Promise<string | null> {
+  const before = await stat(temp);
+  await rename(temp, path);
+  await fsyncDirectory(dirname(path));
+  const after = await stat(path).catch(() => null);
+  return after !== null && after.ino === before.ino && after.dev === before.dev && after.size === before.size && after.mtimeMs === before.mtimeMs ? identityOf(after) : null;
+}
+
+/**
+ * Replaces `path` with `bytes`: after a crash at any moment it holds the old bytes or the new.
+ * A symlink stays a link: its target is replaced.
+ */
+export async function replaceFileDurably(path: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
+  const file = await realpath(path).catch(() => path);
+  const { temp } = await writeTempFile(file, bytes, mode);
+  await commitTempFile(temp, file);
+}
+
+/**
+ * Removes temp files a crash left beside `path`. The workbook's folder is not covered by the
+ * state folder's lock (another server with its own state folder may serve the same file), so a
+ * temp file whose process is still alive may be a compaction in progress and is left alone.
+ */
+export async function removeStaleTempFiles(path: string): Promise<number> {
+  const prefix = `.${basename(path)}.sheetrest-`;
+  let removed = 0;
+  for (const name of await readdir(dirname(path)).catch(() => [] as string[])) {
+    const owner = tempFileOwner(name);
+    if (name.startsWith(prefix) && name.endsWith('.tmp') && (owner === undefined || owner === process.pid || !isAlive(owner))) {
+      await unlink(join(dirname(path), name)).catch(() => undefined);
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/**
+ * Why the source cannot write `path`, or null when it can. Probes by opening for writing and
+ * creating a temp file rather than asking `access`, which some runtimes answer from the mode
+ * bits alone (wrong for root, immutable files and read-only mounts).
+ */
+export async function whyNotWritable(path: string, stateDir: string): Promise<string | null> {
+  try {
+    // Opening without writing changes neither the content nor the mtime.
+    await (await open(path, 'r+')).close();
+  } catch (error) {
+    return `the file is not writable (${errorCode(error) ?? 'denied'})`;
+  }
+  if (!(await canCreateFilesIn(path))) return 'its folder does not allow new files';
+  try {
+    await mkdir(stateDir, { recursive: true });
+  } catch (error) {
+    return `the state folder ${stateDir} cannot be created (${errorCode(error) ?? 'denied'})`;
+  }
+  if (!(await canCreateFilesIn(join(stateDir, 'probe')))) return `the state folder ${stateDir} does not allow new files`;
+  return null;
+}
+
+/** Whether a temp file can be created beside `path` (compaction renames one over the file). */
+async function canCreateFilesIn(path: string): Promise<boolean> {
+  const probe = tempPathFor(path);
+  try {
+    await (await open(probe, 'wx')).close();
+    await unlink(probe);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,263 @@
+// Monthly request allowances: the 10,001st `GET /sheets/demo` of March on the "free" plan
+// (10,000 a month) -> 402 `throttle` until 1 April 00:00 UTC, with X-RateLimit-* headers on
+// every answer. The caller asks `take` once per authenticated request; what counts as a
+// request (a HEAD, a preflight) is its business.
+//
+// Counting rules (the contract's, plus one decision):
+// - A request refused for quota does not count, and neither does one refused because the plan
+//   leaves out its operation: both are refusals by the plan itself, and counting them would let
+//   a client that keeps retrying a forbidden write eat its own read allowance.
+// - Connections without a plan or without a monthly limit are counted too, so that a limit
+//   added mid-month applies to the month's real use.
+// - Counts belong to a calendar month in UTC; the first request of a new month starts from 0.
+//
+// Persistence, and what a crash costs: decisions are made in memory (no I/O on the request
+// path). While counts are dirty they are written to `quota.json` in the state folder at most
+// every 250 ms, atomically (temp file, fsync, rename, fsync of the folder), so the file is
+// always a whole, recent snapshot. `close()` (the server's SIGTERM/SIGINT path) and `flush()`
+// write whatever is pending, so an orderly restart loses nothing. A crash (kill -9, power cut)
+// can lose the counts of the last flush window, at most ~250 ms of traffic: the error is always
+// in the client's favour (a few requests served free), never a request refused that should
+// have been served. Making every count durable before its answer would mean an fsync (or a
+// group commit of an append-only log) on every request's path, adding milliseconds to each
+// response to save a handful of requests per crash; not worth it for a monthly allowance.
+//
+// A stalled write: a snapshot goes through the runtime's file thread pool (on Node, libuv's four
+// threads), which the journals' fsyncs share; under a burst of durable writes one quota write
+// can wait seconds for its turn or its fsync. Writes used to run strictly one after another, so
+// one stalled write held back every later flush and the file fell many seconds behind. Now a
+// flush does not wait for the write before it: each snapshot has its own temp file, and only the
+// renames are ordered (newest wins, an older one finishing late is dropped). At most two writes
+// are in flight; when both are stuck, so is the disk.
+// One server process per state folder (server/durable/lock.ts): two would overwrite each other's snapshots.
+import { join } from 'node:path';
+import * as v from 'valibot';
+import { apiError } from '../../lib/errors.ts';
+import type { ApiError } from '../../lib/errors.ts';
+import type { Operation, PlanConfig } from '../config/schema.ts';
+import { diskWriter, ensureStateDir, readStateFile, writeFileAtomicSync, type AtomicWriter } from '../durable/state.ts';
+
+export const QUOTA_FILE = 'quota.json';
+const FLUSH_DELAY_MS = 250;
+const RETRY_DELAY_MS = 5000;
+const MAX_WRITES_IN_FLIGHT = 2;
+
+export interface QuotaDecision {
+  readonly allowed: boolean;
+  /** X-RateLimit-* headers for the answer, allowed or not. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** 402 `throttle` when not allowed. */
+  readonly error?: ApiError;
+}
+
+export interface QuotaStore {
+  /** Decides one request and counts it when allowed. The state folder's store is synchronous (no I/O); the Redis one is not. */
+  take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
+  /** Requests counted for the connection in the current month. */
+  used(connectionId: string): number;
+  /** Writes pending counts now. */
+  flush(): Promise<void>;
+  /** Writes pending counts without yielding, for a process `exit` hook; prefer `close()`. */
+  flushSync(): void;
+  /** Writes pending counts and stops the timer; `take` may not be called afterwards. */
+  close(): Promise<void>;
+}
+
+/** The state folder's store: decides in memory, so `take` answers at once. */
+export interface LocalQuotaStore extends QuotaStore {
+  take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision;
+}
+
+export interface QuotaStoreOptions {
+  /** The state folder; created when missing. */
+  readonly stateDir: string;
+  /** The clock, injectable for tests. */
+  readonly now?: () => Date;
+  /** How long counts may stay only in memory; 250 ms by default. */
+  readonly flushDelayMs?: number;
+  /** Told when a background write fails (it is retried); prints to stderr by default. */
+  readonly onError?: (error: unknown) => void;
+  /** How snapshots reach the disk; injectable so tests can stall or fail a write. */
+  readonly writer?: AtomicWriter;
+}
+
+const QuotaFileSchema = v.object({
+  version: v.literal(1),
+  month: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}$/)),
+  counts: v.record(v.string(), v.pipe(v.number(), v.integer(), v.minValue(0))),
+});
+
+/** `2024-03` for any instant in March 2024, UTC. */
+export function monthKey(date: Date): string {
+  return `${String(date.getUTCFullYear()).padStart(4, '0')}-${String(date.getUTCMonth() + 1).padStart(2, '0')}`;
+}
+
+/** Unix seconds of the first instant of the next calendar month, UTC (`X-RateLimit-Reset`). */
+export function nextMonthStart(date: Date): number {
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / 1000;
+}
+
+/**
+ * The decision on one request at `atMs` given the month's count before it (`used`): refused by the plan's
+ * operations or its used-up allowance, else allowed, with the headers it answers with (Remaining
+ * already counts this request). Shared by this store and the Redis one (server/quota/redis-store.ts).
+ */
+export function decideQuota(plan: PlanConfig | undefined, operation: Operation, used: number, atMs: number): QuotaDecision {
+  const limit = plan?.monthlyRequests;
+  if (plan === undefined || limit === undefined) {
+    if (plan !== undefined && !plan.operations.includes(operation)) return { allowed: false, headers: UNLIMITED, error: operationRefused(plan, operation) };
+    return UNLIMITED_ALLOWED;
+  }
+  const at = new Date(atMs);
+  const headers: Record<string, string> = {
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
+    'X-RateLimit-Plan': plan.name,
+    'X-RateLimit-Reset': String(nextMonthStart(at)),
+  };
+  if (!plan.operations.includes(operation)) return { allowed: false, headers, error: operationRefused(plan, operation) };
+  if (used >= limit) {
+    const renews = new Date(nextMonthStart(at) * 1000).toISOString().replace('.000Z', 'Z');
+    const error = apiError('throttle', `The monthly allowance of ${limit} requests on the plan "${plan.name}" is used up; it renews at ${renews}.`);
+    return { allowed: false, headers, error };
+  }
+  headers['X-RateLimit-Remaining'] = String(limit - used - 1);
+  return { allowed: true, headers };
+}
+
+const UNLIMITED: Readonly<Record<string, string>> = Object.freeze({ 'X-RateLimit-Plan': 'unlimited' });
+const UNLIMITED_ALLOWED: QuotaDecision = Object.freeze({ allowed: true, headers: UNLIMITED });
+
+function operationRefused(plan: PlanConfig, operation: Operation): ApiError {
+  return apiError('throttle', `The plan "${plan.name}" does not include ${operation} requests.`);
+}
+
+export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQuotaStore> {
+  // Most requests need only a number to compare with the month's bounds: no Date is made for them.
+  const clock = options.now;
+  const nowMs = clock === undefined ? Date.now : () => clock().getTime();
+  const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
+  const onError = options.onError ?? ((error: unknown) => console.error(`sheetrest: could not save quota counts: ${String(error)}`));
+  const writer = options.writer ?? diskWriter;
+  const file = join(options.stateDir, QUOTA_FILE);
+  await ensureStateDir(options.stateDir);
+
+  const saved = await readQuotaFile(file);
+  let month = saved?.month ?? monthKey(new Date(nowMs()));
+  const counts = new Map<string, number>(saved === undefined ? [] : Object.entries(saved.counts));
+  let dirty = false;
+  let closed = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Snapshots are numbered as they are taken. Several may be on their way to disk at once (see
+  // "A stalled write" above), but they are renamed into place one at a time, in `renames`, and a
+  // snapshot older than the one already in place is dropped, never renamed over it.
+  let taken = 0;
+  let inPlace = 0;
+  const writes = new Map<number, Promise<void>>();
+  let renames: Promise<unknown> = Promise.resolve();
+
+  const snapshot = (): string => `${JSON.stringify({ version: 1, month, counts: Object.fromEntries(counts) }, null, 2)}\n`;
+
+  const schedule = (delay: number): void => {
+    if (timer !== undefined || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      flush().catch((error: unknown) => {
+        onError(error);
+        schedule(Math.max(delay, RETRY_DELAY_MS));
+      });
+    }, delay);
+  };
+
+  const write = async (number: number, data: string): Promise<void> => {
+    try {
+      const temporary = await writer.prepare(file, data);
+      const rename = renames.then(async () => {
+        if (number < inPlace) return writer.discard(temporary);
+        await writer.commit(temporary, file);
+        inPlace = number;
+      });
+      renames = rename.catch(() => undefined);
+      await rename;
+    } catch (error) {
+      // These counts are not on disk: the next flush writes them (with whatever came since).
+      if (number > inPlace) dirty = true;
+      throw error;
+    }
+  };
+
+  const flush = async (): Promise<void> => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    // A bound on writes in flight: when two are stuck the disk is, and more would only hold
+    // more of the thread pool the journals need.
+    while (writes.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(writes.values()).catch(() => undefined);
+    if (!dirty) {
+      // Nothing new, but the latest snapshot may still be on its way: "flushed" means on disk.
+      await writes.get(taken);
+      return;
+    }
+    dirty = false;
+    const number = ++taken;
+    const writing = write(number, snapshot()).finally(() => writes.delete(number));
+    writes.set(number, writing);
+    await writing;
+  };
+
+  // A new month starts every connection from zero.
+  // The current month's bounds (ms), so that a request within them compares two numbers
+  // instead of formatting its month.
+  let monthFrom = Number.NaN;
+  let monthTo = Number.NaN;
+  const rollOver = (ms: number): void => {
+    if (ms >= monthFrom && ms < monthTo) return;
+    const at = new Date(ms);
+    const current = monthKey(at);
+    monthFrom = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
+    monthTo = nextMonthStart(at) * 1000;
+    if (current === month) return;
+    month = current;
+    counts.clear();
+    dirty = true;
+  };
+
+  return {
+    take(connectionId, plan, operation) {
+      if (closed) throw new Error('The quota store is closed.');
+      const at = nowMs();
+      rollOver(at);
+      const used = counts.get(connectionId) ?? 0;
+      const decision = decideQuota(plan, operation, used, at);
+      if (!decision.allowed) return decision;
+      counts.set(connectionId, used + 1);
+      dirty = true;
+      schedule(flushDelayMs);
+      return decision;
+    },
+    used(connectionId) {
+      rollOver(nowMs());
+      return counts.get(connectionId) ?? 0;
+    },
+    flush,
+    flushSync() {
+      // A snapshot still on its way counts as pending: the process may be about to exit.
+      if (!dirty && inPlace === taken) return;
+      const number = ++taken;
+      writeFileAtomicSync(file, snapshot());
+      // Any write still in flight is older: it is dropped instead of renamed over this one.
+      inPlace = number;
+      dirty = false;
+    },
+    async close() {
+      closed = true;
+      await flush();
+      // Older writes still in flight are dropped once they finish; wait, so no temp file stays.
+      await Promise.allSettled(writes.values());
+    },
+  };
+}
+
+function readQuotaFile(file: string): Promise<v.InferOutput<typeof QuotaFileSchema> | undefined> {
+  // Starting from zero would silently hand out a month's allowance again.
+  return readStateFile(file, QuotaFileSchema, () => `${file} is damaged; fix it, or delete it to start this month's request counts from zero.`);
+}

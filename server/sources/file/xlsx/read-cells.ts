@@ -1,0 +1,143 @@
+// SheetJS cells -> sheetrest rows: a `$#,##0.00` cell holding 1234.5 reads as text `$1,234.50`
+// and value 1234.5; a `yyyy-mm-dd` cell holding 45352 as `2024-03-01` and `{ iso: '2024-03-01' }`.
+import { sheetJs } from './sheetjs.ts';
+import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
+import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../../lib/workbook.ts';
+import { daysToDuration, formatIsDuration, formatIsTimeOnly, serialToIso } from '../dates.ts';
+import { isMacroEnabled, mendXlsxPackage, type ZipContainer } from './mend-package.ts';
+
+export type Cells = readonly (CellObject | undefined)[];
+
+
+const MS_PER_DAY = 86_400_000;
+const UNIX_EPOCH_SERIAL = 25_569;
+
+// cellDates off: dates arrive as serials and we convert them ourselves, free of time zones.
+const READ_OPTIONS = { dense: true, cellDates: false, cellNF: true, cellFormula: true, cellText: true, cellHTML: false } as const;
+
+/** SheetJS's reading of an .xlsx (or .xlsm) package, mended first (xlsx-package.ts); .ods is read by ods-read.ts. */
+export function readBook(bytes: Uint8Array): WorkBook {
+  const zip: ZipContainer = sheetJs().CFB.read(bytes, { type: 'array' });
+  mendXlsxPackage(zip);
+  // bookVBA: an .xlsm file's macros are kept (as bytes, never run) to be written back.
+  const book = (sheetJs() as unknown as { parse_zip(zip: ZipContainer, options: object): WorkBook }).parse_zip(zip, { type: 'array', bookVBA: true, ...READ_OPTIONS });
+  if (isMacroEnabled(zip)) book.bookType = 'xlsm';
+  return book;
+}
+
+export function bookUsesDate1904(book: WorkBook): boolean {
+  return Boolean(book.Workbook?.WBProps?.date1904);
+}
+
+export function tabsOfBook(book: WorkBook): Tab[] {
+  const date1904 = bookUsesDate1904(book);
+  return book.SheetNames.map((name, index) => {
+    const tab: Tab = { name, rows: rowsOfSheet(book.Sheets[name], date1904) };
+    const visibility = visibilityOf(book, name, index);
+    return visibility === undefined ? tab : { ...tab, visibility };
+  });
+}
+
+/** SheetJS's `Hidden`: 1 for a hidden tab, 2 for a very hidden one (shown only by a macro). */
+function visibilityOf(book: WorkBook, name: string, index: number): TabVisibility | undefined {
+  const sheets = book.Workbook?.Sheets ?? [];
+  const hidden = (sheets[index]?.name === name ? sheets[index] : sheets.find((sheet) => sheet.name === name))?.Hidden;
+  return hidden === 1 ? 'hidden' : hidden === 2 ? 'veryHidden' : undefined;
+}
+
+function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[] {
+  const ref = sheet?.['!ref'];
+  if (sheet === undefined || ref === undefined) return [];
+  const lastRow = sheetJs().utils.decode_range(ref).e.r;
+  const data: (CellObject[] | undefined)[] = sheet['!data'] ?? [];
+  const rows: SheetRow[] = [];
+  // A column of dates repeats a few hundred days: one SheetDate per day, not one per cell.
+  const interner = createInterner();
+  for (let r = 0; r <= lastRow; r++) rows.push(rowOfCells(data[r] ?? [], date1904, interner));
+  return rows;
+}
+
+export function rowOfCells(cells: Cells, date1904: boolean, interner: Interner = createInterner()): SheetRow {
+  const text: string[] = [];
+  const value: TypedValue[] = [];
+  for (let c = 0; c < cells.length; c++) {
+    const [cellText, cellValue] = readCell(cells[c], date1904);
+    text.push(cellText);
+    value.push(isSheetDate(cellValue) ? interner.date(cellValue.iso) : cellValue);
+  }
+  // A missing cell is empty, so trailing empty cells need not be carried.
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '' && value[end - 1] === null) end--;
+  text.length = end;
+  value.length = end;
+  return { text, value };
+}
+
+/** The displayed text and the typed value of one cell. */
+export function readCell(cell: CellObject | undefined, date1904: boolean): [string, TypedValue] {
+  if (cell === undefined || cell === null || cell.v === undefined || cell.v === null) return ['', null];
+  switch (cell.t) {
+    case 'n':
+      return readNumber(cell, Number(cell.v), date1904);
+    case 'b':
+      return [cell.w ?? (cell.v ? 'TRUE' : 'FALSE'), Boolean(cell.v)];
+    case 'e': {
+      // An error shows its text (`#N/A`) and has no other value to give.
+      const shown = cell.w ?? errorText(cell.v);
+      return [shown, shown];
+    }
+    case 'd': {
+      // Only with cellDates, which we do not ask for; SheetJS's Date objects are UTC-based.
+      const serial = cell.v instanceof Date ? cell.v.getTime() / MS_PER_DAY + UNIX_EPOCH_SERIAL : Number.NaN;
+      if (!Number.isFinite(serial)) return [cell.w ?? String(cell.v), String(cell.v)];
+      const iso = serialToIso(serial, false);
+      return [cell.w ?? iso.replace('T', ' '), { iso }];
+    }
+    default: {
+      const text = String(cell.v);
+      if (text === '') return ['', null];
+      return [cell.w ?? text, text];
+    }
+  }
+}
+
+function readNumber(cell: CellObject, serial: number, date1904: boolean): [string, TypedValue] {
+  const format = formatOf(cell);
+  const shown = cell.w ?? formatValue(format, serial);
+  if (!Number.isFinite(serial)) return [shown, serial];
+  // `[h]:mm:ss` is elapsed time (255:10:10), not a date in January 1900.
+  if (formatIsDuration(format)) return [shown, daysToDuration(serial)];
+  if (!isDateFormat(format)) return [shown, serial];
+  return [shown, { iso: serialToIso(serial, date1904, serial < 1 && formatIsTimeOnly(format)) }];
+}
+
+function formatOf(cell: CellObject): string {
+  if (typeof cell.z === 'string') return cell.z;
+  if (typeof cell.z === 'number') return String(sheetJs().SSF.get_table()[cell.z] ?? 'General');
+  return 'General';
+}
+
+export function isDateFormat(format: string): boolean {
+  try {
+    return format !== 'General' && Boolean(sheetJs().SSF.is_date(format));
+  } catch {
+    return false;
+  }
+}
+
+export function formatValue(format: string, value: number): string {
+  try {
+    return String(sheetJs().SSF.format(format, value));
+  } catch {
+    // A format SheetJS cannot render still has a value worth showing.
+    return String(value);
+  }
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  0x00: '#NULL!', 0x07: '#DIV/0!', 0x0f: '#VALUE!', 0x17: '#REF!', 0x1d: '#NAME?', 0x24: '#NUM!', 0x2a: '#N/A', 0x2b: '#GETTING_DATA',
+};
+
+function errorText(code: unknown): string {
+  return typeof code === 'number' ? (ERROR_TEXT[code] ?? '#ERROR!') : String(code);
+}

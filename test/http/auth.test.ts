@@ -1,0 +1,125 @@
+// X-Api-Key checks: open connections, missing and wrong keys, read-only keys, digests.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { ApiError } from '../../lib/errors.ts';
+import { authenticate, canWrite, checkWrite, digestKey, isOpen } from '../../server/auth.ts';
+import type { ApiKey, Authenticated } from '../../server/auth.ts';
+
+const writer: ApiKey = { digest: digestKey('write-key'), scope: 'write' };
+const reader: ApiKey = { digest: digestKey('read-key'), scope: 'read', name: 'dashboard' };
+// As the config loader builds a `{ "sha256": "..." }` key: the plaintext is never passed in.
+const fromDigest: ApiKey = {
+  digest: new Uint8Array(Buffer.from(createHash('sha256').update('digest-only').digest('hex'), 'hex')),
+  scope: 'write',
+};
+
+function expectError(result: Authenticated | ApiError, code: string, status: number): ApiError {
+  assert.ok(result instanceof ApiError, `expected ${code}, got ${JSON.stringify(result)}`);
+  assert.equal(result.code, code);
+  assert.equal(result.status, status);
+  return result;
+}
+
+test('a connection is open only when it says so, or (not saying) when it has no keys', async (t) => {
+  const cases: [string, { keys: ApiKey[]; open?: boolean }, boolean][] = [
+    ['open: true, no keys', { keys: [], open: true }, true],
+    ['open: false, no keys', { keys: [], open: false }, false],
+    ['open: false, a key', { keys: [writer], open: false }, false],
+    ['not saying, no keys (the config file\'s rule)', { keys: [] }, true],
+    ['not saying, a key', { keys: [writer] }, false],
+  ];
+  for (const [name, access, open] of cases) await t.test(name, () => assert.equal(isOpen(access), open));
+});
+
+test('a closed connection with no usable key refuses every request, saying why', async (t) => {
+  const expired: ApiKey = { digest: digestKey('old-key'), scope: 'write', expiresAt: 1_000 };
+  const cases: [string, ApiKey[], string | null, string][] = [
+    ['no keys, no header', [], null, 'not_authenticated'],
+    ['no keys, any header', [], 'anything', 'authentication_failed'],
+    ['only an expired key, no header', [expired], null, 'not_authenticated'],
+    ['only an expired key, that key', [expired], 'old-key', 'authentication_failed'],
+  ];
+  for (const [name, keys, header, code] of cases) {
+    await t.test(name, () => {
+      const error = expectError(authenticate(keys, header, 2_000), code, 401);
+      assert.match(error.message, /no usable API key/);
+      assert.match(error.message, /admin API/);
+    });
+  }
+});
+
+test('a missing or empty header is 401 not_authenticated', async (t) => {
+  for (const header of [null, '']) {
+    await t.test(JSON.stringify(header), () => {
+      const error = expectError(authenticate([writer], header), 'not_authenticated', 401);
+      assert.match(error.message, /X-Api-Key/);
+    });
+  }
+});
+
+test('a wrong key is 401 authentication_failed and is never echoed', async (t) => {
+  for (const header of ['wrong', 'write-key ', 'WRITE-KEY', 'write-ke', 'write-keyy', createHash('sha256').update('write-key').digest('hex')]) {
+    await t.test(header, () => {
+      const error = expectError(authenticate([writer, reader], header), 'authentication_failed', 401);
+      assert.equal(JSON.stringify(error.toJSON()).includes(header), false);
+      assert.equal(error.message.includes(header), false);
+    });
+  }
+});
+
+test('the right key authenticates with its scope', async (t) => {
+  const cases: [string, Authenticated][] = [
+    ['write-key', { scope: 'write' }],
+    ['read-key', { scope: 'read', keyName: 'dashboard' }],
+    ['digest-only', { scope: 'write' }],
+  ];
+  for (const [header, expected] of cases) {
+    await t.test(header, () => assert.deepEqual(authenticate([writer, reader, fromDigest], header), expected));
+  }
+});
+
+test('any of many keys authenticates, whatever its position', () => {
+  const keys: ApiKey[] = Array.from({ length: 50 }, (_, index) => ({ digest: digestKey(`key-${index}`), scope: index % 2 === 0 ? 'write' : 'read' }));
+  assert.deepEqual(authenticate(keys, 'key-0'), { scope: 'write' });
+  assert.deepEqual(authenticate(keys, 'key-25'), { scope: 'read' });
+  assert.deepEqual(authenticate(keys, 'key-49'), { scope: 'read' });
+  expectError(authenticate(keys, 'key-50'), 'authentication_failed', 401);
+});
+
+test('keys are compared as UTF-8 digests', () => {
+  const keys: ApiKey[] = [{ digest: digestKey('clé-ключ-🔑'), scope: 'write' }];
+  assert.deepEqual(authenticate(keys, 'clé-ключ-🔑'), { scope: 'write' });
+  expectError(authenticate(keys, 'cle-ключ-🔑'), 'authentication_failed', 401);
+  assert.equal(digestKey('x').length, 32);
+});
+
+test('a read key may not write: 403 permission_denied', () => {
+  assert.equal(canWrite('write'), true);
+  assert.equal(canWrite('read'), false);
+  assert.equal(checkWrite('write'), null);
+  const refused = checkWrite('read');
+  assert.ok(refused instanceof ApiError);
+  assert.equal(refused.code, 'permission_denied');
+  assert.equal(refused.status, 403);
+});
+
+test('a rotated key works until its end, then is 401 like a wrong key', async (t) => {
+  const ends = Date.UTC(2026, 0, 1);
+  const rotated: ApiKey = { digest: digestKey('old-key'), scope: 'write', expiresAt: ends };
+  const cases: [string, number, boolean][] = [
+    ['a minute before its end', ends - 60_000, true],
+    ['a millisecond before', ends - 1, true],
+    ['at its end', ends, false],
+    ['a day after', ends + 86_400_000, false],
+  ];
+  for (const [name, now, works] of cases) {
+    await t.test(name, () => {
+      const result = authenticate([writer, rotated], 'old-key', now);
+      if (works) assert.deepEqual(result, { scope: 'write' });
+      else expectError(result, 'authentication_failed', 401);
+      // The other key is not affected.
+      assert.deepEqual(authenticate([writer, rotated], 'write-key', now), { scope: 'write' });
+    });
+  }
+});

@@ -1,0 +1,212 @@
+// Folding the journal into the file in a worker thread gives the very bytes folding on the main
+// thread gives (POST, PATCH and DELETE on an .xlsx, .ods and .csv file); a worker that cannot
+// start folds on the main thread; a fold that fails says why; the rows the server keeps hold no
+// SheetJS cells (server/sources/file/model.ts, fold-runner.ts); and a .csv file folded a slice
+// at a time is the file encodeWorkbook writes (fold-csv.ts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { handle } from '../../../lib/mod.ts';
+import type { Workbook } from '../../../lib/workbook.ts';
+import { decodeWorkbook, encodeWorkbook, type FileFormat } from '../../../server/sources/file/codec.ts';
+import { fingerprint } from '../../../server/durable/disk.ts';
+import type { FoldJob } from '../../../server/sources/file/fold.ts';
+import { formatCsvInSteps } from '../../../server/sources/file/csv/fold.ts';
+import { runFold } from '../../../server/sources/file/fold-runner.ts';
+import type { JournalEntry } from '../../../server/sources/file/journal.ts';
+import { openFileSource } from '../../../server/sources/file/mod.ts';
+import { rowsOnly } from '../../../server/sources/file/model.ts';
+import { sourceCells } from '../../../server/sources/file/write-cells.ts';
+import { applyKeepingCells, expectationOf } from '../../../server/sources/file/rebase.ts';
+import { bookBytes, bookOf, csvOf, tempFolder } from '../../helpers/file-source.ts';
+import { loadSheetJs } from '../../../server/sources/file/xlsx/sheetjs.ts';
+
+// Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
+await loadSheetJs();
+
+// Files this small fold on the main thread unless told otherwise.
+const WORKER = { inlineBelowBytes: 0 };
+const INLINE = { inlineBelowBytes: Infinity };
+
+const CELLS = [
+  ['Name', 'Age', 'City'],
+  ['Ann', 30, 'Lisbon'],
+  ['Bob', 25, 'Porto'],
+  ['Cy', 41, 'Oslo'],
+];
+
+const WRITES = [
+  { method: 'POST', url: '/sheets/x', body: '{"Name":"Zoe","Age":52,"City":"Rome"}' },
+  { method: 'PATCH', url: '/sheets/x/Name/Ann', body: '{"Age":31}' },
+  { method: 'DELETE', url: '/sheets/x/Name/Bob' },
+];
+
+async function fileOf(dir: string, format: FileFormat): Promise<string> {
+  const path = join(dir, `book.${format}`);
+  if (format === 'csv') await writeFile(path, csvOf(CELLS));
+  else await writeFile(path, bookBytes(bookOf([{ name: 'Sheet1', cells: CELLS.map((row) => row.map((cell) => (typeof cell === 'number' ? { t: 'n', v: cell } : { t: 's', v: cell }))) }]), format));
+  return path;
+}
+
+/** The journal the server would hold after WRITES: each planned on the rows it keeps. */
+function journalOf(workbook: Workbook): JournalEntry[] {
+  const entries: JournalEntry[] = [];
+  let current = workbook;
+  for (const write of WRITES) {
+    const result = handle(current, { ...write, headers: { 'Content-Type': 'application/json' } });
+    assert.ok(result.status < 300 && result.plan !== null, `${write.method} ${write.url}: ${result.body}`);
+    entries.push({ plan: result.plan, expected: expectationOf(current, result.plan) });
+    current = result.workbook;
+  }
+  return entries;
+}
+
+async function jobFor(path: string, format: FileFormat): Promise<FoldJob> {
+  const bytes = await readFile(path);
+  const rows = rowsOnly(decodeWorkbook(bytes, format, 'book').workbook, format);
+  return { path, expected: fingerprint(bytes), format, tabName: 'book', entries: journalOf(rows) };
+}
+
+for (const format of ['xlsx', 'ods', 'csv'] as const) {
+  test(`${format}: a fold in a worker writes the bytes an inline fold writes`, async () => {
+    const folder = await tempFolder();
+    try {
+      const job = await jobFor(await fileOf(folder.dir, format), format);
+      const inWorker = await runFold(job, WORKER);
+      const inline = await runFold(job, INLINE);
+      assert.equal(inWorker.ranIn, 'worker');
+      assert.equal(inline.ranIn, 'main thread');
+      assert.equal(inWorker.result.kind, 'folded');
+      assert.equal(inline.result.kind, 'folded');
+      if (inWorker.result.kind !== 'folded' || inline.result.kind !== 'folded') return;
+      assert.deepEqual(inWorker.result.bytes, inline.result.bytes);
+      assert.equal(inWorker.result.fingerprint, fingerprint(inWorker.result.bytes));
+      // And the writes are in it.
+      const folded = decodeWorkbook(inWorker.result.bytes, format, 'book').workbook.tabs[0].rows.map((row) => row.text.slice(0, 3));
+      assert.deepEqual(folded, [['Name', 'Age', 'City'], ['Ann', '31', 'Lisbon'], ['Cy', '41', 'Oslo'], ['Zoe', '52', 'Rome']]);
+    } finally {
+      await folder.cleanup();
+    }
+  });
+}
+
+test('a worker that cannot start: the fold runs on the main thread', async () => {
+  const folder = await tempFolder();
+  try {
+    const job = await jobFor(await fileOf(folder.dir, 'xlsx'), 'xlsx');
+    const expected = await runFold(job, INLINE);
+    const fallback = await runFold(job, { ...WORKER, workerModule: new URL('./no-such-fold-worker.ts', import.meta.url) });
+    assert.equal(fallback.ranIn, 'main thread');
+    assert.deepEqual(fallback.result, expected.result);
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('a fold that cannot decode the file rejects with the reason, in a worker or not', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'book.xlsx');
+    await writeFile(path, 'not a workbook');
+    const job: FoldJob = { path, expected: fingerprint('not a workbook'), format: 'xlsx', tabName: 'book', entries: [] };
+    await assert.rejects(runFold(job, WORKER), /zip-packaged/);
+    await assert.rejects(runFold(job, INLINE), /zip-packaged/);
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('a small file folds on the main thread by default', async () => {
+  const folder = await tempFolder();
+  try {
+    const job = await jobFor(await fileOf(folder.dir, 'csv'), 'csv');
+    assert.equal((await runFold(job)).ranIn, 'main thread');
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('a file that is not the one the journal was planned on is not folded', async () => {
+  const folder = await tempFolder();
+  try {
+    const job = { ...(await jobFor(await fileOf(folder.dir, 'csv'), 'csv')), expected: fingerprint('an earlier version') };
+    assert.deepEqual((await runFold(job, WORKER)).result, { kind: 'changed' });
+    assert.deepEqual((await runFold(job, INLINE)).result, { kind: 'changed' });
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('the rows the server keeps hold no source cells, and read the same', async (t) => {
+  const folder = await tempFolder();
+  try {
+    for (const format of ['xlsx', 'ods'] as const) {
+      await t.test(format, async () => {
+        const decoded = decodeWorkbook(await readFile(await fileOf(folder.dir, format)), format, 'book').workbook;
+        const kept = rowsOnly(decoded, format);
+        // An .ods row carries its cells' XML for the in-place writer; an .xlsx row carries nothing
+        // (its writer reads the sheet's XML itself).
+        assert.ok(decoded.tabs[0].rows.every((row) => sourceCells.has(row) === (format === 'ods')), 'the decoder gives each .ods row its cells');
+        assert.ok(kept.tabs[0].rows.every((row) => !sourceCells.has(row)));
+        for (const url of ['/sheets/x', '/sheets/x?_raw=1', '/sheets/x/City/oslo']) {
+          assert.equal(handle(kept, { method: 'GET', url }).body, handle(decoded, { method: 'GET', url }).body, url);
+        }
+      });
+    }
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('the file source folds in a worker: writes reach the file, formats kept', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'book.xlsx');
+    const money = { t: 'n', v: 10, z: '$#,##0.00' } as const;
+    await writeFile(path, bookBytes(bookOf([{ name: 'S', cells: [[{ t: 's', v: 'Name' }, { t: 's', v: 'Price' }], [{ t: 's', v: 'Ann' }, money], [{ t: 's', v: 'Bob' }, money]] }]), 'xlsx'));
+    const source = await openFileSource({ path, stateDir: join(folder.dir, 'state'), compactAfterMs: Infinity, fold: WORKER, log: () => undefined });
+    for (const write of [{ method: 'PATCH', url: '/sheets/x/Name/Ann', body: '{"Name":"Annie"}' }, { method: 'POST', url: '/sheets/x', body: '{"Name":"Cy","Price":"3"}' }]) {
+      await source.write((workbook) => {
+        const result = handle(workbook, { ...write, headers: { 'Content-Type': 'application/json' } });
+        return { plan: result.plan, workbook: result.workbook, result: result.status };
+      });
+    }
+    await source.close();
+    const rows = decodeWorkbook(await readFile(path), 'xlsx', 'book').workbook.tabs[0].rows.map((row) => row.text);
+    // The new row's price takes the money style of the cell above it (the in-place writer).
+    assert.deepEqual(rows, [['Name', 'Price'], ['Annie', '$10.00'], ['Bob', '$10.00'], ['Cy', '$3.00']]);
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('csv: the fold a slice at a time writes the bytes encodeWorkbook writes', async (t) => {
+  const files = [
+    'Name,Note\r\nAnn,"a, b"\r\nBob,=SUM(A1)\r\n',
+    '\uFEFFName,Note\nAnn,\'=1+2\nBob,"say ""hi"""',
+    'Name,Note\n',
+    'Name,Note\nAnn,x\nBob,y\nCy,z\nDi,w\n',
+  ];
+  for (const file of files) {
+    await t.test(JSON.stringify(file), async () => {
+      const decoded = decodeWorkbook(new TextEncoder().encode(file), 'csv', 'book');
+      let workbook = decoded.workbook;
+      const plans = [];
+      for (const write of [...WRITES, { method: 'PATCH', url: '/sheets/x/Name/Cy', body: '{"Note":"=HYPERLINK(1)"}' }]) {
+        const result = handle(workbook, { ...write, url: write.url.replace('Age', 'Note'), headers: { 'Content-Type': 'application/json' } });
+        if (result.plan === null) continue;
+        plans.push(result.plan);
+        workbook = applyKeepingCells(workbook, result.plan);
+      }
+      const expected = encodeWorkbook(workbook, decoded, plans).bytes;
+      for (const step of [1, 2, 10_000]) {
+        const { pieces, fingerprint: print } = await formatCsvInSteps(workbook.tabs[0].rows, decoded.csvStyle, step);
+        // Bytes, not text: a decoder would drop the byte order mark.
+        assert.equal(Buffer.concat(pieces).toString('latin1'), Buffer.from(expected).toString('latin1'), `${step} rows per step`);
+        assert.equal(print, fingerprint(expected));
+      }
+    });
+  }
+});
