@@ -8,7 +8,7 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import * as XLSX from '@e965/xlsx';
 import { test } from 'node:test';
 import { configForFile, ConfigError, loadConfig, type Config } from '../../server/config/config.ts';
-import { nextMonthStart } from '../../server/quota/quota.ts';
+import { spanAt } from '../../server/quota/period.ts';
 import { createLogger } from '../../server/log.ts';
 import { startEmulator } from '../../tools/google-emulator/mod.ts';
 import { spawn } from 'node:child_process';
@@ -178,7 +178,7 @@ test(`connections: create, read, change, delete at run time (${RUNTIME})`, async
     // Counted this month: the GET before the plan and this one.
     assert.equal(response.headers.get('x-ratelimit-remaining'), '1');
     const usage = await call(url, 'GET', '/_admin/connections/crm/usage');
-    const reset = nextMonthStart(new Date());
+    const reset = spanAt('month', Date.now()).to / 1000;
     assert.deepEqual(usage.body, { month: new Date().toISOString().slice(0, 7), requests: 2, plan: 'tiny', limit: 3, remaining: 1, reset, resetAt: new Date(reset * 1000).toISOString().replace('.000Z', 'Z') });
     const removed = await call(url, 'PATCH', '/_admin/connections/crm', { plan: null });
     assert.equal(removed.body.plan, null);
