@@ -187,6 +187,21 @@ test(`connections: create, read, change, delete at run time (${RUNTIME})`, async
     assert.equal(after.headers.get('x-ratelimit-plan'), 'unlimited');
   });
 
+  await t.test('a day plan set with PATCH counts by the day, and its usage names the day', async () => {
+    const changed = await call(url, 'PATCH', '/_admin/connections/crm', { plan: { name: 'daily', period: 'day', requests: 5 } });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.deepEqual(changed.body.plan, { name: 'daily', period: 'day', requests: 5, operations: ['read', 'create', 'update', 'delete'] });
+    const response = await fetch(`${url}/sheets/crm`);
+    await response.body?.cancel();
+    const reset = spanAt('day', Date.now()).to / 1000;
+    assert.equal(response.headers.get('x-ratelimit-reset'), String(reset));
+    // The day's count starts here: the requests before were counted in the month.
+    assert.equal(response.headers.get('x-ratelimit-remaining'), '4');
+    const usage = await call(url, 'GET', '/_admin/connections/crm/usage');
+    assert.deepEqual(usage.body, { day: new Date().toISOString().slice(0, 10), requests: 1, plan: 'daily', limit: 5, remaining: 4, reset, resetAt: new Date(reset * 1000).toISOString().replace('.000Z', 'Z') });
+    assert.equal((await call(url, 'PATCH', '/_admin/connections/crm', { plan: null })).body.plan, null);
+  });
+
   await t.test('readOnly through PATCH refuses writes, and back', async () => {
     assert.equal((await call(url, 'PATCH', '/_admin/connections/crm', { readOnly: true })).body.writable, false);
     const refused = await postJson(`${url}/sheets/crm`, { Lead: 'Initech' });
@@ -253,6 +268,7 @@ test(`bad requests answer 4xx in the contract's shape (${RUNTIME})`, async (t) =
     ['two Google credentials', 'POST', '/_admin/connections', { id: 'y', source: { type: 'google', spreadsheetId: 'abc', apiKey: 'k', accessToken: 't' } }, json, 400, 'invalid_body', /at most one of/],
     ['an unset variable', 'POST', '/_admin/connections', { id: 'y', source: { type: 'google', spreadsheetId: 'abc', accessToken: { env: 'SHEETREST_TEST_UNSET_42' } } }, json, 400, 'invalid_body', /^The body is not valid: source\.accessToken: the admin API does not read environment variables; give the value itself\.$/],
     ['a bad plan', 'POST', '/_admin/connections', { ...crm(dir), id: 'y', plan: { name: 'p', monthlyRequests: '10k' } }, json, 400, 'invalid_body', /plan\.monthlyRequests: expected a whole number >= 0, got "10k"/],
+    ['a plan of an unknown period', 'PATCH', '/_admin/connections/crm', { plan: { name: 'p', period: 'week', requests: 5 } }, json, 400, 'invalid_body', /plan\.period: expected "month", "day" or "hour", got "week"/],
     ["the config's id", 'POST', '/_admin/connections', { id: 'book', source: { type: 'file', path: dir.path('other.xlsx') } }, json, 409, 'conflict', /already a connection "book"/],
     ['an id that exists', 'POST', '/_admin/connections', crm(dir), json, 409, 'conflict', /already a connection "crm"/],
     ['a file already served', 'POST', '/_admin/connections', { id: 'y', source: { type: 'file', path: dir.path('book.xlsx') } }, json, 409, 'conflict', /already served by the connection "book"/],
