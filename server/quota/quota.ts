@@ -1,8 +1,8 @@
 // Request allowances per period: the 10,001st `GET /sheets/demo` of March on the "free" plan
 // (10,000 a month) -> 402 `throttle` until 1 April 00:00 UTC, with X-RateLimit-* headers on
 // every answer. A plan counts by the month unless its `period` says "day" or "hour" (UTC);
-// period.ts has the arithmetic. The caller asks `take` once per authenticated request; what counts as a
-// request (a HEAD, a preflight) is its business.
+// period.ts has the arithmetic. The caller asks `take` once per authenticated request; what
+// counts as a request (a HEAD, a preflight) is its business.
 //
 // Counting rules (the contract's, plus one decision):
 // - A request refused for quota does not count, and neither does one refused because the plan
