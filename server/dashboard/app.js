@@ -146,7 +146,7 @@ function detail(connection) {
       h('dt', {}, 'Status'), h('dd', {}, connection.status, connection.problem ? `: ${connection.problem}` : ''),
       h('dt', {}, 'Access'), h('dd', { id: 'access' }, accessOf(connection)),
       h('dt', {}, 'Writes'), h('dd', { id: 'writable' }, connection.writable ? 'allowed' : 'read-only'),
-      h('dt', {}, 'Plan'), h('dd', {}, connection.plan ? `${connection.plan.name} (${usage.limit ?? 'no'} ${PERIOD_WORDS[period] ?? period} limit)` : 'none'),
+      h('dt', {}, 'Plan'), h('dd', { id: 'plan' }, connection.plan ? `${connection.plan.name} (${usage.limit ?? 'no'} ${PERIOD_WORDS[period] ?? period} limit)` : 'none'),
       h('dt', {}, 'Usage'), h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage[period]}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)),
     connection.editable ? h('p', {}, removeButton(connection)) : null,
     keysSection(connection),
