@@ -540,7 +540,7 @@ export class AdminService {
   }
 
   #usage(connection: Connection): UsageView {
-    return usageOf(connection, this.#options.quota.used(connection.id), this.#now());
+    return usageOf(connection, this.#options.quota.used(connection.id, connection.plan), this.#now());
   }
 
   #view(connection: Connection): ConnectionView {
@@ -549,7 +549,7 @@ export class AdminService {
       config: this.#configs.get(connection.id),
       stored: this.#stored.find((each) => each.id === connection.id),
       problem: this.#problems.get(connection.id) ?? null,
-      requests: this.#options.quota.used(connection.id),
+      requests: this.#options.quota.used(connection.id, connection.plan),
       now: this.#now(),
     });
   }

@@ -4,18 +4,24 @@
 // source's text secrets are masked, and keys show their prefix, never the key or its digest.
 import type { Connection } from '../http/app.ts';
 import { isOpen } from '../auth.ts';
-import type { ConnectionConfig, PlanConfig } from '../config/config.ts';
-import { monthKey, nextMonthStart } from '../quota/quota.ts';
+import type { BillingPlan, ConnectionConfig } from '../config/config.ts';
+import { isoSeconds, periodOf, spanAt, type PeriodName } from '../quota/period.ts';
+import { allowanceOf } from '../quota/quota.ts';
 import { configKeyView, isExpired, keyView, type KeyView } from './keys.ts';
 import type { StoredConnection } from './store.ts';
 
-export interface UsageView {
-  readonly month: string;
+/**
+ * The count of the current span of the plan's period, named after the period: `"month":
+ * "2026-11"` (the only one before periods existed), `"day": "2026-11-23"` or `"hour": "2026-11-23T14"`.
+ */
+export type UsageView = { readonly [period in PeriodName]?: string } & UsageCount;
+
+interface UsageCount {
   readonly requests: number;
   readonly plan: string;
   readonly limit: number | null;
   readonly remaining: number | null;
-  /** Unix seconds when the month turns (UTC), as `X-RateLimit-Reset`. */
+  /** Unix seconds when the span ends and the count starts again (UTC), as `X-RateLimit-Reset`. */
   readonly reset: number;
   readonly resetAt: string;
 }
@@ -33,7 +39,7 @@ export interface ConnectionView {
   readonly formulas: boolean;
   readonly hiddenTabs: string;
   readonly cacheControl: { readonly maxAge?: number; readonly staleWhileRevalidate?: number } | null;
-  readonly plan: PlanConfig | null;
+  readonly plan: BillingPlan | null;
   /** Open to any caller without a key; false: a key is needed (with none left, every request is refused). */
   readonly open: boolean;
   readonly keys: readonly KeyView[];
@@ -51,7 +57,7 @@ export interface ViewInput {
   readonly stored: StoredConnection | undefined;
   /** Why it could not be opened, or null. */
   readonly problem: string | null;
-  /** Requests counted this month (the quota store's count). */
+  /** Requests counted in the current span of the plan's period (the quota store's count). */
   readonly requests: number;
   readonly now: Date;
 }
@@ -81,18 +87,20 @@ export function viewOf({ connection, config, stored, problem, requests, now }: V
   };
 }
 
-/** This month's count against the connection's plan; the reset is when the month turns (UTC), as `X-RateLimit-Reset`. */
+/** The current span's count against the connection's plan; the reset is when the span ends (UTC), as `X-RateLimit-Reset`. */
 export function usageOf(connection: Pick<Connection, 'plan'>, requests: number, now: Date): UsageView {
-  const limit = connection.plan?.monthlyRequests ?? null;
-  const reset = nextMonthStart(now);
+  const limit = allowanceOf(connection.plan) ?? null;
+  const period = periodOf(connection.plan);
+  const span = spanAt(period, now.getTime());
+  const reset = span.to / 1000;
   return {
-    month: monthKey(now),
+    [period]: span.key,
     requests,
     plan: connection.plan?.name ?? 'unlimited',
     limit,
     remaining: limit === null ? null : Math.max(0, limit - requests),
     reset,
-    resetAt: new Date(reset * 1000).toISOString().replace('.000Z', 'Z'),
+    resetAt: isoSeconds(span.to),
   };
 }
 

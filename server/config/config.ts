@@ -29,7 +29,9 @@ import { sameFileKey } from '../durable/lock.ts';
 import { DEFAULT_STATE_DIR } from '../durable/state.ts';
 
 export { DEFAULTS, LOG_LEVELS, OPERATIONS } from './schema.ts';
-export type { ConfigInput, CorsConfig, FileSourceConfig, LimitsConfig, LogConfig, LogLevel, Operation, PlanConfig, TimeoutsConfig } from './schema.ts';
+export type { BillingPlan, ConfigInput, CorsConfig, FileSourceConfig, LimitsConfig, LogConfig, LogLevel, Operation, TimeoutsConfig } from './schema.ts';
+/** BillingPlan's old name, kept only until server/http/app.ts (being rewritten in issue 23) imports BillingPlan. */
+export type { BillingPlan as PlanConfig } from './schema.ts';
 
 /** A secret the server needs in plaintext (a Google token). Logging or serialising it shows `[secret]`. */
 export class Secret {

@@ -46,7 +46,8 @@
 //       ],                               scope: "write" (default) or "read"; name: a label for logs
 //       "plan": { "name": "free", "monthlyRequests": 10000, "operations": ["read", ...] },
 //                                        left out: no limit; no monthlyRequests: no monthly limit;
-//                                        operations default to all four
+//                                        operations default to all four. Or, counted per UTC day
+//                                        or hour: { "name": "burst", "period": "hour", "requests": 100 }
 //       "readOnly": false, "formulas": false,
 //       "hiddenTabs": "serve",           or "hide": tabs hidden in the spreadsheet are not served
 //       "cacheControl": { "maxAge": 60, "staleWhileRevalidate": 30 }   seconds; left out:
@@ -60,6 +61,7 @@ import type { BaseIssue } from 'valibot';
 import { SCOPES } from '../auth.ts';
 
 import { HIDDEN_TABS, OPERATIONS, type Operation } from '../../lib/parse-request.ts';
+import { DEFAULT_PERIOD, PERIOD_NAMES } from '../quota/period.ts';
 
 export { OPERATIONS, type Operation };
 
@@ -105,7 +107,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'writes', 'log', 'level',
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
   'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
-  'monthlyRequests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
+  'monthlyRequests', 'period', 'requests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
   'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
   'store', 'url', 'leaseMs', 'leaseWaitMs', 'maxStaleMs',
@@ -325,19 +327,41 @@ export const KeySchema = v.pipe(
   exactlyOne(['key', 'sha256', 'env']),
 );
 
-export const PlanSchema = strict('an object', {
-  name: text(),
-  /** Left out: no monthly limit (the plan may still leave out operations). */
-  monthlyRequests: v.optional(wholeNumber(0)),
-  operations: v.optional(
-    v.pipe(
-      v.array(v.picklist(OPERATIONS, expected('"read", "create", "update" or "delete"')), expected('a list of operations')),
-      v.minLength(1, expected('at least one of "read", "create", "update", "delete"')),
-      v.check((list) => new Set(list).size === list.length, expected('each operation once')),
+const periodNames = PERIOD_NAMES.map((name) => `"${name}"`);
+
+/**
+ * A billing plan: `{ "name": "free", "monthlyRequests": 10000 }`, or `{ "name": "burst",
+ * "period": "hour", "requests": 100 }`. `monthlyRequests` is the month's spelling of `requests`,
+ * kept from before periods existed; a plan gives at most one of the two.
+ */
+export const PlanSchema = v.pipe(
+  strict('an object', {
+    name: text(),
+    /** Left out: a month. Counts start again when it turns (UTC); server/quota/period.ts. */
+    period: v.optional(v.picklist(PERIOD_NAMES, expected(`${periodNames.slice(0, -1).join(', ')} or ${periodNames.at(-1)}`))),
+    /** The allowance per period. Left out (with `monthlyRequests`): no limit (the plan may still leave out operations). */
+    requests: v.optional(wholeNumber(0)),
+    /** The allowance of a month plan, as `requests`. */
+    monthlyRequests: v.optional(wholeNumber(0)),
+    operations: v.optional(
+      v.pipe(
+        v.array(v.picklist(OPERATIONS, expected('"read", "create", "update" or "delete"')), expected('a list of operations')),
+        v.minLength(1, expected('at least one of "read", "create", "update", "delete"')),
+        v.check((list) => new Set(list).size === list.length, expected('each operation once')),
+      ),
+      () => [...OPERATIONS],
     ),
-    () => [...OPERATIONS],
+  }),
+  atMostOne(['requests', 'monthlyRequests']),
+  // `"period": "day", "monthlyRequests": 100` would read as a month's allowance and count a day's.
+  v.forward(
+    v.check(
+      (plan) => plan.monthlyRequests === undefined || (plan.period ?? DEFAULT_PERIOD) === 'month',
+      (issue) => `expected "requests" for a plan whose period is "${(issue.input as { period?: string }).period}" ("monthlyRequests" is a month's allowance)`,
+    ),
+    ['monthlyRequests'],
   ),
-});
+);
 
 // ---- connections and the server ------------------------------------------------------------
 
@@ -501,7 +525,8 @@ export type ParsedConnection = v.InferOutput<typeof ConnectionSchema>;
 export type ParsedKey = v.InferOutput<typeof KeySchema>;
 export type ParsedSecret = v.InferOutput<typeof secret>;
 export type ParsedGoogleConnect = v.InferOutput<typeof GoogleConnectSchema>;
-export type PlanConfig = v.InferOutput<typeof PlanSchema>;
+/** A connection's billing plan (`plan` in the config file and the admin API), not the engine's write plan (`WritePlan`). */
+export type BillingPlan = v.InferOutput<typeof PlanSchema>;
 export type FileSourceConfig = v.InferOutput<typeof FileSourceSchema>;
 export type ParsedGoogleSource = v.InferOutput<typeof GoogleSourceSchema>;
 export type LimitsConfig = ParsedConfig['limits'];

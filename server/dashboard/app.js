@@ -132,8 +132,13 @@ function newConnection() {
   return form;
 }
 
+// A plan's period as the plan line says it: "free (10000 monthly limit)". The usage view names
+// the current span after the period: `"month": "2026-11"`, `"day": "2026-11-23"`.
+const PERIOD_WORDS = { month: 'monthly', day: 'daily', hour: 'hourly' };
+
 function detail(connection) {
   const usage = connection.usage;
+  const period = connection.plan?.period ?? 'month';
   const section = h('section', { class: 'detail', id: 'detail' },
     h('h2', {}, connection.id, ' ', h('small', {}, connection.origin === 'config' ? '(config file, read-only here)' : '')),
     h('dl', { class: 'facts' },
@@ -141,8 +146,8 @@ function detail(connection) {
       h('dt', {}, 'Status'), h('dd', {}, connection.status, connection.problem ? `: ${connection.problem}` : ''),
       h('dt', {}, 'Access'), h('dd', { id: 'access' }, accessOf(connection)),
       h('dt', {}, 'Writes'), h('dd', { id: 'writable' }, connection.writable ? 'allowed' : 'read-only'),
-      h('dt', {}, 'Plan'), h('dd', {}, connection.plan ? `${connection.plan.name} (${connection.plan.monthlyRequests ?? 'no'} monthly limit)` : 'none'),
-      h('dt', {}, 'Usage'), h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage.month}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)),
+      h('dt', {}, 'Plan'), h('dd', { id: 'plan' }, connection.plan ? `${connection.plan.name} (${usage.limit ?? 'no'} ${PERIOD_WORDS[period] ?? period} limit)` : 'none'),
+      h('dt', {}, 'Usage'), h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage[period]}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)),
     connection.editable ? h('p', {}, removeButton(connection)) : null,
     keysSection(connection),
     h('h3', {}, 'Tabs, columns and playground'),

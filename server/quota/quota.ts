@@ -1,15 +1,18 @@
-// Monthly request allowances: the 10,001st `GET /sheets/demo` of March on the "free" plan
+// Request allowances per period: the 10,001st `GET /sheets/demo` of March on the "free" plan
 // (10,000 a month) -> 402 `throttle` until 1 April 00:00 UTC, with X-RateLimit-* headers on
-// every answer. The caller asks `take` once per authenticated request; what counts as a
-// request (a HEAD, a preflight) is its business.
+// every answer. A plan counts by the month unless its `period` says "day" or "hour" (UTC);
+// period.ts has the arithmetic. The caller asks `take` once per authenticated request; what
+// counts as a request (a HEAD, a preflight) is its business.
 //
 // Counting rules (the contract's, plus one decision):
 // - A request refused for quota does not count, and neither does one refused because the plan
 //   leaves out its operation: both are refusals by the plan itself, and counting them would let
 //   a client that keeps retrying a forbidden write eat its own read allowance.
-// - Connections without a plan or without a monthly limit are counted too, so that a limit
-//   added mid-month applies to the month's real use.
-// - Counts belong to a calendar month in UTC; the first request of a new month starts from 0.
+// - Connections without a plan or without a limit are counted too (by the month without a plan),
+//   so that a limit added mid-month applies to the month's real use.
+// - Counts belong to a span of the plan's period (a calendar month, day or hour in UTC); the
+//   first request of a new span starts from 0. A plan whose period changes starts the new
+//   period's count afresh: a request is counted in its plan's period only.
 //
 // Persistence, and what a crash costs: decisions are made in memory (no I/O on the request
 // path). While counts are dirty they are written to `quota.json` in the state folder at most
@@ -20,7 +23,7 @@
 // in the client's favour (a few requests served free), never a request refused that should
 // have been served. Making every count durable before its answer would mean an fsync (or a
 // group commit of an append-only log) on every request's path, adding milliseconds to each
-// response to save a handful of requests per crash; not worth it for a monthly allowance.
+// response to save a handful of requests per crash; not worth it for a monthly (or hourly) allowance.
 //
 // A stalled write: a snapshot goes through the runtime's file thread pool (on Node, libuv's four
 // threads), which the journals' fsyncs share; under a burst of durable writes one quota write
@@ -34,8 +37,9 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { apiError } from '../../lib/errors.ts';
 import type { ApiError } from '../../lib/errors.ts';
-import type { Operation, PlanConfig } from '../config/schema.ts';
+import type { BillingPlan, Operation } from '../config/schema.ts';
 import { diskWriter, ensureStateDir, readStateFile, writeFileAtomicSync, type AtomicWriter } from '../durable/state.ts';
+import { PERIOD_NAMES, PERIODS, isoSeconds, periodOf, spanAt, spanClock, type PeriodName, type Span } from './period.ts';
 
 export const QUOTA_FILE = 'quota.json';
 const FLUSH_DELAY_MS = 250;
@@ -52,9 +56,9 @@ export interface QuotaDecision {
 
 export interface QuotaStore {
   /** Decides one request and counts it when allowed. The state folder's store is synchronous (no I/O); the Redis one is not. */
-  take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
-  /** Requests counted for the connection in the current month. */
-  used(connectionId: string): number;
+  take(connectionId: string, plan: BillingPlan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
+  /** Requests counted for the connection in the current span of its plan's period (a month without a plan). */
+  used(connectionId: string, plan?: BillingPlan): number;
   /** Writes pending counts now. */
   flush(): Promise<void>;
   /** Writes pending counts without yielding, for a process `exit` hook; prefer `close()`. */
@@ -65,7 +69,7 @@ export interface QuotaStore {
 
 /** The state folder's store: decides in memory, so `take` answers at once. */
 export interface LocalQuotaStore extends QuotaStore {
-  take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision;
+  take(connectionId: string, plan: BillingPlan | undefined, operation: Operation): QuotaDecision;
 }
 
 export interface QuotaStoreOptions {
@@ -81,44 +85,45 @@ export interface QuotaStoreOptions {
   readonly writer?: AtomicWriter;
 }
 
+const countsSchema = v.record(v.string(), v.pipe(v.number(), v.integer(), v.minValue(0)));
+
+// A month's counts stay where they always were (`month`, `counts`), so a deployment with month
+// plans only writes the file it wrote before periods; a day's or an hour's current counts are
+// under `periods` (`"day": {"key": "2024-03-15", "counts": {...}}`) while it has any.
 const QuotaFileSchema = v.object({
   version: v.literal(1),
   month: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}$/)),
-  counts: v.record(v.string(), v.pipe(v.number(), v.integer(), v.minValue(0))),
+  counts: countsSchema,
+  periods: v.optional(v.record(v.picklist(PERIOD_NAMES.filter((name) => name !== 'month')), v.object({ key: v.string(), counts: countsSchema }))),
 });
 
-/** `2024-03` for any instant in March 2024, UTC. */
-export function monthKey(date: Date): string {
-  return `${String(date.getUTCFullYear()).padStart(4, '0')}-${String(date.getUTCMonth() + 1).padStart(2, '0')}`;
-}
-
-/** Unix seconds of the first instant of the next calendar month, UTC (`X-RateLimit-Reset`). */
-export function nextMonthStart(date: Date): number {
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1) / 1000;
+/** A plan's allowance per span of its period (`requests`, or `monthlyRequests` for a month), or undefined for none. */
+export function allowanceOf(plan: BillingPlan | undefined): number | undefined {
+  return plan?.requests ?? plan?.monthlyRequests;
 }
 
 /**
- * The decision on one request at `atMs` given the month's count before it (`used`): refused by the plan's
- * operations or its used-up allowance, else allowed, with the headers it answers with (Remaining
- * already counts this request). Shared by this store and the Redis one (server/quota/redis-store.ts).
+ * The decision on one request in `span` of the plan's period given the span's count before it
+ * (`used`): refused by the plan's operations or its used-up allowance, else allowed, with the
+ * headers it answers with (Remaining already counts this request; Reset is the span's end).
+ * Shared by this store and the Redis one (server/quota/redis-store.ts).
  */
-export function decideQuota(plan: PlanConfig | undefined, operation: Operation, used: number, atMs: number): QuotaDecision {
-  const limit = plan?.monthlyRequests;
+export function decideQuota(plan: BillingPlan | undefined, operation: Operation, used: number, span: Span): QuotaDecision {
+  const limit = allowanceOf(plan);
   if (plan === undefined || limit === undefined) {
     if (plan !== undefined && !plan.operations.includes(operation)) return { allowed: false, headers: UNLIMITED, error: operationRefused(plan, operation) };
     return UNLIMITED_ALLOWED;
   }
-  const at = new Date(atMs);
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(limit),
     'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
     'X-RateLimit-Plan': plan.name,
-    'X-RateLimit-Reset': String(nextMonthStart(at)),
+    'X-RateLimit-Reset': String(span.to / 1000),
   };
   if (!plan.operations.includes(operation)) return { allowed: false, headers, error: operationRefused(plan, operation) };
   if (used >= limit) {
-    const renews = new Date(nextMonthStart(at) * 1000).toISOString().replace('.000Z', 'Z');
-    const error = apiError('throttle', `The monthly allowance of ${limit} requests on the plan "${plan.name}" is used up; it renews at ${renews}.`);
+    const allowance = PERIODS[periodOf(plan)].adjective;
+    const error = apiError('throttle', `The ${allowance} allowance of ${limit} requests on the plan "${plan.name}" is used up; it renews at ${isoSeconds(span.to)}.`);
     return { allowed: false, headers, error };
   }
   headers['X-RateLimit-Remaining'] = String(limit - used - 1);
@@ -128,12 +133,12 @@ export function decideQuota(plan: PlanConfig | undefined, operation: Operation, 
 const UNLIMITED: Readonly<Record<string, string>> = Object.freeze({ 'X-RateLimit-Plan': 'unlimited' });
 const UNLIMITED_ALLOWED: QuotaDecision = Object.freeze({ allowed: true, headers: UNLIMITED });
 
-function operationRefused(plan: PlanConfig, operation: Operation): ApiError {
+function operationRefused(plan: BillingPlan, operation: Operation): ApiError {
   return apiError('throttle', `The plan "${plan.name}" does not include ${operation} requests.`);
 }
 
 export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQuotaStore> {
-  // Most requests need only a number to compare with the month's bounds: no Date is made for them.
+  // Most requests need only a number to compare with their span's bounds: no Date is made for them.
   const clock = options.now;
   const nowMs = clock === undefined ? Date.now : () => clock().getTime();
   const flushDelayMs = options.flushDelayMs ?? FLUSH_DELAY_MS;
@@ -143,8 +148,12 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
   await ensureStateDir(options.stateDir);
 
   const saved = await readQuotaFile(file);
-  let month = saved?.month ?? monthKey(new Date(nowMs()));
-  const counts = new Map<string, number>(saved === undefined ? [] : Object.entries(saved.counts));
+  const tallies = {} as Record<PeriodName, Tally>;
+  for (const period of PERIOD_NAMES) {
+    const kept = period === 'month' ? (saved && { key: saved.month, counts: saved.counts }) : saved?.periods?.[period];
+    const counts = new Map<string, number>(kept === undefined ? [] : Object.entries(kept.counts));
+    tallies[period] = { key: kept?.key ?? spanAt(period, nowMs()).key, counts, spanOf: spanClock(period) };
+  }
   let dirty = false;
   let closed = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -156,7 +165,16 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
   const writes = new Map<number, Promise<void>>();
   let renames: Promise<unknown> = Promise.resolve();
 
-  const snapshot = (): string => `${JSON.stringify({ version: 1, month, counts: Object.fromEntries(counts) }, null, 2)}\n`;
+  const snapshot = (): string => {
+    const periods: Record<string, { key: string; counts: Record<string, number> }> = {};
+    for (const period of PERIOD_NAMES) {
+      const { key, counts } = tallies[period];
+      if (period !== 'month' && counts.size > 0) periods[period] = { key, counts: Object.fromEntries(counts) };
+    }
+    const month = tallies.month;
+    const saving = { version: 1, month: month.key, counts: Object.fromEntries(month.counts), ...(Object.keys(periods).length > 0 ? { periods } : {}) };
+    return `${JSON.stringify(saving, null, 2)}\n`;
+  };
 
   const schedule = (delay: number): void => {
     if (timer !== undefined || closed) return;
@@ -204,39 +222,34 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
     await writing;
   };
 
-  // A new month starts every connection from zero.
-  // The current month's bounds (ms), so that a request within them compares two numbers
-  // instead of formatting its month.
-  let monthFrom = Number.NaN;
-  let monthTo = Number.NaN;
-  const rollOver = (ms: number): void => {
-    if (ms >= monthFrom && ms < monthTo) return;
-    const at = new Date(ms);
-    const current = monthKey(at);
-    monthFrom = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
-    monthTo = nextMonthStart(at) * 1000;
-    if (current === month) return;
-    month = current;
-    counts.clear();
-    dirty = true;
+  // A new span of a period (a new month, day or hour) starts its connections from zero.
+  const currentSpan = (tally: Tally, ms: number): Span => {
+    const span = tally.spanOf(ms);
+    if (span.key !== tally.key) {
+      tally.key = span.key;
+      tally.counts.clear();
+      dirty = true;
+    }
+    return span;
   };
 
   return {
     take(connectionId, plan, operation) {
       if (closed) throw new Error('The quota store is closed.');
-      const at = nowMs();
-      rollOver(at);
-      const used = counts.get(connectionId) ?? 0;
-      const decision = decideQuota(plan, operation, used, at);
+      const tally = tallies[periodOf(plan)];
+      const span = currentSpan(tally, nowMs());
+      const used = tally.counts.get(connectionId) ?? 0;
+      const decision = decideQuota(plan, operation, used, span);
       if (!decision.allowed) return decision;
-      counts.set(connectionId, used + 1);
+      tally.counts.set(connectionId, used + 1);
       dirty = true;
       schedule(flushDelayMs);
       return decision;
     },
-    used(connectionId) {
-      rollOver(nowMs());
-      return counts.get(connectionId) ?? 0;
+    used(connectionId, plan) {
+      const tally = tallies[periodOf(plan)];
+      currentSpan(tally, nowMs());
+      return tally.counts.get(connectionId) ?? 0;
     },
     flush,
     flushSync() {
@@ -255,6 +268,13 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
       await Promise.allSettled(writes.values());
     },
   };
+}
+
+/** The counts of one period's current span: `{ key: '2024-03', counts: demo -> 12 }`. */
+interface Tally {
+  key: string;
+  readonly counts: Map<string, number>;
+  readonly spanOf: (ms: number) => Span;
 }
 
 function readQuotaFile(file: string): Promise<v.InferOutput<typeof QuotaFileSchema> | undefined> {

@@ -1,26 +1,31 @@
-// Monthly allowances shared by every instance through Redis: with three instances behind a load
+// Allowances shared by every instance through Redis: with three instances behind a load
 // balancer and a plan of 150 requests a month, exactly 150 are served across them. One Lua
 // script per request of a limited connection checks the limit and counts in one atomic step
-// (two instances can never both take the last request), on a key per connection and month that
-// expires when the month ends: `sheetrest:quota:2026-11:crm` -> 149. The rules and headers are quota.ts's (decideQuota).
+// (two instances can never both take the last request), on a key per connection and span of
+// the plan's period that expires when the span ends: `sheetrest:quota:2026-11:crm` -> 149 for a
+// month (the key it always had), `sheetrest:quota:2026-11-23:crm` for a day,
+// `sheetrest:quota:2026-11-23T14:crm` for an hour (period.ts). The rules and headers are
+// quota.ts's (decideQuota).
 //
-// A connection without a monthly limit has nothing for Redis to decide: its requests are
+// A connection without a limit has nothing for Redis to decide: its requests are
 // served at once, counted in memory and added to Redis's count with one INCRBY per connection
 // every FLUSH_MS (so a limit set mid-month still applies to the month's real use, less at most
-// the last second's requests of an instance that crashed). A cached read of such a connection
+// the last second's requests of an instance that crashed), on the key of its plan's period (a
+// month without a plan). A cached read of such a connection
 // makes no Redis round trip.
 //
 // Redis away: quota fails closed for limited connections (503 with Retry-After: serving them
 // would let every instance hand out the allowance again) and open for connections without a
-// monthly limit (nothing to protect; their counts wait in memory until Redis is back).
+// limit (nothing to protect; their counts wait in memory until Redis is back).
 import { apiError } from '../../lib/errors.ts';
-import type { Operation, PlanConfig } from '../config/schema.ts';
+import type { BillingPlan, Operation } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
-import { decideQuota, monthKey, nextMonthStart, type QuotaDecision, type QuotaStore } from './quota.ts';
+import { PERIOD_NAMES, PERIODS, periodOf, spanClock, type PeriodName, type Span } from './period.ts';
+import { allowanceOf, decideQuota, type QuotaDecision, type QuotaStore } from './quota.ts';
 import type { Redis } from '../redis/client.ts';
 import { redisUnavailable } from '../redis/unavailable.ts';
 
-// KEYS[1]: the month's count; ARGV[1]: the limit (-1: none); ARGV[2]: the month's end, Unix seconds.
+// KEYS[1]: the span's count; ARGV[1]: the limit (-1: none); ARGV[2]: the span's end, Unix seconds.
 // Returns the count before this request, negated when the request is refused (so 0 is "allowed,
 // first"): one reply carries both the decision and the number the headers need.
 const TAKE_SCRIPT = `
@@ -49,24 +54,18 @@ export async function openRedisQuota(options: RedisQuotaOptions): Promise<QuotaS
   const now = options.now ?? (() => new Date());
   const prefix = options.prefix ?? 'sheetrest:quota:';
   let sha = await redis.client.scriptLoad(TAKE_SCRIPT);
-  // What this instance last heard of each count, for the admin API's usage view (`used`).
-  const lastSeen = new Map<string, { month: string; used: number }>();
+  // What this instance last heard of each count, for the admin API's usage view (`used`): the
+  // span's key tells a count of this span from an older one, and a day's from a month's.
+  const lastSeen = new Map<string, { key: string; used: number }>();
   let warnedUncounted = false;
   const flushMs = options.flushMs ?? FLUSH_MS;
-  /** Counts of connections without a limit not yet in Redis: month -> connection -> requests. */
-  let pending = new Map<string, Map<string, number>>();
+  /** Counts of connections without a limit not yet in Redis: span key -> its end and connection -> requests. */
+  let pending = new Map<string, { readonly until: number; readonly counts: Map<string, number> }>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let flushing: Promise<void> = Promise.resolve();
-  // The month of a moment, from the current month's bounds: most requests compare two numbers.
-  let [monthFrom, monthTo, currentMonth] = [Number.NaN, Number.NaN, ''];
-  const monthOf = (at: Date): string => {
-    const ms = at.getTime();
-    if (ms >= monthFrom && ms < monthTo) return currentMonth;
-    currentMonth = monthKey(at);
-    monthFrom = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1);
-    monthTo = nextMonthStart(at) * 1000;
-    return currentMonth;
-  };
+  // The span of a moment in each period, remembered: most requests compare two numbers.
+  const spans = Object.fromEntries(PERIOD_NAMES.map((period) => [period, spanClock(period)])) as Record<PeriodName, (ms: number) => Span>;
+  const spanOf = (plan: BillingPlan | undefined, at: Date): Span => spans[periodOf(plan)](at.getTime());
 
   const flushOnce = async (): Promise<void> => {
     if (timer !== undefined) clearTimeout(timer);
@@ -74,16 +73,16 @@ export async function openRedisQuota(options: RedisQuotaOptions): Promise<QuotaS
     const batch = pending;
     pending = new Map();
     const sends: Promise<void>[] = [];
-    for (const [month, counts] of batch) {
-      // A month's key expires when the month ends, as the limited connections' script sets it.
-      const expiresAt = Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)), 1) / 1000;
+    for (const [span, { until, counts }] of batch) {
+      // A span's key expires when the span ends, as the limited connections' script sets it.
+      const expiresAt = until / 1000;
       for (const [connectionId, count] of counts) {
-        const key = `${prefix}${month}:${connectionId}`;
+        const key = `${prefix}${span}:${connectionId}`;
         sends.push(Promise.all([redis.client.incrBy(key, count), redis.client.expireAt(key, expiresAt)]).then(([total]) => {
-          lastSeen.set(connectionId, { month, used: Number(total) });
+          lastSeen.set(connectionId, { key: span, used: Number(total) });
         }, (error: unknown) => {
           // Kept for the next flush: Redis is away, and the counts are the clients' real use.
-          add(month, connectionId, count);
+          add(span, until, connectionId, count);
           throw error;
         }));
       }
@@ -98,10 +97,10 @@ export async function openRedisQuota(options: RedisQuotaOptions): Promise<QuotaS
   };
   const flush = (): Promise<void> => (flushing = flushing.then(flushOnce, flushOnce));
 
-  const add = (month: string, connectionId: string, count: number) => {
-    let counts = pending.get(month);
-    if (counts === undefined) pending.set(month, (counts = new Map()));
-    counts.set(connectionId, (counts.get(connectionId) ?? 0) + count);
+  const add = (span: string, until: number, connectionId: string, count: number) => {
+    let waiting = pending.get(span);
+    if (waiting === undefined) pending.set(span, (waiting = { until, counts: new Map() }));
+    waiting.counts.set(connectionId, (waiting.counts.get(connectionId) ?? 0) + count);
     if (timer === undefined) {
       timer = setTimeout(() => void flush(), flushMs);
       timer.unref?.();
@@ -120,41 +119,41 @@ export async function openRedisQuota(options: RedisQuotaOptions): Promise<QuotaS
     }
   };
 
-  const takeLimited = async (connectionId: string, plan: PlanConfig, operation: Operation, at: Date, limit: number): Promise<QuotaDecision> => {
-    const month = monthOf(at);
+  const takeLimited = async (connectionId: string, plan: BillingPlan, operation: Operation, span: Span, limit: number): Promise<QuotaDecision> => {
+    const allowance = PERIODS[periodOf(plan)].adjective;
     let reply: number;
     try {
-      reply = await run(`${prefix}${month}:${connectionId}`, limit, nextMonthStart(at));
+      reply = await run(`${prefix}${span.key}:${connectionId}`, limit, span.to / 1000);
     } catch {
-      const refusal = redisUnavailable('Requests on this connection are counted against a monthly plan');
+      const refusal = redisUnavailable(`Requests on this connection are counted against a ${allowance} plan`);
       return { allowed: false, headers: {}, error: refusal };
     }
     const used = reply < 0 ? -reply - 1 : reply;
-    lastSeen.set(connectionId, { month, used: reply < 0 ? used : used + 1 });
-    const decision = decideQuota(plan, operation, used, at.getTime());
+    lastSeen.set(connectionId, { key: span.key, used: reply < 0 ? used : used + 1 });
+    const decision = decideQuota(plan, operation, used, span);
     // Redis decided; the rules agree with it unless the limit changed between the two looks.
-    if (reply < 0 && decision.allowed) return { allowed: false, headers: decision.headers, error: apiError('throttle', 'The monthly request quota is used up.') };
+    if (reply < 0 && decision.allowed) return { allowed: false, headers: decision.headers, error: apiError('throttle', `The ${allowance} request quota is used up.`) };
     return decision;
   };
 
   return {
-    take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision> {
-      const at = now();
+    take(connectionId: string, plan: BillingPlan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision> {
+      const span = spanOf(plan, now());
       // A plan leaving out the operation refuses without counting, and without asking Redis.
-      if (plan !== undefined && !plan.operations.includes(operation)) return decideQuota(plan, operation, lastSeen.get(connectionId)?.used ?? 0, at.getTime());
-      const limit = plan?.monthlyRequests;
+      if (plan !== undefined && !plan.operations.includes(operation)) return decideQuota(plan, operation, lastSeen.get(connectionId)?.used ?? 0, span);
+      const limit = allowanceOf(plan);
       // No limit: nothing for Redis to decide. Served at once, counted in memory.
       if (limit === undefined) {
-        add(monthOf(at), connectionId, 1);
-        return decideQuota(plan, operation, 0, at.getTime());
+        add(span.key, span.to, connectionId, 1);
+        return decideQuota(plan, operation, 0, span);
       }
-      return takeLimited(connectionId, plan as PlanConfig, operation, at, limit);
+      return takeLimited(connectionId, plan as BillingPlan, operation, span, limit);
     },
-    used(connectionId) {
-      const month = monthKey(now());
+    used(connectionId, plan) {
+      const span = spanOf(plan, now());
       const seen = lastSeen.get(connectionId);
-      const waiting = pending.get(month)?.get(connectionId) ?? 0;
-      return (seen === undefined || seen.month !== month ? 0 : seen.used) + waiting;
+      const waiting = pending.get(span.key)?.counts.get(connectionId) ?? 0;
+      return (seen === undefined || seen.key !== span.key ? 0 : seen.used) + waiting;
     },
     flush,
     // Redis cannot be written to without yielding: a forced exit loses the last second's counts of unlimited connections.

@@ -8,7 +8,7 @@ import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import * as XLSX from '@e965/xlsx';
 import { test } from 'node:test';
 import { configForFile, ConfigError, loadConfig, type Config } from '../../server/config/config.ts';
-import { nextMonthStart } from '../../server/quota/quota.ts';
+import { spanAt } from '../../server/quota/period.ts';
 import { createLogger } from '../../server/log.ts';
 import { startEmulator } from '../../tools/google-emulator/mod.ts';
 import { spawn } from 'node:child_process';
@@ -178,13 +178,28 @@ test(`connections: create, read, change, delete at run time (${RUNTIME})`, async
     // Counted this month: the GET before the plan and this one.
     assert.equal(response.headers.get('x-ratelimit-remaining'), '1');
     const usage = await call(url, 'GET', '/_admin/connections/crm/usage');
-    const reset = nextMonthStart(new Date());
+    const reset = spanAt('month', Date.now()).to / 1000;
     assert.deepEqual(usage.body, { month: new Date().toISOString().slice(0, 7), requests: 2, plan: 'tiny', limit: 3, remaining: 1, reset, resetAt: new Date(reset * 1000).toISOString().replace('.000Z', 'Z') });
     const removed = await call(url, 'PATCH', '/_admin/connections/crm', { plan: null });
     assert.equal(removed.body.plan, null);
     const after = await fetch(`${url}/sheets/crm`);
     await after.body?.cancel();
     assert.equal(after.headers.get('x-ratelimit-plan'), 'unlimited');
+  });
+
+  await t.test('a day plan set with PATCH counts by the day, and its usage names the day', async () => {
+    const changed = await call(url, 'PATCH', '/_admin/connections/crm', { plan: { name: 'daily', period: 'day', requests: 5 } });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.deepEqual(changed.body.plan, { name: 'daily', period: 'day', requests: 5, operations: ['read', 'create', 'update', 'delete'] });
+    const response = await fetch(`${url}/sheets/crm`);
+    await response.body?.cancel();
+    const reset = spanAt('day', Date.now()).to / 1000;
+    assert.equal(response.headers.get('x-ratelimit-reset'), String(reset));
+    // The day's count starts here: the requests before were counted in the month.
+    assert.equal(response.headers.get('x-ratelimit-remaining'), '4');
+    const usage = await call(url, 'GET', '/_admin/connections/crm/usage');
+    assert.deepEqual(usage.body, { day: new Date().toISOString().slice(0, 10), requests: 1, plan: 'daily', limit: 5, remaining: 4, reset, resetAt: new Date(reset * 1000).toISOString().replace('.000Z', 'Z') });
+    assert.equal((await call(url, 'PATCH', '/_admin/connections/crm', { plan: null })).body.plan, null);
   });
 
   await t.test('readOnly through PATCH refuses writes, and back', async () => {
@@ -253,6 +268,7 @@ test(`bad requests answer 4xx in the contract's shape (${RUNTIME})`, async (t) =
     ['two Google credentials', 'POST', '/_admin/connections', { id: 'y', source: { type: 'google', spreadsheetId: 'abc', apiKey: 'k', accessToken: 't' } }, json, 400, 'invalid_body', /at most one of/],
     ['an unset variable', 'POST', '/_admin/connections', { id: 'y', source: { type: 'google', spreadsheetId: 'abc', accessToken: { env: 'SHEETREST_TEST_UNSET_42' } } }, json, 400, 'invalid_body', /^The body is not valid: source\.accessToken: the admin API does not read environment variables; give the value itself\.$/],
     ['a bad plan', 'POST', '/_admin/connections', { ...crm(dir), id: 'y', plan: { name: 'p', monthlyRequests: '10k' } }, json, 400, 'invalid_body', /plan\.monthlyRequests: expected a whole number >= 0, got "10k"/],
+    ['a plan of an unknown period', 'PATCH', '/_admin/connections/crm', { plan: { name: 'p', period: 'week', requests: 5 } }, json, 400, 'invalid_body', /plan\.period: expected "month", "day" or "hour", got "week"/],
     ["the config's id", 'POST', '/_admin/connections', { id: 'book', source: { type: 'file', path: dir.path('other.xlsx') } }, json, 409, 'conflict', /already a connection "book"/],
     ['an id that exists', 'POST', '/_admin/connections', crm(dir), json, 409, 'conflict', /already a connection "crm"/],
     ['a file already served', 'POST', '/_admin/connections', { id: 'y', source: { type: 'file', path: dir.path('book.xlsx') } }, json, 409, 'conflict', /already served by the connection "book"/],

@@ -133,6 +133,12 @@ const mistakes: [string, string][] = [
   [connection(', "plan": {"name": "p", "operations": ["read", "write"]}'), 'connections[0].plan.operations[1]: expected "read", "create", "update" or "delete", got "write"'],
   [connection(', "plan": {"name": "p", "operations": []}'), 'connections[0].plan.operations: expected at least one of'],
   [connection(', "plan": {"name": "p", "operations": ["read", "read"]}'), 'connections[0].plan.operations: expected each operation once'],
+  [connection(', "plan": {"name": "p", "period": "week", "requests": 5}'), 'connections[0].plan.period: expected "month", "day" or "hour", got "week"'],
+  [connection(', "plan": {"name": "p", "period": "Day", "requests": 5}'), 'connections[0].plan.period: expected "month", "day" or "hour", got "Day"'],
+  [connection(', "plan": {"name": "p", "period": "day", "requests": "1k"}'), 'connections[0].plan.requests: expected a whole number >= 0, got "1k"'],
+  [connection(', "plan": {"name": "p", "period": "day", "monthlyRequests": 5}'), 'connections[0].plan.monthlyRequests: expected "requests" for a plan whose period is "day" ("monthlyRequests" is a month\'s allowance)'],
+  [connection(', "plan": {"name": "p", "requests": 5, "monthlyRequests": 5}'), 'connections[0].plan: expected at most one of "requests", "monthlyRequests", got "requests" and "monthlyRequests"'],
+  [connection(', "plan": {"name": "p", "Period": "day"}'), 'connections[0].plan.Period: unknown field (did you mean "period"?)'],
   [connection(', "readonly": true'), 'connections[0].readonly: unknown field (did you mean "readOnly"?)'],
   [connection(', "readOnly": "yes"'), 'connections[0].readOnly: expected true or false, got "yes"'],
   [connection(', "formulas": 1'), 'connections[0].formulas: expected true or false, got 1'],
@@ -206,6 +212,25 @@ test('cors.writes takes "same-origin", "any", or a list of origins beside origin
     await t.test(cors, async () => {
       const text = `{"connections": [{"id": "a", "source": {"type": "file", "path": "x"}}], "cors": ${cors}}`;
       await withConfig(text, async (path) => assert.deepEqual((await loadConfig(path)).cors, expected));
+    });
+  }
+});
+
+test('a plan counts by the month unless its period says "day" or "hour"', async (t) => {
+  const ALL = ['read', 'create', 'update', 'delete'];
+  const cases: [string, object][] = [
+    ['{"name": "free", "monthlyRequests": 10000}', { name: 'free', monthlyRequests: 10000, operations: ALL }],
+    ['{"name": "free", "period": "month", "monthlyRequests": 10000}', { name: 'free', period: 'month', monthlyRequests: 10000, operations: ALL }],
+    ['{"name": "free", "period": "month", "requests": 10000}', { name: 'free', period: 'month', requests: 10000, operations: ALL }],
+    ['{"name": "api", "period": "day", "requests": 1000}', { name: 'api', period: 'day', requests: 1000, operations: ALL }],
+    ['{"name": "burst", "period": "hour", "requests": 100, "operations": ["read"]}', { name: 'burst', period: 'hour', requests: 100, operations: ['read'] }],
+    ['{"name": "team", "period": "day"}', { name: 'team', period: 'day', operations: ALL }],
+  ];
+  for (const [plan, expected] of cases) {
+    await t.test(plan, async () => {
+      await withConfig(connection(`, "plan": ${plan}`), async (path) => {
+        assert.deepEqual((await loadConfig(path)).connections[0].plan, expected);
+      });
     });
   }
 });

@@ -137,6 +137,25 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     await page.locator('#detail h2').getByText('crm').waitFor();
   });
 
+  await t.test('a day plan shows its daily limit and the day\'s usage', async () => {
+    const setPlan = (plan: unknown) => fetch(`${url}/_admin/connections/public`, { method: 'PATCH', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ plan }) });
+    const changed = await setPlan({ name: 'api', period: 'day', requests: 5 });
+    assert.equal(changed.status, 200, await changed.text());
+    try {
+      await (await fetch(`${url}/sheets/public`)).body?.cancel();
+      // Showing the connection loads its playground's OpenAPI document, which counts as a read too.
+      await page.goto(`${url}/#connection=public`);
+      await page.reload();
+      await page.locator('#detail h2').getByText('public').waitFor();
+      assert.equal(await page.locator('#plan').textContent(), 'api (5 daily limit)');
+      assert.match((await page.locator('#usage').textContent()) ?? '', new RegExp(`^([1-5]) requests in ${new Date().toISOString().slice(0, 10)}, [0-4] of 5 left; resets `));
+    } finally {
+      assert.equal((await setPlan(null)).status, 200);
+      await page.goto(`${url}/#connection=crm`);
+      await page.locator('#detail h2').getByText('crm').waitFor();
+    }
+  });
+
   let key = '';
   await t.test('create a key: shown once, then used by the playground (curl shows $SHEETREST_KEY)', async () => {
     await page.fill('#key-name', 'browser test');

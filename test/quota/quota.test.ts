@@ -6,12 +6,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../../lib/errors.ts';
-import type { PlanConfig } from '../../server/config/config.ts';
-import { monthKey, nextMonthStart, openQuotaStore } from '../../server/quota/quota.ts';
+import type { BillingPlan } from '../../server/config/config.ts';
+import { PERIODS } from '../../server/quota/period.ts';
+import { openQuotaStore } from '../../server/quota/quota.ts';
 import type { QuotaDecision, QuotaStoreOptions } from '../../server/quota/quota.ts';
 
 const ALL = ['read', 'create', 'update', 'delete'] as const;
-const trial: PlanConfig = { name: 'trial', monthlyRequests: 3, operations: [...ALL] };
+const trial: BillingPlan = { name: 'trial', monthlyRequests: 3, operations: [...ALL] };
 const MARCH_RESET = String(Date.UTC(2024, 3, 1) / 1000);
 
 async function withStateDir(use: (stateDir: string) => Promise<void>): Promise<void> {
@@ -87,7 +88,7 @@ test('a limit of 0 refuses every request', async () => {
 });
 
 test('without a monthly limit only X-RateLimit-Plan: unlimited is sent', async (t) => {
-  const cases: [string, PlanConfig | undefined][] = [
+  const cases: [string, BillingPlan | undefined][] = [
     ['no plan', undefined],
     ['a plan without monthlyRequests', { name: 'team', operations: [...ALL] }],
   ];
@@ -107,7 +108,7 @@ test('without a monthly limit only X-RateLimit-Plan: unlimited is sent', async (
 });
 
 test('an operation the plan leaves out gets 402 throttle and does not count', async (t) => {
-  const readOnlyPlan: PlanConfig = { name: 'viewer', monthlyRequests: 10, operations: ['read'] };
+  const readOnlyPlan: BillingPlan = { name: 'viewer', monthlyRequests: 10, operations: ['read'] };
   for (const operation of ['create', 'update', 'delete'] as const) {
     await t.test(operation, async () => {
       const time = clock('2024-03-15T12:00:00Z');
@@ -155,8 +156,8 @@ test('the reset is the first second of the next month, UTC', async (t) => {
   ];
   for (const [at, month, reset] of cases) {
     await t.test(at, () => {
-      assert.equal(monthKey(new Date(at)), month);
-      assert.equal(new Date(nextMonthStart(new Date(at)) * 1000).toISOString(), reset);
+      assert.equal(PERIODS.month.key(new Date(at)), month);
+      assert.equal(new Date(PERIODS.month.next(new Date(at))).toISOString(), reset);
     });
   }
 });

@@ -7,11 +7,11 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { PlanConfig } from '../../server/config/config.ts';
+import type { BillingPlan } from '../../server/config/config.ts';
 import { openQuotaStore, type LocalQuotaStore } from '../../server/quota/quota.ts';
 import { diskWriter, type AtomicWriter } from '../../server/durable/state.ts';
 
-const plan: PlanConfig = { name: 'trial', monthlyRequests: 100, operations: ['read', 'create', 'update', 'delete'] };
+const plan: BillingPlan = { name: 'trial', monthlyRequests: 100, operations: ['read', 'create', 'update', 'delete'] };
 
 /** The disk writer, except that the snapshots numbered in `stalled` wait for `release()` before they start. */
 function stallingWriter(stalled: readonly number[]): { writer: AtomicWriter; release: () => void; discarded: string[] } {
