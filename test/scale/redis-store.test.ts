@@ -75,7 +75,7 @@ test('the store section: Redis only when asked for, the URL from the file or $RE
 test('the shared quota serves exactly the limit across stores, with the same headers and 402 as one store', async (t) => {
   const redis = await redisOrSkip(t);
   if (redis === null) return;
-  const at = new Date(Date.UTC(2026, 10, 23, 12));
+  const at = new Date(Date.UTC(2030, 10, 23, 12));
   const stores = await Promise.all([0, 1, 2].map(async () => {
     const connection = await openRedis({ url: redis.url, log: silent });
     defer(t, () => connection.close());
@@ -88,18 +88,18 @@ test('the shared quota serves exactly the limit across stores, with the same hea
   assert.deepEqual(remaining, Array.from({ length: 150 }, (_, i) => i), 'each allowed request sees its own count');
   const refused = decisions.find((decision) => !decision.allowed);
   assert.equal(refused?.error?.code, 'throttle');
-  assert.match(refused?.error?.message ?? '', /The monthly allowance of 150 requests on the plan "p150" is used up; it renews at 2026-12-01T00:00:00Z\./);
-  assert.deepEqual(refused?.headers, { 'X-RateLimit-Limit': '150', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Plan': 'p150', 'X-RateLimit-Reset': String(Date.UTC(2026, 11, 1) / 1000) });
+  assert.match(refused?.error?.message ?? '', /The monthly allowance of 150 requests on the plan "p150" is used up; it renews at 2030-12-01T00:00:00Z\./);
+  assert.deepEqual(refused?.headers, { 'X-RateLimit-Limit': '150', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Plan': 'p150', 'X-RateLimit-Reset': String(Date.UTC(2030, 11, 1) / 1000) });
   assert.equal(stores[1].used('crm'), 150);
   // The month's key ends with the month.
   const client = createClient({ url: redis.url });
   await client.connect();
   defer(t, () => client.close());
-  assert.equal(await client.expireTime('sheetrest:quota:2026-11:crm'), Date.UTC(2026, 11, 1) / 1000);
+  assert.equal(await client.expireTime('sheetrest:quota:2030-11:crm'), Date.UTC(2030, 11, 1) / 1000);
   // A plan leaving out the operation refuses without counting.
   const write = await stores[0].take('other', { name: 'ro', monthlyRequests: 5, operations: ['read'] }, 'create');
   assert.equal(write.allowed, false);
-  assert.equal(await client.get('sheetrest:quota:2026-11:other'), null);
+  assert.equal(await client.get('sheetrest:quota:2030-11:other'), null);
 });
 
 async function googleConfig(t: TestContext, emulator: Emulator, redisUrl: string, store: Record<string, unknown> = {}): Promise<{ config: Config; spreadsheetId: string }> {

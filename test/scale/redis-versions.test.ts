@@ -157,7 +157,7 @@ test('a connection without a monthly limit asks Redis nothing per request; its c
   const watch = await monitor(t, redis.url);
   const connection = await openRedis({ url: redis.url, log: silent });
   defer(t, () => connection.close());
-  const at = new Date(Date.UTC(2026, 10, 23, 12));
+  const at = new Date(Date.UTC(2030, 10, 23, 12));
   const quota = await openRedisQuota({ redis: connection, log: silent, now: () => at, flushMs: 3_600_000 });
   await watch.settled();
   const cases = [
@@ -179,9 +179,9 @@ test('a connection without a monthly limit asks Redis nothing per request; its c
   const seen = (await watch.settled()).filter((line) => line.includes('sheetrest:quota:'));
   assert.equal(seen.filter((line) => line.includes('"INCRBY"')).length, 2, 'one INCRBY per connection');
   const other = await client(t, redis.url);
-  assert.equal(await other.get('sheetrest:quota:2026-11:no-plan'), '21');
-  assert.equal(await other.get('sheetrest:quota:2026-11:a-plan-without-a-limit'), '20');
-  assert.ok((await other.ttl('sheetrest:quota:2026-11:no-plan')) > 0, 'the month\'s key expires');
+  assert.equal(await other.get('sheetrest:quota:2030-11:no-plan'), '21');
+  assert.equal(await other.get('sheetrest:quota:2030-11:a-plan-without-a-limit'), '20');
+  assert.ok((await other.ttl('sheetrest:quota:2030-11:no-plan')) > 0, 'the month\'s key expires');
   assert.equal(quota.used('no-plan'), 21);
   await quota.close();
 });
@@ -191,7 +191,7 @@ test('counts of a connection without a limit made while Redis is away are kept, 
   if (redis === null) return;
   const connection = await openRedis({ url: redis.url, log: silent });
   defer(t, () => connection.close());
-  const at = new Date(Date.UTC(2026, 10, 23, 12));
+  const at = new Date(Date.UTC(2030, 10, 23, 12));
   const quota = await openRedisQuota({ redis: connection, log: silent, now: () => at, flushMs: 3_600_000 });
   for (let n = 0; n < 3; n++) assert.ok((quota.take('open', undefined, 'read') as { allowed: boolean }).allowed);
   await quota.flush();
@@ -204,7 +204,7 @@ test('counts of a connection without a limit made while Redis is away are kept, 
   await until(() => connection.ready(), 'the connection is back');
   await quota.flush();
   const other = await client(t, redis.url);
-  assert.equal(await other.get('sheetrest:quota:2026-11:open'), '4', 'the counts made meanwhile, once');
+  assert.equal(await other.get('sheetrest:quota:2030-11:open'), '4', 'the counts made meanwhile, once');
   await quota.close();
 });
 
