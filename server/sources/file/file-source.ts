@@ -35,10 +35,10 @@ import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, ReceiptSink, Source } from '../source.ts';
-import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
+import { FoldBackoff, RETRY_CAP_MS } from './backoff.ts';
 import { decodeWorkbook, type FileFormat } from './codec.ts';
 import type { CsvStyle } from './csv/csv.ts';
-import { CompactionHistory } from './compacted.ts';
+import { FoldHistory } from './fold-history.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, mtimeOf, watchFile, writeTempFile } from '../../durable/disk.ts';
 import { formatCsvInSteps } from './csv/fold.ts';
 import { runFold, type FoldOptions } from './fold-runner.ts';
@@ -55,8 +55,8 @@ export interface FileSourceState {
   readonly tabName: string;
   /** Why writes are refused (logged, never sent to clients); null when the file can be written. */
   readonly notWritable: string | null;
-  readonly compactAfterMs: number;
-  readonly compactAfterEntries: number;
+  readonly foldAfterMs: number;
+  readonly foldAfterEntries: number;
   readonly log: (message: string) => void;
   readonly format: FileFormat;
   /** Why sheetrest cannot write this file back (codec.ts: a package its writer cannot edit), or null. */
@@ -98,7 +98,7 @@ export class FileSource implements Source {
   #entries: JournalEntry[] = [];
   #journal: Journal | null = null;
   /** What the folds since the last outside save wrote, to save aside what an outside save drops; null when read-only. */
-  #history: CompactionHistory | null = null;
+  #history: FoldHistory | null = null;
   #planning: Promise<unknown> = Promise.resolve();
   /** Everything touching the file or the journal runs here, one step at a time. */
   readonly #io = new Serial();
@@ -128,7 +128,7 @@ export class FileSource implements Source {
   /** How long the last fold took (writes wait for it). */
   #lastCompactionMs = 0;
   /** After a failed compaction, when to try again (close() tries regardless) and what to log. */
-  readonly #backoff: CompactionBackoff;
+  readonly #backoff: FoldBackoff;
 
   /** `workbook`: the file's rows as decoded (rows only, model.ts), before any journaled write. */
   constructor(config: FileSourceState, workbook: Workbook) {
@@ -143,12 +143,12 @@ export class FileSource implements Source {
     this.#fingerprint = config.fingerprint;
     this.#durable = this.#latest = workbook;
     this.#modifiedAt = mtimeOf(config.identity) ?? Date.now();
-    this.#backoff = new CompactionBackoff(config.compactAfterMs);
+    this.#backoff = new FoldBackoff(config.foldAfterMs);
     this.#commits = new GroupCommit<Accepted>({
       serial: this.#io,
       commit: (batch) => this.#commitToJournal(batch),
       afterBatch: async () => {
-        if (this.#entries.length >= config.compactAfterEntries) await this.#io.run(() => this.#compact(false));
+        if (this.#entries.length >= config.foldAfterEntries) await this.#io.run(() => this.#compact(false));
       },
       onError: (error) => config.log(`sheetrest: writing ${config.path} failed: ${describe(error)}`),
     });
@@ -166,7 +166,7 @@ export class FileSource implements Source {
   }
 
   /** Compactions failed in a row since the last one that worked (for health checks and tests). */
-  get compactionFailures(): number {
+  get foldFailures(): number {
     return this.#backoff.failures;
   }
 
@@ -241,19 +241,19 @@ export class FileSource implements Source {
   /** Brings the journal left by the last run into the state (see the protocol above). */
   async recover(contents: JournalContents | null): Promise<void> {
     const { journalPath, log, path } = this.#config;
-    if (this.#writable) this.#history = await CompactionHistory.load(journalPath.replace(/\.journal$/, '') + '.compacted');
+    if (this.#writable) this.#history = await FoldHistory.load(journalPath.replace(/\.journal$/, '') + '.compacted');
     // The journal left by the last run holds the Idempotency-Keys of its writes: answered from
     // now on, and kept elsewhere before anything below (a fold, a rebase) makes it forget them.
     if (contents !== null) this.#config.receipts?.journaled(receiptsOf(contents.entries));
     // An empty journal on another base: the file was replaced while the server was stopped.
     if (contents !== null && (contents.entries.length > 0 || contents.base !== this.#fingerprint)) {
-      const mark = contents.compactions.findLast((compaction) => compaction.fingerprint === this.#fingerprint);
+      const mark = contents.folds.findLast((fold) => fold.fingerprint === this.#fingerprint);
       const matches = contents.base === this.#fingerprint || mark !== undefined;
       // Replaced outside while stopped, after a fold whose rename landed but whose fresh journal
       // was never written (a crash between the two): the writes before that fold's mark were in
       // the file the outside save replaced, so they are folded, not pending. The history records
       // the fold just after the rename; a mark it does not know was never renamed into place.
-      const landed = matches ? undefined : contents.compactions.findLast((compaction) => this.#history?.produced(compaction.fingerprint) === true);
+      const landed = matches ? undefined : contents.folds.findLast((fold) => this.#history?.produced(fold.fingerprint) === true);
       const pending = contents.entries.slice(contents.base === this.#fingerprint ? 0 : (mark ?? landed)?.entriesBefore ?? 0);
       // An earlier version acknowledged writes the format cannot store (a 40,000-character .xlsx
       // cell): no compaction could ever fold them, so they are set aside instead of retried forever.
@@ -357,11 +357,11 @@ export class FileSource implements Source {
 
   #armIdleCompaction(): void {
     clearTimeout(this.#idleTimer);
-    if (this.#entries.length === 0 || !Number.isFinite(this.#config.compactAfterMs) || this.#closing !== null) return;
+    if (this.#entries.length === 0 || !Number.isFinite(this.#config.foldAfterMs) || this.#closing !== null) return;
     // Writes wait for a fold (seconds for 100k rows; in a worker reads do not), so a big
-    // workbook waits for a longer quiet spell: four times its last fold, at least compactAfterMs.
+    // workbook waits for a longer quiet spell: four times its last fold, at least foldAfterMs.
     // After a failure, not before the backoff has run out.
-    const quiet = Math.max(this.#config.compactAfterMs, 4 * this.#lastCompactionMs, this.#backoff.waitMs(performance.now()));
+    const quiet = Math.max(this.#config.foldAfterMs, 4 * this.#lastCompactionMs, this.#backoff.waitMs(performance.now()));
     this.#idleTimer = setTimeout(() => {
       this.#idleTimer = undefined;
       this.#io.run(() => this.#compact(false)).catch(() => undefined);
@@ -397,7 +397,7 @@ export class FileSource implements Source {
         // link stays a link (renaming over the link itself would make it a plain file).
         const file = await realpath(path).catch(() => path);
         const { temp, identity } = await writeTempFile(file, bytes);
-        await this.#journal.markCompaction(target);
+        await this.#journal.markFold(target);
         // The last look: a save that landed while we encoded must not be overwritten.
         if ((await fileIdentity(path)) !== this.#identity) {
           await unlink(temp).catch(() => undefined);
