@@ -98,7 +98,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     await removeStaleTempFiles(real);
     if (real !== path) await removeStaleTempFiles(path);
   }
-  const state = {
+  const config = {
     path,
     stateDir,
     journalPath,
@@ -117,7 +117,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     ...(options.fold === undefined ? {} : { fold: options.fold }),
     ...(options.receipts === undefined ? {} : { receipts: options.receipts }),
   };
-  const source = new FileSource(state, workbook);
+  const source = new FileSource(config, workbook);
   await source.recover(journal);
   return source;
 }
