@@ -98,7 +98,7 @@ async function measureLoad(kind: Kind): Promise<LoadFigures> {
     collect();
     const heapBefore = process.memoryUsage().heapUsed;
     const started = performance.now();
-    const source = await openFileSource({ path, stateDir, readOnly: true, compactAfterMs: Infinity, log: () => undefined });
+    const source = await openFileSource({ path, stateDir, readOnly: true, foldAfterMs: Infinity, log: () => undefined });
     const loadMs = performance.now() - started;
     collect();
     const memory = process.memoryUsage();

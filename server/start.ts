@@ -3,7 +3,7 @@
 //    here, before it reads or changes anything;
 // 2. remove temp files a crash left in the state folder (safe now: none can be a live process's);
 // 3. bind the port, answering 503 `upstream_unavailable` with Retry-After while the sources open
-//    (a port already in use stops the start before any journal is recovered or compacted);
+//    (a port already in use stops the start before any journal is recovered or folded);
 // 4. with `"store": {"type": "redis"}`, connect to Redis (a Redis unreachable at start stops the
 //    start: an instance that cannot share its counts and writes must not serve on its own);
 // 5. open every connection's source (recovering journals) and the quota store, then the

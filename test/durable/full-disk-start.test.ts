@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import type { App } from '../../server/http/app.ts';
 import { configForFile } from '../../server/config/config.ts';
 import { createLogger } from '../../server/log.ts';
-import { CompactionHistory } from '../../server/sources/file/compacted.ts';
+import { FoldHistory } from '../../server/sources/file/fold-history.ts';
 import type { FileSource } from '../../server/sources/file/file-source.ts';
 import type { JournalFiles, JournalHandle } from '../../server/sources/file/journal.ts';
 import { openFileSource } from '../../server/sources/file/mod.ts';
@@ -56,7 +56,7 @@ test('a full disk at start names the journal, serves reads, answers writes 507, 
     const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
     const stateDir = join(folder.dir, 'state');
     // Two acknowledged writes left in the journal by a crash.
-    const crashed = await openFileSource({ path, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+    const crashed = await openFileSource({ path, stateDir, foldAfterMs: Infinity, log: recordingLog().log });
     for (const name of ['Dee', 'Eve']) assert.equal((await post(appOf(crashed), name)).status, 201);
     await crashed.abandon();
     const journal = (await stateFiles(stateDir)).find((name) => name.endsWith('.journal')) ?? '';
@@ -64,7 +64,7 @@ test('a full disk at start names the journal, serves reads, answers writes 507, 
 
     const disk = new FullDisk();
     const log = recordingLog();
-    const source = await openFileSource({ path, stateDir, compactAfterMs: Infinity, journalFiles: disk, log: log.log });
+    const source = await openFileSource({ path, stateDir, foldAfterMs: Infinity, journalFiles: disk, log: log.log });
     const journalPath = join(stateDir, journal).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     assert.match(log.messages.join('\n'), new RegExp(`cannot write ${journalPath}: no space left on device \\(ENOSPC\\); serving .* for reads, writes answer 507 until space is freed \\(2 journaled write\\(s\\) stay in`));
     assert.deepEqual(await names(source), ['Ann', 'Bob', 'Cy', 'Dee', 'Eve'], 'reads serve the journaled writes too');
@@ -86,36 +86,36 @@ test('a full disk at start names the journal, serves reads, answers writes 507, 
   }
 });
 
-test('a compaction history ending in a torn line is rewritten whole by the next add', async () => {
+test('a fold history ending in a torn line is rewritten whole by the next add', async () => {
   const folder = await tempFolder();
   try {
     const path = join(folder.dir, 'book.compacted');
-    const compaction = (n: number) => ({ base: `b${n}`, produced: `p${n}`, entries: [] });
-    const history = await CompactionHistory.load(path);
-    await history.add(compaction(1));
+    const fold = (n: number) => ({ base: `b${n}`, produced: `p${n}`, entries: [] });
+    const history = await FoldHistory.load(path);
+    await history.add(fold(1));
     const intact = await readFile(path, 'utf8');
     // What an append cut short by a full disk left (older versions did not cut it back).
     await writeFile(path, intact + intact.slice(0, 20));
-    const reloaded = await CompactionHistory.load(path);
-    await reloaded.add(compaction(2));
-    assert.deepEqual((await CompactionHistory.load(path)).compactions.map((c) => c.base), ['b1', 'b2'], 'the next line did not run into the torn one');
+    const reloaded = await FoldHistory.load(path);
+    await reloaded.add(fold(2));
+    assert.deepEqual((await FoldHistory.load(path)).folds.map((c) => c.base), ['b1', 'b2'], 'the next line did not run into the torn one');
     assert.ok((await readFile(path, 'utf8')).endsWith('\n'));
   } finally {
     await folder.cleanup();
   }
 });
 
-test('a compaction history read back from disk and rewritten keeps every record', async () => {
+test('a fold history read back from disk and rewritten keeps every record', async () => {
   const folder = await tempFolder();
   try {
     const path = join(folder.dir, 'book.compacted');
-    const written = await CompactionHistory.load(path);
+    const written = await FoldHistory.load(path);
     for (const n of [1, 2, 3]) await written.add({ base: `b${n}`, produced: `p${n}`, entries: [] });
     // A torn last line makes the next add rewrite the file from the records as loaded: each must keep its line's end.
     await writeFile(path, (await readFile(path, 'utf8')) + '{"base":');
-    const reloaded = await CompactionHistory.load(path);
+    const reloaded = await FoldHistory.load(path);
     await reloaded.add({ base: 'b4', produced: 'p4', entries: [] });
-    assert.deepEqual((await CompactionHistory.load(path)).compactions.map((c) => c.base), ['b1', 'b2', 'b3', 'b4']);
+    assert.deepEqual((await FoldHistory.load(path)).folds.map((c) => c.base), ['b1', 'b2', 'b3', 'b4']);
     assert.equal((await readFile(path, 'utf8')).split('\n').length, 5, 'four lines, each ending in a newline');
   } finally {
     await folder.cleanup();
@@ -158,7 +158,7 @@ test('on a real full disk, writing the history, the state files or the lock name
   mounted.fill(0);
   const at = (name: string) => join(mounted.dir, name);
   const named = (name: string) => new RegExp(`cannot write ${at(name).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: no space left on device \\(ENOSPC\\)`);
-  const history = await CompactionHistory.load(at('book.compacted'));
+  const history = await FoldHistory.load(at('book.compacted'));
   await assert.rejects(history.add({ base: 'b', produced: 'p', entries: [] }), named('book.compacted'));
   await assert.rejects(diskWriter.prepare(at('quota.json'), '{"counts":{}}'), named('quota.json'));
   assert.throws(() => writeFileAtomicSync(at('admin.json'), '{}'), named('admin.json'));
@@ -181,7 +181,7 @@ test('on a real full disk, the server starts and serves reads; writes are refuse
       const path = await writeFixture(dir, CONTRACT_FIXTURE, 'csv');
       const stateDir = join(dir, 'state');
       await mkdir(stateDir);
-      const crashed = await openFileSource({ path, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+      const crashed = await openFileSource({ path, stateDir, foldAfterMs: Infinity, log: recordingLog().log });
       for (const name of ['Dee', 'Eve']) assert.equal((await post(appOf(crashed), name.padEnd(20_000, '.'))).status, 201);
       await crashed.abandon();
       mounted.fill(leaveKiB);

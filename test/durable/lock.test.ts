@@ -187,8 +187,8 @@ test(`start() removes the temp files a crash left in the state folder, once it h
 });
 
 /**
- * A snapshot once the first server has finished its own after-compaction steps (the journal
- * replaced, the compaction history appended): the same twice, 300 ms apart.
+ * A snapshot once the first server has finished its own after-fold steps (the journal
+ * replaced, the fold history appended): the same twice, 300 ms apart.
  */
 async function settledSnapshot(...folders: string[]): Promise<Record<string, string>> {
   let last = await snapshot(...folders);

@@ -173,7 +173,7 @@ test('csv: a journaled write re-applied after an outside save that moved the hea
   try {
     const path = await LOWER_TABLE.csv(folder.dir);
     const log = recordingLog();
-    const source = await openFileSource({ path, log: log.log, compactAfterMs: Number.POSITIVE_INFINITY });
+    const source = await openFileSource({ path, log: log.log, foldAfterMs: Number.POSITIVE_INFINITY });
     await source.write((workbook) => {
       const result = handle(workbook, { method: 'PATCH', url: 'http://x/sheets/lower/1', headers: { 'content-type': 'application/json' }, body: '{"Team":"green"}' });
       return { plan: result.plan, workbook: result.workbook, result: null };

@@ -298,7 +298,7 @@ test('file source: a key whose write is journaled survives a crash even when onl
   const open = async () => {
     const idempotency = await KeyStore.open({ path: keysPath });
     // No fold before the crash: the journal is the only place the write and its key are.
-    const source = await openFileSource({ path: book, stateDir, receipts: idempotency, compactAfterMs: Infinity, log: () => undefined });
+    const source = await openFileSource({ path: book, stateDir, receipts: idempotency, foldAfterMs: Infinity, log: () => undefined });
     return { source, call: appOver(source, { id: 'book', idempotency }) };
   };
   const before = await open();
@@ -319,7 +319,7 @@ test('file source: a fold moves the keys out of the journal before it forgets th
   const { book, stateDir } = await fileSetup(t);
   const keysPath = join(stateDir, 'book.idempotency');
   const idempotency = await KeyStore.open({ path: keysPath });
-  const source = await openFileSource({ path: book, stateDir, receipts: idempotency, compactAfterMs: Infinity, log: () => undefined });
+  const source = await openFileSource({ path: book, stateDir, receipts: idempotency, foldAfterMs: Infinity, log: () => undefined });
   const call = appOver(source, { id: 'book', idempotency });
   assert.equal((await call('POST', '/sheets/book', { key: 'k', body: { Name: 'Cy' } })).status, 201);
   await source.close();
@@ -336,7 +336,7 @@ test('file source: while the key store cannot take the keys, the journal keeps t
     const idempotency = await KeyStore.open({ path: keysPath });
     // A store whose file cannot be written (a full disk): every keep fails.
     const failing = { journaled: idempotency.journaled.bind(idempotency), keep: () => Promise.reject(Object.assign(new Error('no space'), { code: 'ENOSPC' })) };
-    const source = await openFileSource({ path: book, stateDir, receipts: failing, compactAfterMs: Infinity, log: (line) => logged.push(line) });
+    const source = await openFileSource({ path: book, stateDir, receipts: failing, foldAfterMs: Infinity, log: (line) => logged.push(line) });
     return { source, call: appOver(source, { id: 'book', idempotency }) };
   };
   const before = await open();

@@ -1,33 +1,33 @@
 // When to try folding the journal into the file again after a failure, and what to log: a
 // workbook that cannot be written (a 40,000-character .xlsx cell from an older version, a tab
 // name the writer refuses, a full disk) must not be re-encoded every 200 ms, nor log every try.
-// The wait starts at compactAfterMs and doubles per failure in a row, up to RETRY_CAP_MS; a
-// cause is reported once (again only when it changes), and once more when compaction recovers.
+// The wait starts at foldAfterMs and doubles per failure in a row, up to RETRY_CAP_MS; a
+// cause is reported once (again only when it changes), and once more when folding works again.
 
 export const RETRY_CAP_MS = 5 * 60_000;
 
-export class CompactionBackoff {
+export class FoldBackoff {
   readonly #baseMs: number;
   #failures = 0;
   #cause: string | null = null;
   #retryAt = 0;
 
-  /** `compactAfterMs`; Infinity (compaction only on close) retries at the cap. */
-  constructor(compactAfterMs: number) {
-    this.#baseMs = Number.isFinite(compactAfterMs) ? Math.max(compactAfterMs, 1) : RETRY_CAP_MS;
+  /** `foldAfterMs`; Infinity (folds only on close) retries at the cap. */
+  constructor(foldAfterMs: number) {
+    this.#baseMs = Number.isFinite(foldAfterMs) ? Math.max(foldAfterMs, 1) : RETRY_CAP_MS;
   }
 
-  /** Failures in a row since the last compaction that worked. */
+  /** Failures in a row since the last fold that worked. */
   get failures(): number {
     return this.#failures;
   }
 
-  /** Why the last compaction failed; null when it worked. */
+  /** Why the last fold failed; null when it worked. */
   get cause(): string | null {
     return this.#cause;
   }
 
-  /** How long an idle compaction must still wait (0 when nothing failed). */
+  /** How long an idle fold must still wait (0 when nothing failed). */
   waitMs(now: number): number {
     return Math.max(0, this.#retryAt - now);
   }
@@ -46,7 +46,7 @@ export class CompactionBackoff {
     this.#cause = cause;
   }
 
-  /** Records a compaction that worked; answers whether it ends a run of failures, to be logged. */
+  /** Records a fold that worked; answers whether it ends a run of failures, to be logged. */
   succeeded(): boolean {
     const recovered = this.#cause !== null;
     this.#cause = null;

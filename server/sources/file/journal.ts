@@ -1,10 +1,13 @@
 // The write journal: one append-only file per workbook in the state folder, holding every
-// acknowledged write not yet compacted into the workbook file. Each line is `<checksum> <json>`;
+// acknowledged write not yet folded into the workbook file. Each line is `<checksum> <json>`;
 // the first line names the fingerprint of the workbook bytes the entries apply on:
 //
 //   3f0c9a1e5b7d2c44 {"journal":1,"base":"<sha-256 of the workbook file>"}
 //   9b1d0e6f2a3c4d5e {"plan":{"tab":"Sheet1",...},"expected":{"dataRows":3,"rows":[]}}
 //   77aa01bc3de4f560 {"compactedTo":"<sha-256 of the file about to replace the workbook>"}
+//
+// (`compactedTo` marks a fold: the key is older than the word "fold", and stays so that every
+// journal on disk reads the same.)
 //
 // Appends are all-or-nothing: every byte is written (a short write is continued) and fdatasynced
 // before the write is acknowledged; on any failure the file is cut back to its last good length,
@@ -52,8 +55,8 @@ export function withoutReceipt(entry: JournalEntry): JournalEntry {
 export interface JournalContents {
   readonly base: string;
   readonly entries: readonly JournalEntry[];
-  /** Compactions begun: entries before `entriesBefore` are in the file whose fingerprint is given. */
-  readonly compactions: readonly { readonly fingerprint: string; readonly entriesBefore: number }[];
+  /** Folds begun: entries before `entriesBefore` are in the file whose fingerprint is given. */
+  readonly folds: readonly { readonly fingerprint: string; readonly entriesBefore: number }[];
   /** Whether the journal ended in a damaged line (a write cut short by a crash). */
   readonly torn: boolean;
   /** 1-based numbers of damaged lines that intact lines follow: lost writes, reported by recovery. */
@@ -88,7 +91,7 @@ export function journalLine(record: unknown): string {
 export function parseJournal(text: string): JournalContents | null {
   let base: string | undefined;
   const entries: JournalEntry[] = [];
-  const compactions: { fingerprint: string; entriesBefore: number }[] = [];
+  const folds: { fingerprint: string; entriesBefore: number }[] = [];
   /** Damaged lines since the last intact one: torn if nothing intact follows them. */
   let pending: number[] = [];
   const damaged: number[] = [];
@@ -107,7 +110,7 @@ export function parseJournal(text: string): JournalContents | null {
       if (!isRecord(record) || record.journal !== 1 || typeof record.base !== 'string') return null;
       base = record.base;
     } else if (isRecord(record) && typeof record.compactedTo === 'string') {
-      compactions.push({ fingerprint: record.compactedTo, entriesBefore: entries.length });
+      folds.push({ fingerprint: record.compactedTo, entriesBefore: entries.length });
     } else if (isRecord(record) && isRecord(record.plan) && isRecord(record.expected)) {
       const entry = { plan: revivePlan(record.plan as unknown as WritePlan), expected: record.expected as unknown as Expected };
       entries.push(isReceipt(record.receipt) ? { ...entry, receipt: record.receipt } : entry);
@@ -119,7 +122,7 @@ export function parseJournal(text: string): JournalContents | null {
     pending = [];
   }
   if (base === undefined) return null;
-  return { base, entries, compactions, torn: pending.length > 0, damaged };
+  return { base, entries, folds, torn: pending.length > 0, damaged };
 }
 
 /**
@@ -236,7 +239,7 @@ export class Journal {
   }
 
   /** Records, before the rename, which file the entries so far are about to be folded into. */
-  async markCompaction(target: string): Promise<void> {
+  async markFold(target: string): Promise<void> {
     await this.#write(journalLine({ compactedTo: target }));
   }
 

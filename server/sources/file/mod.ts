@@ -27,9 +27,9 @@ export interface FileSourceOptions {
   /** Refuse every write with 403 write_error; the file and the state folder are never touched. */
   readonly readOnly?: boolean;
   /** Fold the journal into the workbook once writes have been idle this long (ms; Infinity: only on close). */
-  readonly compactAfterMs?: number;
+  readonly foldAfterMs?: number;
   /** Fold the journal into the workbook once it holds this many writes, busy or not. */
-  readonly compactAfterEntries?: number;
+  readonly foldAfterEntries?: number;
   /** Where problems and recoveries are reported; default console.error. */
   readonly log?: (message: string) => void;
   /** How the journal opens its files; for tests that fail the disk. */
@@ -40,8 +40,8 @@ export interface FileSourceOptions {
   readonly receipts?: ReceiptSink;
 }
 
-export const DEFAULT_COMPACT_AFTER_MS = 200;
-export const DEFAULT_COMPACT_AFTER_ENTRIES = 5000;
+export const DEFAULT_FOLD_AFTER_MS = 200;
+export const DEFAULT_FOLD_AFTER_ENTRIES = 5000;
 
 export async function openFileSource(options: FileSourceOptions): Promise<FileSource & Source> {
   const path = resolve(options.path);
@@ -98,14 +98,14 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     await removeStaleTempFiles(real);
     if (real !== path) await removeStaleTempFiles(path);
   }
-  const state = {
+  const config = {
     path,
     stateDir,
     journalPath,
     tabName,
     notWritable,
-    compactAfterMs: options.compactAfterMs ?? DEFAULT_COMPACT_AFTER_MS,
-    compactAfterEntries: options.compactAfterEntries ?? DEFAULT_COMPACT_AFTER_ENTRIES,
+    foldAfterMs: options.foldAfterMs ?? DEFAULT_FOLD_AFTER_MS,
+    foldAfterEntries: options.foldAfterEntries ?? DEFAULT_FOLD_AFTER_ENTRIES,
     log,
     format,
     cannotWrite,
@@ -117,7 +117,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     ...(options.fold === undefined ? {} : { fold: options.fold }),
     ...(options.receipts === undefined ? {} : { receipts: options.receipts }),
   };
-  const source = new FileSource(state, workbook);
+  const source = new FileSource(config, workbook);
   await source.recover(journal);
   return source;
 }
@@ -127,7 +127,7 @@ function journalPathOf(stateDir: string, path: string): string {
   return join(stateDir, `${basename(path)}.${createHash('sha256').update(path).digest('hex').slice(0, 8)}.journal`);
 }
 
-/** Moves a journal (and its compaction history) kept under an older name to the current one, unless one is there already. */
+/** Moves a journal (and its fold history, `.compacted`) kept under an older name to the current one, unless one is there already. */
 async function adoptJournal(from: string, to: string): Promise<void> {
   const exists = (path: string) => access(path).then(() => true, () => false);
   if ((await exists(to)) || !(await exists(from))) return;

@@ -1,19 +1,19 @@
-// When a failing compaction is tried again, and which failures are logged: the wait doubles from
-// compactAfterMs up to five minutes, a cause is news once, and a success after failures is news.
+// When a failing fold is tried again, and which failures are logged: the wait doubles from
+// foldAfterMs up to five minutes, a cause is news once, and a success after failures is news.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CompactionBackoff, RETRY_CAP_MS } from '../../../server/sources/file/backoff.ts';
+import { FoldBackoff, RETRY_CAP_MS } from '../../../server/sources/file/backoff.ts';
 
-test('CompactionBackoff: waits double up to the cap', async (t) => {
+test('FoldBackoff: waits double up to the cap', async (t) => {
   const cases: [number, number[]][] = [
     [200, [200, 400, 800, 1600, 3200]],
     [0, [1, 2, 4, 8]],
     [200_000, [200_000, RETRY_CAP_MS, RETRY_CAP_MS]],
     [Infinity, [RETRY_CAP_MS, RETRY_CAP_MS]],
   ];
-  for (const [compactAfterMs, waits] of cases) {
-    await t.test(`compactAfterMs ${compactAfterMs}`, () => {
-      const backoff = new CompactionBackoff(compactAfterMs);
+  for (const [foldAfterMs, waits] of cases) {
+    await t.test(`foldAfterMs ${foldAfterMs}`, () => {
+      const backoff = new FoldBackoff(foldAfterMs);
       assert.equal(backoff.waitMs(0), 0);
       for (const [failures, wait] of waits.entries()) {
         backoff.failed('disk full', 1000);
@@ -25,8 +25,8 @@ test('CompactionBackoff: waits double up to the cap', async (t) => {
   }
 });
 
-test('CompactionBackoff: a cause is news once, and recovery after failures is news', () => {
-  const backoff = new CompactionBackoff(200);
+test('FoldBackoff: a cause is news once, and recovery after failures is news', () => {
+  const backoff = new FoldBackoff(200);
   assert.equal(backoff.succeeded(), false, 'nothing had failed');
   assert.equal(backoff.failed('ENOSPC', 0), true);
   assert.equal(backoff.failed('ENOSPC', 0), false);

@@ -60,13 +60,13 @@ function xlsxWith(rows: (string | number)[][]): Uint8Array {
   return bookBytes(bookOf([{ name: 'People', cells }, { name: 'Notes', cells: [[{ t: 's', v: 'Key' }, { t: 's', v: 'Value' }], [{ t: 's', v: 'a' }, { t: 'b', v: true }]] }]), 'xlsx');
 }
 
-/** Waits until the file's first tab holds `rows` rows (the compactions landed), at most 10 s. */
+/** Waits until the file's first tab holds `rows` rows (the folds landed), at most 10 s. */
 async function holdsRows(path: string, rows: number): Promise<void> {
   for (let tries = 0; tries < 1000; tries++) {
     if (Object.values(await shownText(path))[0].length === rows) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error('the file was never compacted');
+  throw new Error('the file was never folded into');
 }
 
 /** The People rows a spreadsheet program shows in the file, numbers as numbers: what it would save again. */
@@ -109,7 +109,7 @@ test('an outside save is the truth for writes already folded: none is applied ag
         const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
         const original = await readFile(path);
         const recording = recordingLog();
-        const source = await openFileSource({ path, compactAfterMs: Infinity, compactAfterEntries: 20, log: recording.log });
+        const source = await openFileSource({ path, foldAfterMs: Infinity, foldAfterEntries: 20, log: recording.log });
         for (const name of TWENTY) await source.write(append(name, 1));
         await holdsRows(path, 24);
         for (const name of PENDING) await source.write(append(name, 2));
@@ -144,7 +144,7 @@ test('repeated outside saves of a five-row file bring no row back and do not gro
         const path = join(folder.dir, file);
         await writeFile(path, bytes);
         const recording = recordingLog();
-        const source = await openFileSource({ path, compactAfterMs: Infinity, compactAfterEntries: 10, log: recording.log });
+        const source = await openFileSource({ path, foldAfterMs: Infinity, foldAfterEntries: 10, log: recording.log });
         for (let round = 0; round < 3; round++) {
           for (let n = 0; n < 10; n++) await source.write(append(`R${round}.${n}`, n));
           await holdsRows(path, 16);
@@ -168,7 +168,7 @@ test('through the API: rows POSTed, folded and deleted by an outside save stay d
   const path = join(folder.dir, 'People.csv');
   const five = 'Name,Age,City\r\n' + ['A', 'B', 'C', 'D', 'E'].map((name, n) => `${name},${n},x`).join('\r\n') + '\r\n';
   await writeFile(path, five);
-  const source = await openFileSource({ path, compactAfterMs: Infinity, compactAfterEntries: 1, log: recordingLog().log });
+  const source = await openFileSource({ path, foldAfterMs: Infinity, foldAfterEntries: 1, log: recordingLog().log });
   t.after(async () => {
     await source.close();
     await folder.cleanup();
@@ -281,7 +281,7 @@ test('a stale copy or a deletion outside while the server was stopped: the outsi
       const source = await openFileSource({ path, log: recordingLog().log });
       await source.write(append('Dee', 52));
       await source.close();
-      // Someone opened the compacted file, corrected the row the server added and added one more.
+      // Someone opened the folded file, corrected the row the server added and added one more.
       await saveOver(path, xlsxWith([...STALE, ['Dee', 53, 'x'], ['Eve', 1, 'y']]));
       const recording = recordingLog();
       const again = await openFileSource({ path, log: recording.log });
@@ -309,7 +309,7 @@ test('a crash between a fold and its fresh journal, then an outside save while s
       try {
         const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
         const stateDir = join(folder.dir, '.sheetrest');
-        const crashed = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+        const crashed = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
         for (const name of ['Dee', 'Eve']) await crashed.write(append(name, 1));
         await crashed.abandon();
         const journal = join(stateDir, (await stateFiles(stateDir)).find((file) => file.endsWith('.journal')) ?? '');

@@ -1,5 +1,5 @@
 // The file source: the source contract on .xlsx, .ods and .csv, then what only files have:
-// formatted text and typed values, CSV exactness, crash recovery from the journal, compaction,
+// formatted text and typed values, CSV exactness, crash recovery from the journal, folding,
 // changes made behind the server's back, unwritable and vanishing files.
 import assert from 'node:assert/strict';
 import { readFile, rename, truncate, unlink, writeFile } from 'node:fs/promises';
@@ -105,7 +105,7 @@ for (const format of ['xlsx', 'ods'] as const) {
     }
   });
 
-  test(`${format}: written numbers, booleans, dates and text read back typed after compaction`, () =>
+  test(`${format}: written numbers, booleans, dates and text read back typed after a fold`, () =>
     withFile(format, async (path) => {
       const source = await openFileSource({ path, log: recordingLog().log });
       const written = { text: ['Eve', '2024-03-01', 'TRUE', '2024-03-01 09:30:00', '007', '3.5'], value: ['Eve', { iso: '2024-03-01' }, true, { iso: '2024-03-01T09:30:00' }, '007', 3.5] };
@@ -190,11 +190,11 @@ for (const format of FORMATS) {
   test(`${format}: an acknowledged write survives a crash (journal replay)`, () =>
     withFile(format, async (path, dir) => {
       const before = await readFile(path);
-      const crashed = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+      const crashed = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
       await crashed.write(append('Dee', 52));
       await crashed.write(append('Eve', 33));
       await crashed.abandon();
-      assert.deepEqual(await readFile(path), before, 'the workbook itself is rewritten only on compaction');
+      assert.deepEqual(await readFile(path), before, 'the workbook itself is rewritten only by a fold');
       // No close(): the process "died" right after the acknowledgement.
       const recording = recordingLog();
       const recovered = await openFileSource({ path, log: recording.log });
@@ -202,14 +202,14 @@ for (const format of FORMATS) {
       assert.match(recording.messages.join('\n'), /recovered 2 journaled write/);
       await recovered.close();
       const shown = await shownText(path);
-      assert.deepEqual(Object.values(shown)[0].slice(1).map((cells) => cells[0]), ['Ann', 'Bob', 'Cy', 'Dee', 'Eve'], 'compaction wrote a readable file');
+      assert.deepEqual(Object.values(shown)[0].slice(1).map((cells) => cells[0]), ['Ann', 'Bob', 'Cy', 'Dee', 'Eve'], 'the fold wrote a readable file');
       assert.ok((await stateFiles(join(dir, '.sheetrest'))).some((name) => name.endsWith('.journal')));
     }));
 }
 
 test('a torn journal tail is ignored without losing the entries before it', () =>
   withFile('xlsx', async (path, dir) => {
-    const crashed = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+    const crashed = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
     for (const name of ['Dee', 'Eve', 'Fay']) await crashed.write(append(name, 1));
     await crashed.abandon();
     const journal = join(dir, '.sheetrest', (await stateFiles(join(dir, '.sheetrest'))).find((name) => name.endsWith('.journal')) ?? '');
@@ -225,15 +225,15 @@ test('a torn journal tail is ignored without losing the entries before it', () =
     await again.close();
   }));
 
-test('a crash after the compaction rename, before the journal reset, applies nothing twice', () =>
+test('a crash after a fold renamed the file, before the journal reset, applies nothing twice', () =>
   withFile('xlsx', async (path, dir) => {
-    const crashed = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+    const crashed = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
     await crashed.write(append('Dee', 52));
     await crashed.abandon();
     const stateDir = join(dir, '.sheetrest');
     const journal = join(stateDir, (await stateFiles(stateDir)).find((name) => name.endsWith('.journal')) ?? '');
     const oldJournal = await readFile(journal, 'utf8');
-    // Let a second run compact, then put back the old journal plus the mark compaction writes before renaming.
+    // Let a second run fold, then put back the old journal plus the mark a fold writes before renaming.
     const second = await openFileSource({ path, log: recordingLog().log });
     await second.close();
     await writeFile(journal, oldJournal + journalLine({ compactedTo: fingerprint(await readFile(path)) }));
@@ -267,7 +267,7 @@ test('a change saved behind the server is read, and a later write keeps both', (
     const source = await openFileSource({ path, log: recordingLog().log });
     await source.write(append('Dee', 52));
     await source.close();
-    const reopened = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+    const reopened = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
     await saveBehindTheServer(path, [['Name', 'Age', 'City'], ['Ann', 31, 'Oslo'], ['Bob', 41, 'Rome'], ['Cy', 25, 'Lima'], ['Dee', 52, 'x'], ['Out', 7, 'side']]);
     assert.deepEqual(names(await reopened.read({ fresh: true })), ['Ann', 'Bob', 'Cy', 'Dee', 'Out']);
     assert.equal(dataOf(await reopened.read())[0][1][1], 31);
@@ -280,7 +280,7 @@ test('a change saved behind the server is read, and a later write keeps both', (
 
 test('journaled writes are re-applied on an outside change when their rows still match', () =>
   withFile('xlsx', async (path) => {
-    const source = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+    const source = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
     await source.write(append('Dee', 52));
     await source.write((workbook) => planned(workbook, replacePlan(workbook, 1, row('Bob', 42, 'Rome'), [1]), null));
     // Another program adds a row at the end, unaware of the two writes still in the journal.
@@ -296,7 +296,7 @@ test('journaled writes are re-applied on an outside change when their rows still
 test('a journaled write that conflicts with an outside change is saved aside, never silently dropped', () =>
   withFile('xlsx', async (path, dir) => {
     const recording = recordingLog();
-    const source = await openFileSource({ path, compactAfterMs: Infinity, log: recording.log });
+    const source = await openFileSource({ path, foldAfterMs: Infinity, log: recording.log });
     await source.write((workbook) => planned(workbook, removePlan(workbook, [0]), null));
     await saveBehindTheServer(path, [['Name', 'Age', 'City'], ['Ann', 99, 'Oslo'], ['Bob', 41, 'Rome'], ['Cy', 25, 'Lima']]);
     assert.deepEqual(dataOf(await source.read({ fresh: true }))[0][1], ['Ann', 99, 'Oslo'], 'the outside version wins');

@@ -166,7 +166,7 @@ test('the file source folds in a worker: writes reach the file, formats kept', a
     const path = join(folder.dir, 'book.xlsx');
     const money = { t: 'n', v: 10, z: '$#,##0.00' } as const;
     await writeFile(path, bookBytes(bookOf([{ name: 'S', cells: [[{ t: 's', v: 'Name' }, { t: 's', v: 'Price' }], [{ t: 's', v: 'Ann' }, money], [{ t: 's', v: 'Bob' }, money]] }]), 'xlsx'));
-    const source = await openFileSource({ path, stateDir: join(folder.dir, 'state'), compactAfterMs: Infinity, fold: WORKER, log: () => undefined });
+    const source = await openFileSource({ path, stateDir: join(folder.dir, 'state'), foldAfterMs: Infinity, fold: WORKER, log: () => undefined });
     for (const write of [{ method: 'PATCH', url: '/sheets/x/Name/Ann', body: '{"Name":"Annie"}' }, { method: 'POST', url: '/sheets/x', body: '{"Name":"Cy","Price":"3"}' }]) {
       await source.write((workbook) => {
         const result = handle(workbook, { ...write, headers: { 'Content-Type': 'application/json' } });

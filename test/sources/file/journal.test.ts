@@ -126,7 +126,7 @@ test('a full disk answers POST with 507 and loses nothing acknowledged', async (
         const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
         const files = new FaultyFiles();
         const log = recordingLog();
-        const source = await openFileSource({ path, compactAfterMs: Infinity, log: log.log, journalFiles: files });
+        const source = await openFileSource({ path, foldAfterMs: Infinity, log: log.log, journalFiles: files });
         const app = appOf(source);
         const before = names(await source.read());
         assert.equal((await post(app, { ...ROW, Name: 'Dee' })).status, 201);
@@ -180,7 +180,7 @@ test('recovery re-checks the writes after a damaged journal line, and says so', 
   const folder = await tempFolder();
   try {
     const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
-    const crashed = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+    const crashed = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
     const app = appOf(crashed);
     for (const name of ['Dee', 'Eve', 'Fay']) assert.equal((await post(app, { ...ROW, Name: name })).status, 201);
     await crashed.abandon();
@@ -205,7 +205,7 @@ test('a journal whose first line is damaged stops the start instead of being ove
   try {
     const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
     const stateDir = join(folder.dir, '.sheetrest');
-    const crashed = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+    const crashed = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
     assert.equal((await post(appOf(crashed), { ...ROW, Name: 'Dee' })).status, 201);
     await crashed.abandon();
     const journal = join(stateDir, (await stateFiles(stateDir)).find((name) => name.endsWith('.journal')) ?? '');
@@ -247,7 +247,7 @@ test('on a real full disk (a small tmpfs), POST answers 507 and every acknowledg
     const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
     const stateDir = join(mounted.dir, 'state');
     await mkdir(stateDir);
-    const source = await openFileSource({ path, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+    const source = await openFileSource({ path, stateDir, foldAfterMs: Infinity, log: recordingLog().log });
     const app = appOf(source);
     const acknowledged: string[] = [];
     let refused: { status: number; body: { error?: string } } | undefined;

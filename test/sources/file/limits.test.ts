@@ -1,6 +1,6 @@
 // What a file format cannot store is refused before it is journaled (a 1 MB cell posted to an
 // .xlsx connection answers 400 and writes nothing; to a .csv connection it is stored), and a
-// compaction that keeps failing backs off, is logged once, and makes close() say what it left.
+// fold that keeps failing backs off, is logged once, and makes close() say what it left.
 import assert from 'node:assert/strict';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -90,7 +90,7 @@ test('format limits, per format', async (t) => {
   });
 });
 
-/** An .xlsx whose tab name SheetJS refuses to write (`[`), as another program could leave it: every compaction fails. */
+/** An .xlsx whose tab name SheetJS refuses to write (`[`), as another program could leave it: every fold fails. */
 /**
  * A workbook SheetJS reads but sheetrest cannot fold writes into, and cannot tell so at open
  * (it would have to inflate every sheet): its `<sheetData>` closes as `</x:sheetData>`.
@@ -103,19 +103,19 @@ async function unwritableBook(path: string): Promise<void> {
   await writeFile(path, plainBook(sheet, 'People'));
 }
 
-test('a compaction that keeps failing backs off, is logged once, and close() names what it left', async () => {
+test('a fold that keeps failing backs off, is logged once, and close() names what it left', async () => {
   const folder = await tempFolder();
   try {
     const path = join(folder.dir, 'odd.xlsx');
     await unwritableBook(path);
     const recording = recordingLog();
-    const source = await openFileSource({ path, compactAfterMs: 5, log: recording.log });
+    const source = await openFileSource({ path, foldAfterMs: 5, log: recording.log });
     await source.write((workbook) => planned(workbook, appendPlan(workbook, [row('Dee', 52)]), null));
     // Without backoff a 5 ms retry loop would fail about 80 times in 400 ms; doubling gives about 6.
     await new Promise((resolve) => setTimeout(resolve, 400));
     await source.write((workbook) => planned(workbook, appendPlan(workbook, [row('Eve', 33)]), null));
     await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.ok(source.compactionFailures >= 1 && source.compactionFailures <= 9, `${source.compactionFailures} failed compactions`);
+    assert.ok(source.foldFailures >= 1 && source.foldFailures <= 9, `${source.foldFailures} failed folds`);
     const failures = recording.messages.filter((message) => message.includes('could not fold'));
     assert.equal(failures.length, 1, `logged once: ${recording.messages.join('\n')}`);
     assert.match(failures[0], /has no <sheetData>/);
@@ -126,7 +126,7 @@ test('a compaction that keeps failing backs off, is logged once, and close() nam
       assert.match(error.message, /\.journal/);
       return true;
     });
-    const again = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+    const again = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
     assert.deepEqual(names(await again.read()), ['Ann', 'Dee', 'Eve'], 'the next start replays them');
     await again.abandon();
   } finally {
@@ -138,7 +138,7 @@ test('a journal from an earlier version holding an over-long .xlsx cell is set a
   const folder = await tempFolder();
   try {
     const path = await writeFixture(folder.dir, CONTRACT_FIXTURE, 'xlsx');
-    const crashed = await openFileSource({ path, compactAfterMs: Infinity, log: recordingLog().log });
+    const crashed = await openFileSource({ path, foldAfterMs: Infinity, log: recordingLog().log });
     await crashed.write((workbook) => planned(workbook, appendPlan(workbook, [row('Dee', 52, 'x')]), null));
     await crashed.abandon();
     const stateDir = join(folder.dir, '.sheetrest');
@@ -159,7 +159,7 @@ test('a journal from an earlier version holding an over-long .xlsx cell is set a
     assert.match(recording.messages.join('\n'), /cannot store; saved the writes to/);
     await source.close();
     const again = await openFileSource({ path, log: recordingLog().log });
-    assert.deepEqual(names(await again.read()), ['Ann', 'Bob', 'Cy', 'Dee', 'Fay'], 'compaction folded the rest into the file');
+    assert.deepEqual(names(await again.read()), ['Ann', 'Bob', 'Cy', 'Dee', 'Fay'], 'the fold took the rest into the file');
     await again.close();
   } finally {
     await folder.cleanup();
@@ -176,7 +176,7 @@ test('the CLI exits 1 on SIGTERM when acknowledged writes could not be folded, n
   child.signal('SIGTERM');
   assert.deepEqual(await within(15_000, 'exit after SIGTERM', child.exited), { code: 1, signal: null });
   assert.match(child.stderr(), /odd\.xlsx: 1 acknowledged write\(s\) could not be folded into the file/);
-  const again = await openFileSource({ path, stateDir: dir.path('state'), compactAfterMs: Infinity, log: recordingLog().log });
+  const again = await openFileSource({ path, stateDir: dir.path('state'), foldAfterMs: Infinity, log: recordingLog().log });
   assert.deepEqual(names(await again.read()), ['Ann', 'Dee'], 'the journal still holds the write');
   await again.abandon();
 });

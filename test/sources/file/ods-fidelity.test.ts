@@ -164,7 +164,7 @@ test('ods: folds in one run keep changing only what each write touched', async (
     const path = join(folder.dir, 'book.ods');
     await writeFile(path, thirdPartyOds());
     const original = parts(thirdPartyOds());
-    const source = await openFileSource({ path, log: recordingLog().log, compactAfterEntries: 1 });
+    const source = await openFileSource({ path, log: recordingLog().log, foldAfterEntries: 1 });
     for (const name of ['Eve', 'Fay']) {
       const bytes = await readFile(path);
       await source.write((workbook) => planned(workbook, appendPlan(workbook, [{ text: [name], value: [name] }]), null));
@@ -292,7 +292,7 @@ test('ods: after each fold of a run of writes, the file reads back as the server
   try {
     const path = join(folder.dir, 'book.ods');
     await writeFile(path, thirdPartyOds());
-    const source = await openFileSource({ path, log: recordingLog().log, compactAfterEntries: 1 });
+    const source = await openFileSource({ path, log: recordingLog().log, foldAfterEntries: 1 });
     const setAmount = (index: number, amount: number) => (workbook: Workbook) => {
       const old = people(workbook)[index + 1];
       const next = { text: [old.text[0], String(amount), ...old.text.slice(2)], value: [old.value[0], amount, ...old.value.slice(2)] };

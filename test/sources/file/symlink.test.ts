@@ -43,7 +43,7 @@ test('a write through a symlinked workbook is folded into its target, and the li
       try {
         const { real, link, target } = await linked(folder.dir, format);
         const stateDir = join(folder.dir, 'state');
-        const source = await openFileSource({ path: link, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+        const source = await openFileSource({ path: link, stateDir, foldAfterMs: Infinity, log: recordingLog().log });
         assert.equal(source.writable, true);
         assert.equal(await post(source, { Name: 'Zed', Age: 9, City: 'Kyiv' }), 201);
         await source.close();
@@ -73,7 +73,7 @@ test("a journal kept under a symlink's name by an older version is replayed thro
     const { real, link } = await linked(folder.dir, 'csv');
     const stateDir = join(folder.dir, 'state');
     // A write acknowledged and not folded (a crash), its journal named after the link as before.
-    const crashed = await openFileSource({ path: real, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+    const crashed = await openFileSource({ path: real, stateDir, foldAfterMs: Infinity, log: recordingLog().log });
     assert.equal(await post(crashed, { Name: 'Zed', Age: 9, City: 'Kyiv' }), 201);
     await crashed.abandon();
     await rename(join(stateDir, journalName(real)), join(stateDir, journalName(link)));

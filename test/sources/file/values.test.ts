@@ -1,4 +1,4 @@
-// Values that must come back from a file exactly as they were written, through compaction and a
+// Values that must come back from a file exactly as they were written, through a fold and a
 // fresh read: dates from 0001-01-01 to 9999-12-31 on every format, text that looks like CSV
 // formulas, and text that looks like XML escapes in .xlsx.
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ import { CONTRACT_FIXTURE, appendPlan, planned, replacePlan } from '../../helper
 const FORMATS: readonly FileFormat[] = ['xlsx', 'ods', 'csv'];
 const NO_QUOTA = { take: () => ({ allowed: true, headers: {} }) };
 
-/** Appends `rows` to the People tab of a fresh file, compacts (close), and answers the rows read back by a new source. */
+/** Appends `rows` to the People tab of a fresh file, folds (close), and answers the rows read back by a new source. */
 async function roundTrip(format: FileFormat, rows: readonly SheetRow[]): Promise<SheetRow[]> {
   const folder = await tempFolder();
   try {
@@ -62,7 +62,7 @@ const DATES = ['0001-01-01', '0099-12-31', '1899-12-31', '1900-01-01', '1900-02-
 const FIRST_DATE: Record<FileFormat, string> = { xlsx: '1900-01-01', ods: '0001-01-01', csv: '0001-01-01' };
 
 for (const format of FORMATS) {
-  test(`${format}: dates from 0001 to 9999 survive compaction`, async () => {
+  test(`${format}: dates from 0001 to 9999 survive a fold`, async () => {
     const rows = DATES.map((iso): SheetRow => ({ text: [`D${iso}`, iso], value: [`D${iso}`, { iso }] }));
     const read = await roundTrip(format, rows);
     for (const [n, iso] of DATES.entries()) {
@@ -112,8 +112,8 @@ test('csv: written text that would run as a formula is stored behind a quote and
     for (const [n, [value, field]] of cases.entries()) {
       await t.test(JSON.stringify(value), () => {
         assert.equal(lines[n], `n,${field}`, 'the field in the file');
-        assert.equal(before[n], String(value), 'read before compaction');
-        assert.equal(after[n].text[1], String(value), 'read after compaction');
+        assert.equal(before[n], String(value), 'read before the fold');
+        assert.equal(after[n].text[1], String(value), 'read after the fold');
         assert.deepEqual(after[n].value[1], typeof value === 'number' ? value : String(value));
       });
     }
@@ -176,7 +176,7 @@ test('csv: fields already in the file and formulas written where allowed are nev
   }
 });
 
-test('text that looks like XML escapes reads back as written, after compaction and on every format', async (t) => {
+test('text that looks like XML escapes reads back as written, after a fold and on every format', async (t) => {
   const texts = ['a&amp;b', 'a&lt;b&gt;', '&#65;', '_x0042_', '_x005F_x0042_', '_x0041_x0042_', '<b>bold</b>', '"quoted" & \'single\''];
   for (const format of FORMATS) {
     await t.test(format, async () => {
@@ -206,7 +206,7 @@ test('text that looks like XML escapes reads back as written, after compaction a
   });
 });
 
-test('the longest text each format stores survives compaction', async (t) => {
+test('the longest text each format stores survives a fold', async (t) => {
   const cases: [FileFormat, number][] = [
     ['xlsx', 32_767],
     ['ods', 200_000],

@@ -42,7 +42,7 @@ async function foldCalls(t: { after(fn: () => Promise<void>): void }, book: stri
   if (typeof book === 'string') await copyFile(join(CORPUS_DIR, book), path);
   else await writeFile(path, book);
   const before = new Uint8Array(await readFile(path));
-  const source = await openFileSource({ path, stateDir: join(dir, 'state'), compactAfterMs: Infinity, log: recordingLog().log });
+  const source = await openFileSource({ path, stateDir: join(dir, 'state'), foldAfterMs: Infinity, log: recordingLog().log });
   const quota = await openQuotaStore({ stateDir: join(dir, 'quota') });
   const app = createApp({ connections: [{ id: 'book', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1 << 20, cors: '*', log: createLogger('silent') });
   const statuses: number[] = [];
@@ -55,7 +55,7 @@ async function foldCalls(t: { after(fn: () => Promise<void>): void }, book: stri
   await source.close();
   await quota.close();
   const after = new Uint8Array(await readFile(path));
-  const again = await openFileSource({ path, stateDir: join(dir, 'state'), compactAfterMs: Infinity, log: recordingLog().log });
+  const again = await openFileSource({ path, stateDir: join(dir, 'state'), foldAfterMs: Infinity, log: recordingLog().log });
   const workbook = await again.read();
   await again.close();
   const tabs = Object.fromEntries(workbook.tabs.map((tab) => [tab.name, tab.rows.map((sheetRow) => sheetRow.text.slice())]));
@@ -305,12 +305,12 @@ test('writes journaled for a file that turns out impossible to write back make t
   const path = join(dir, 'book.xlsx');
   const stateDir = join(dir, 'state');
   await writeFile(path, gapBook());
-  const first = await openFileSource({ path, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+  const first = await openFileSource({ path, stateDir, foldAfterMs: Infinity, log: recordingLog().log });
   await first.write((workbook) => planned(workbook, appendPlan(workbook, [row('Dee', 52)]), null));
   // A crash before the fold, then the file replaced by one sheetrest cannot write back.
   await first.abandon();
   await writeFile(path, writeZip(readZip(gapBook()).map((entry) => (entry.name === 'xl/_rels/workbook.xml.rels' ? replacedEntry(entry, entryText(entry).replace('Id="rId1"', 'Id="rId9"')) : entry))));
-  const again = await openFileSource({ path, stateDir, compactAfterMs: Infinity, log: recordingLog().log });
+  const again = await openFileSource({ path, stateDir, foldAfterMs: Infinity, log: recordingLog().log });
   assert.deepEqual((await again.read()).tabs[0].rows.at(-1)?.text, ['Dee', '52'], 'the journaled write is still served');
   await assert.rejects(again.close(), /book\.xlsx: 1 acknowledged write\(s\) could not be folded into the file \(sheetrest cannot write this file back: its tab "Data" has no part\); they stay in .*\.journal/);
 });

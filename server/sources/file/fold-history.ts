@@ -1,5 +1,6 @@
-// What the compactions since the last outside save folded into the workbook file, kept in the
-// state folder beside the journal, so that an outside save which drops them is noticed: someone
+// What the folds since the last outside save folded into the workbook file, kept in the
+// state folder beside the journal (`<file>.<hash>.compacted`, a name older than the word
+// "fold", kept so that existing state folders read the same), so that an outside save which drops them is noticed: someone
 // opened book.xlsx, the server then folded 20 acknowledged writes into it, and they saved their
 // copy over it (or they deleted those rows on purpose). The outside save is the truth for what
 // was folded before it (docs/file-source.md, "Files changed behind the server"): the 20 writes are
@@ -14,29 +15,29 @@ import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import { cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from '../../durable/disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
 
-export interface Compaction {
+export interface Fold {
   /** Fingerprint of the file the entries were applied to. */
   readonly base: string;
-  /** Fingerprint of the file the compaction wrote. */
+  /** Fingerprint of the file the fold wrote. */
   readonly produced: string;
   readonly entries: readonly JournalEntry[];
 }
 
 /**
- * The bound on what is kept: the latest compactions, at most this many holding at most this many
+ * The bound on what is kept: the latest folds, at most this many holding at most this many
  * bytes. When either is passed, the older half is dropped (so the file is rewritten only then).
  */
-export const HISTORY_LIMITS = { compactions: 1024, bytes: 16 * 1024 * 1024 } as const;
+export const HISTORY_LIMITS = { folds: 1024, bytes: 16 * 1024 * 1024 } as const;
 
-export class CompactionHistory {
+export class FoldHistory {
   readonly path: string;
-  #records: { compaction: Compaction; line: string }[];
+  #records: { fold: Fold; line: string }[];
   /** Whether the file exists: the first append creates it, and its folder entry is then flushed. */
   #onDisk: boolean;
   /** The file ends in a line cut short (an append an older version left on a full disk): the next add rewrites it. */
   #torn: boolean;
 
-  private constructor(path: string, records: { compaction: Compaction; line: string }[], onDisk: boolean, torn = false) {
+  private constructor(path: string, records: { fold: Fold; line: string }[], onDisk: boolean, torn = false) {
     this.path = path;
     this.#records = records;
     this.#onDisk = onDisk;
@@ -44,36 +45,36 @@ export class CompactionHistory {
   }
 
   /** The history saved at `path`; empty when there is none or it cannot be read (it only helps). */
-  static async load(path: string): Promise<CompactionHistory> {
+  static async load(path: string): Promise<FoldHistory> {
     let text = '';
     try {
       text = await readFile(path, 'utf8');
     } catch (error) {
-      return new CompactionHistory(path, [], !isMissing(error));
+      return new FoldHistory(path, [], !isMissing(error));
     }
-    const records: { compaction: Compaction; line: string }[] = [];
+    const records: { fold: Fold; line: string }[] = [];
     for (const line of text.split('\n')) {
-      const compaction = parseRecord(line);
+      const fold = parseRecord(line);
       // Kept with its newline, as recordLine makes it: #save joins the lines as they are.
-      if (compaction !== null) records.push({ compaction, line: `${line}\n` });
+      if (fold !== null) records.push({ fold, line: `${line}\n` });
     }
     // A line appended after a torn one would run into it and be lost with it.
-    return new CompactionHistory(path, records, true, text !== '' && !text.endsWith('\n'));
+    return new FoldHistory(path, records, true, text !== '' && !text.endsWith('\n'));
   }
 
-  get compactions(): readonly Compaction[] {
-    return this.#records.map((record) => record.compaction);
+  get folds(): readonly Fold[] {
+    return this.#records.map((record) => record.fold);
   }
 
-  /** Records a compaction that just replaced the file: one appended line, or a rewrite without the older half. */
-  async add(compaction: Compaction): Promise<void> {
-    const line = recordLine(compaction);
-    this.#records.push({ compaction, line });
+  /** Records a fold that just replaced the file: one appended line, or a rewrite without the older half. */
+  async add(fold: Fold): Promise<void> {
+    const line = recordLine(fold);
+    this.#records.push({ fold, line });
     const bytes = this.#records.reduce((sum, record) => sum + record.line.length, 0);
-    if (!this.#torn && this.#records.length <= HISTORY_LIMITS.compactions && bytes <= HISTORY_LIMITS.bytes) return this.#append(line);
+    if (!this.#torn && this.#records.length <= HISTORY_LIMITS.folds && bytes <= HISTORY_LIMITS.bytes) return this.#append(line);
     let kept = 0;
     let keep = 0;
-    for (let index = this.#records.length - 1; index >= 0 && keep < HISTORY_LIMITS.compactions / 2; index--) {
+    for (let index = this.#records.length - 1; index >= 0 && keep < HISTORY_LIMITS.folds / 2; index--) {
       kept += this.#records[index].line.length;
       if (kept > HISTORY_LIMITS.bytes / 2) break;
       keep++;
@@ -109,9 +110,9 @@ export class CompactionHistory {
     this.#onDisk = true;
   }
 
-  /** Whether a compaction recorded here produced the file with this fingerprint (its rename landed). */
+  /** Whether a fold recorded here produced the file with this fingerprint (its rename landed). */
   produced(print: string): boolean {
-    return this.compactions.some((compaction) => compaction.produced === print);
+    return this.folds.some((fold) => fold.produced === print);
   }
 
   /**
@@ -125,8 +126,8 @@ export class CompactionHistory {
     // Rows written and still standing after the last recorded write, per tab and value, latest last.
     const standing = new Map<string, { entry: JournalEntry; row: SheetRow }[]>();
     const at = (tab: string, key: string) => `${tab}\u0000${key}`;
-    for (const compaction of this.compactions) {
-      for (const entry of compaction.entries) {
+    for (const fold of this.folds) {
+      for (const entry of fold.entries) {
         // The rows this write replaced or removed held these values: a row written earlier is gone.
         for (const [, values] of entry.expected.rows) standing.get(at(entry.plan.tab, 'v' + JSON.stringify(values)))?.pop();
         for (const row of writtenRows(entry.plan)) {
@@ -146,11 +147,11 @@ export class CompactionHistory {
         if (rows === undefined || !(rows.has(textKey(row)) || rows.has(valueKey(row)))) dropped.add(entry);
       }
     }
-    return this.compactions.flatMap((compaction) => compaction.entries.filter((entry) => dropped.has(entry)));
+    return this.folds.flatMap((fold) => fold.entries.filter((entry) => dropped.has(entry)));
   }
 
   /**
-   * Forgets every compaction: a file saved outside the server replaced what they folded in, and
+   * Forgets every fold: a file saved outside the server replaced what they folded in, and
    * is from now on what a later outside save is compared with.
    */
   async clear(): Promise<void> {
@@ -171,14 +172,14 @@ export class CompactionHistory {
   }
 }
 
-/** One line per compaction; its entries as a journal of their own, so they are read back (and checked) the same way. */
-function recordLine(compaction: Compaction): string {
+/** One line per fold; its entries as a journal of their own, so they are read back (and checked) the same way. */
+function recordLine(fold: Fold): string {
   // The receipts stay in the key store: a re-applied write is not answered again.
-  const journal = journalLine({ journal: 1, base: compaction.base }) + compaction.entries.map((entry) => journalLine(withoutReceipt(entry))).join('');
-  return JSON.stringify({ base: compaction.base, produced: compaction.produced, journal }) + '\n';
+  const journal = journalLine({ journal: 1, base: fold.base }) + fold.entries.map((entry) => journalLine(withoutReceipt(entry))).join('');
+  return JSON.stringify({ base: fold.base, produced: fold.produced, journal }) + '\n';
 }
 
-function parseRecord(line: string): Compaction | null {
+function parseRecord(line: string): Fold | null {
   try {
     const record: unknown = JSON.parse(line);
     if (typeof record !== 'object' || record === null) return null;
