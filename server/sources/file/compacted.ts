@@ -9,7 +9,7 @@
 // once an outside save is taken, and records the folds after it.
 import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import { cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from '../../durable/disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';

@@ -31,12 +31,13 @@
 // connection's key store (ReceiptSink) before a fold or a rebase makes the journal forget it.
 import { readFile, realpath, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
+import { isEmptyPlan, type WritePlan } from '../../../lib/write-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { Planned, ReadOptions, ReceiptSink, Source } from '../source.ts';
 import { CompactionBackoff, RETRY_CAP_MS } from './backoff.ts';
-import { decodeWorkbook, type FileFormat } from './codec.ts';
+import { decodeWorkbook } from './codec.ts';
+import type { FileFormat } from './format.ts';
 import type { CsvStyle } from './csv/csv.ts';
 import { CompactionHistory } from './compacted.ts';
 import { commitTempFile, errorCode, fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isDiskFull, isMissing, isPermissionError, mtimeOf, watchFile, writeTempFile } from '../../durable/disk.ts';

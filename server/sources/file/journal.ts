@@ -18,7 +18,7 @@
 // log it and re-check the later writes instead of silently dropping them all.
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
 import { isReceipt } from '../../idempotency/receipt-lines.ts';
 import type { Receipt } from '../source.ts';
