@@ -1,7 +1,7 @@
 // The layering of .dependency-cruiser.cjs holds: lib/ imports only lib/, no import cycle in lib/
 // server/ tools/, a source never imports http/ or admin/, a feature reaches a source only through
 // its entry module, and durable/ redis/ runtime/ import nothing above them. A failure names each
-// broken import, e.g. "floor-imports-nothing-above: server/redis/mod.ts -> server/admin/redis-state.ts".
+// broken import, e.g. "floor-imports-nothing-above: server/redis/client.ts -> server/config/config.ts".
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
