@@ -35,7 +35,8 @@ import * as v from 'valibot';
 import { apiError } from '../../lib/errors.ts';
 import type { ApiError } from '../../lib/errors.ts';
 import type { Operation, PlanConfig } from '../config/schema.ts';
-import { diskWriter, ensureStateDir, readStateFile, writeFileAtomicSync, type AtomicWriter } from '../durable/state.ts';
+import { writeFileAtomicSync } from '../durable/disk.ts';
+import { diskWriter, ensureStateDir, readStateFile, type AtomicWriter } from '../durable/state.ts';
 
 export const QUOTA_FILE = 'quota.json';
 const FLUSH_DELAY_MS = 250;

@@ -11,7 +11,7 @@ import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import { cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from '../../durable/disk.ts';
+import { appendAndSync, cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from '../../durable/disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
 
 export interface Compaction {
@@ -95,8 +95,7 @@ export class CompactionHistory {
     let before = 0;
     try {
       before = (await handle.stat()).size;
-      await handle.write(line);
-      await handle.datasync();
+      await appendAndSync(handle, new TextEncoder().encode(line));
     } catch (error) {
       const cutBack = before === 0 ? unlink(this.path).then(() => void (this.#onDisk = false)) : handle.truncate(before);
       // Not cut back: the next add rewrites the file whole instead of appending after the torn line.
