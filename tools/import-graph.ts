@@ -1,10 +1,16 @@
-// `node tools/import-graph.ts [COMMIT]`: the shape of the import graph of lib/, server/ and
+// `node tools/import-graph.ts [COMMIT [NAMES_AT]]`: the shape of the import graph of lib/, server/ and
 // tools/, as issue 23's review measured it: rooms, arrows between rooms, arrows that point back
 // up (against the layering of .dependency-cruiser.cjs) and import cycles, each listed.
 //
 //   node tools/import-graph.ts            the working tree
-//   node tools/import-graph.ts 5af5af8    a commit, read from git: its paths are mapped to today's
-//                                         names (git's rename detection) before the rules apply
+//   node tools/import-graph.ts 5af5af8 d175f52
+//                                         a commit, read from git: its paths are mapped to their
+//                                         names at NAMES_AT (default HEAD; git's rename detection)
+//                                         before the rules apply. For the layout before issue 23,
+//                                         name the move-only commit d175f52: mapped to HEAD, a file
+//                                         later moved to a higher layer to fix its imports
+//                                         (server/redis/mod.ts -> server/shared-store.ts) would
+//                                         hide what it broke where it was.
 //
 // A room is a folder (server/http/, lib/openapi/); each file directly in lib/, server/ or tools/
 // is a room of its own (lib/table.ts). An arrow is a pair of rooms with at least one import from
@@ -95,9 +101,9 @@ function cycles(imports: Map<string, string[]>): string[][] {
   return found.sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-/** Today's name of each path of `commit` that git sees as renamed since (the move of issue 23). */
-function renamesSince(commit: string): Map<string, string> {
-  const diff = execFileSync('git', ['diff', '--name-status', '--find-renames', commit, 'HEAD', '--', ...SCANNED], { cwd: ROOT, encoding: 'utf8' });
+/** The name at `namesAt` of each path of `commit` that git sees as renamed in between. */
+function renamesBetween(commit: string, namesAt: string): Map<string, string> {
+  const diff = execFileSync('git', ['diff', '--name-status', '--find-renames', commit, namesAt, '--', ...SCANNED], { cwd: ROOT, encoding: 'utf8' });
   const renames = new Map<string, string>();
   for (const line of diff.split('\n')) {
     const [status, before, after] = line.split('\t');
@@ -108,7 +114,7 @@ function renamesSince(commit: string): Map<string, string> {
 
 const config = createRequire(import.meta.url)('../.dependency-cruiser.cjs');
 const rules: PathRule[] = config.forbidden.filter((rule: PathRule) => rule.to.circular === undefined);
-const commit = process.argv[2];
+const [commit, namesAt = 'HEAD'] = process.argv.slice(2);
 
 let graph: Graph;
 let todaysName = (path: string) => path;
@@ -123,7 +129,7 @@ if (commit === undefined) {
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
-  const renames = renamesSince(commit);
+  const renames = renamesBetween(commit, namesAt);
   todaysName = (path) => renames.get(path) ?? path;
 }
 
@@ -145,7 +151,7 @@ const rooms = new Set([...graph.imports.keys()].map(roomOf));
 const found = cycles(graph.imports);
 const importCount = [...graph.imports.values()].reduce((sum, targets) => sum + targets.length, 0);
 
-console.log(`import graph of ${SCANNED.join('/ ')}/ at ${commit ?? 'the working tree'}`);
+console.log(`import graph of ${SCANNED.join('/ ')}/ at ${commit === undefined ? 'the working tree' : `${commit}, judged by its names at ${namesAt}`}`);
 console.log(`  modules ${graph.imports.size}, imports between them ${importCount}`);
 const brokenImports = [...upward.values()].reduce((sum, imports) => sum + imports.size, 0);
 console.log(`  rooms ${rooms.size}, arrows between rooms ${arrows.size}, arrows back up ${upward.size} (${brokenImports} imports), import cycles ${found.length}`);
