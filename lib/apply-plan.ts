@@ -1,28 +1,10 @@
-// A write plan is what a PATCH, PUT, POST or DELETE changes, decided by `planWrite` against the
-// rows as they are when the write is applied. `applyPlan` turns it into the next workbook;
-// a source that writes ranges (Google) turns the same plan into range writes instead.
+// `applyPlan` turns a write plan (write-plan.ts), decided by `planWrite` against the rows as they
+// are when the write is applied, into the next workbook; a source that writes ranges (Google)
+// turns the same plan into range writes instead.
 import { deriveTable } from './table.ts';
 import { deriveVersion } from './version.ts';
 import { headerRowIndex, type SheetRow, type Tab, type Workbook } from './workbook.ts';
-
-export interface ReplacedRow {
-  /** Zero-based data-row index (sheet row index + 2 when the header row is row 1). */
-  readonly index: number;
-  /** The whole new row, hidden columns and cells right of the headers carried over unchanged. */
-  readonly row: SheetRow;
-  /** The sheet columns the write sets (every visible column for PUT, the body's for PATCH). */
-  readonly columns: readonly number[];
-}
-
-export interface WritePlan {
-  readonly tab: string;
-  /** Rows whose cells change, ascending by index. */
-  readonly replaced: readonly ReplacedRow[];
-  /** Data-row indexes to remove, ascending, as they are before the write; rows below move up. */
-  readonly removed: readonly number[];
-  /** Rows added after the last data row; `start` is the data-row index of the first one. */
-  readonly appended: { readonly start: number; readonly rows: readonly SheetRow[] } | null;
-}
+import type { WritePlan } from './write-plan.ts';
 
 /**
  * The header row is row 1, so data row n is sheet row n + 2 (1-based), grid row n + 1 (0-based);
@@ -35,10 +17,6 @@ export function dataRowToSheetRow(index: number, headerRow = 0): number {
 /** Where data row `index` of a tab is in its rows (0-based grid row). */
 export function gridRowOf(tab: Tab, index: number): number {
   return headerRowIndex(tab.rows) + 1 + index;
-}
-
-export function isEmptyPlan(plan: WritePlan): boolean {
-  return plan.replaced.length === 0 && plan.removed.length === 0 && (plan.appended === null || plan.appended.rows.length === 0);
 }
 
 /** Applies a plan to a tab, returning a new tab; the old one is left as it was. */

@@ -4,7 +4,7 @@
 // those of the table they were first built on (the origin), and a row delta (row-delta.ts)
 // maps the origin's rows onto the rows of now. Nothing shared is changed, so the table before
 // the write keeps answering from them too.
-import type { WritePlan } from './apply-plan.ts';
+import type { WritePlan } from './write-plan.ts';
 import { carryRows, composeDelta, deltaRows, deltaSize, emptyDelta, type RowDelta } from './row-delta.ts';
 import { BYTES_PER_RUN, countRuns, TrigramIndex } from './trigram-index.ts';
 

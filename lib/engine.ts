@@ -1,7 +1,8 @@
 // The engine end to end: one request against an in-memory workbook -> status, headers and JSON
 // body, plus the write plan and the next workbook for a write. No I/O: the server, every source
 // and anyone embedding sheetrest get the same answers from here.
-import { applyPlan, type WritePlan } from './apply-plan.ts';
+import { applyPlan } from './apply-plan.ts';
+import type { WritePlan } from './write-plan.ts';
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import { formatRows } from './format.ts';
 import { sheetHeaders, JSON_CONTENT_TYPE } from './headers.ts';

@@ -3,7 +3,8 @@
 //   result.status, result.headers, result.body (JSON text); for writes result.plan and result.workbook.
 export { handle, execute, findTab, type EngineResult } from './engine.ts';
 export { parseRequest, allowedMethods, OPERATIONS, type EngineRequest, type EngineOptions, type ParsedRequest, type Operation, type Target, type Action } from './parse-request.ts';
-export { applyPlan, applyPlanToTab, dataRowToSheetRow, gridRowOf, isEmptyPlan, type WritePlan, type ReplacedRow } from './apply-plan.ts';
+export { applyPlan, applyPlanToTab, dataRowToSheetRow, gridRowOf } from './apply-plan.ts';
+export { isEmptyPlan, type WritePlan, type ReplacedRow } from './write-plan.ts';
 export { ERRORS, ApiError, apiError, isApiError, isErrorCode, type ErrorCode } from './errors.ts';
 export { FORMATS, type Format } from './format.ts';
 export { OPERATORS, type Operator } from './query.ts';

@@ -1,7 +1,7 @@
 // PATCH /sheets/demo/Name/ann {"Age": 31} -> a write plan replacing every row whose Name is
 // "ann", with only Age changed, and the answer: those rows after the write. Planning reads the
 // rows as they are when the write is applied; nothing here touches a source.
-import type { ReplacedRow, WritePlan } from './apply-plan.ts';
+import type { ReplacedRow, WritePlan } from './write-plan.ts';
 import { coerceWritten } from './coerce.ts';
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import type { RowInput, WriteBody } from './parse-body.ts';

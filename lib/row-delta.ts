@@ -3,7 +3,7 @@
 // (the origin, whose column indexes were built) map onto the rows of a later version, so those
 // indexes keep answering after writes: an index lists origin rows, the delta turns them into
 // rows of now, and the rows a write touched since are checked directly.
-import type { WritePlan } from './apply-plan.ts';
+import type { WritePlan } from './write-plan.ts';
 
 export interface RowDelta {
   /** Data rows of the origin in this version (rows the origin counted, before any write). */

@@ -5,7 +5,7 @@
 // A table also keeps the work that depends only on the tab (case folding, serialized rows,
 // column indexes), so reading an unchanged tab again does not redo it; a write's next table
 // keeps the column indexes of the one before (column-text.ts).
-import type { WritePlan } from './apply-plan.ts';
+import type { WritePlan } from './write-plan.ts';
 import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { fold } from './match.ts';
 import { carryRows, composeDelta, emptyDelta, type RowDelta } from './row-delta.ts';

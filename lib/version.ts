@@ -9,7 +9,7 @@
 // for a tab's rows, `"r<row hash>-<digest>"` for one row read by index (it survives writes to
 // other rows), `"w<workbook version>-<digest>"` for `/tabs`. `If-Match` on a write compares the
 // validator part only, so any read of the tab (or of the row) gives a usable precondition.
-import type { WritePlan } from './apply-plan.ts';
+import type { WritePlan } from './write-plan.ts';
 import { headerRowIndex, isSheetDate, type SheetRow, type Tab, type Workbook } from './workbook.ts';
 
 /** A validator's kind: the rows of a tab, one row, or the list of tabs. */

@@ -11,7 +11,7 @@ import type { KeyStoreLike } from './idempotency/idempotency.ts';
 import type { Logger } from './log.ts';
 import { openFileSource } from './sources/file/mod.ts';
 import type { ReceiptSink, Source } from './sources/source.ts';
-import type { SharedStore } from './redis/mod.ts';
+import type { SharedStore } from './shared-store.ts';
 
 /** What the app reads of the connections: one lookup per request. */
 export interface ConnectionLookup {

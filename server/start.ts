@@ -27,7 +27,7 @@ import { createLogger, type Logger } from './log.ts';
 import type { Listen, Listener } from './runtime/listener.ts';
 import { lockStateDir, type StateLock } from './durable/lock.ts';
 import { openQuotaStore, type QuotaStore } from './quota/quota.ts';
-import type { SharedStore } from './redis/mod.ts';
+import type { SharedStore } from './shared-store.ts';
 import { errorAnswer, toResponse } from './http/respond.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './durable/state.ts';
 
@@ -73,7 +73,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const timeouts = config.timeouts ?? { headersMs: DEFAULTS.headersMs, bodyMs: DEFAULTS.bodyMs, shutdownMs: DEFAULTS.shutdownMs };
     listener = await options.listen(gate, { host, port: config.port ?? 8080, headersTimeoutMs: timeouts.headersMs, bodyTimeoutMs: timeouts.bodyMs });
     // Loaded only when configured: a server on its own has no use for the Redis client.
-    if (config.store !== undefined) shared = await (await import('./redis/mod.ts')).openSharedStore(config.store, log);
+    if (config.store !== undefined) shared = await (await import('./shared-store.ts')).openSharedStore(config.store, log);
     const settings = { ...config, ...(shared === undefined ? {} : { shared }), ...(diskFull ? { readOnly: true } : {}) };
     for (const connection of config.connections) {
       const served = await openConnection(connection, settings, log);

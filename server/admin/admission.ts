@@ -13,7 +13,7 @@ import { isAbsolute, relative } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import type { AdminRules } from '../config/config.ts';
 import type { ParsedSource } from '../config/schema.ts';
-import { formatOfPath } from '../sources/file/codec.ts';
+import { formatOfPath } from '../sources/file/mod.ts';
 
 /** The file an admitted path named when it was checked: a swap after the check shows as another dev/inode. */
 export interface AdmittedFile {

@@ -117,7 +117,7 @@ export const REDIS_URL_ENV = 'REDIS_URL';
 /** Shared state through Redis (docs/scaling.md). */
 export interface StoreConfig {
   readonly type: 'redis';
-  /** May hold a password: shown only through `redactedUrl`. */
+  /** May hold a password: shown only through `redactedUrl` (redis/client.ts). */
   readonly url: Secret;
   readonly leaseMs: number;
   readonly leaseWaitMs: number;
@@ -328,14 +328,6 @@ function resolveStore(
     url = new Secret(fromEnv ?? '');
   }
   return { type: 'redis', url, leaseMs: store.leaseMs, leaseWaitMs: store.leaseWaitMs, maxStaleMs: store.maxStaleMs };
-}
-
-/** `redis://user:pw@host:6379/0` -> `redis://user:***@host:6379/0`: for logs and messages. */
-export function redactedUrl(url: string): string {
-  if (!URL.canParse(url)) return '(a URL that cannot be parsed)';
-  const parsed = new URL(url);
-  if (parsed.password !== '') parsed.password = '***';
-  return parsed.toString();
 }
 
 /** The admin token from the config, else from $SHEETREST_ADMIN_TOKEN (empty there: off); undefined: the admin API is off. */

@@ -1,7 +1,9 @@
-// The file-system steps the file source's durability rests on: fingerprints, cheap change
-// detection, and replacing a file so that a crash leaves either the old or the new bytes.
+// The file-system steps the server's durability rests on: fingerprints, cheap change detection,
+// and the one way each file is written: replaced so that a crash leaves either the old or the
+// new bytes (workbook folds, journals, quota.json, admin.json, receipts), or appended to and
+// fsynced before the write is acknowledged (journals, receipts, compaction history).
 import { createHash, randomBytes } from 'node:crypto';
-import { realpathSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, statSync, unlinkSync, watch, writeSync, type FSWatcher } from 'node:fs';
 import { mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import process from 'node:process';
@@ -159,7 +161,12 @@ export async function fsyncDirectory(path: string): Promise<void> {
   }
 }
 
-/** Temp files sit beside their target (a rename is atomic only within one file system) and say whose they are. */
+/**
+ * The one temp-name rule: temp files sit beside their target (a rename is atomic only within one
+ * file system) and say whose they are: `.quota.json.sheetrest-4121-0a1b2c3d4e5f.tmp`. The pid
+ * and random part keep two writes (an exit hook's and a running one's, or a second process
+ * sharing the folder by mistake) from ever sharing a temp file.
+ */
 export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.sheetrest-${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
 }
@@ -170,34 +177,77 @@ function tempFileOwner(name: string): number | undefined {
   return match === null ? undefined : Number(match[1]);
 }
 
-/** Writes bytes to a fresh temp file beside `path` and fsyncs it; answers its path and identity. */
-export async function writeTempFile(path: string, bytes: Uint8Array | readonly Uint8Array[], mode = 0o644): Promise<{ temp: string; identity: string }> {
+/** What writing a file needs of an open handle; FileHandle has it. A seam for tests that fail the disk. */
+export interface WritableHandle {
+  write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
+  datasync(): Promise<void>;
+  sync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens files for writing: a fresh one (`wx`) or one to append to (`a`). */
+export interface WritableFiles {
+  open(path: string, flags: 'wx' | 'a', mode?: number): Promise<WritableHandle>;
+}
+
+export const DISK_FILES: WritableFiles = { open: (path, flags, mode) => open(path, flags, mode) };
+
+/** Writes every byte: a write may take only part (a nearly full disk), so continue where it stopped. */
+export async function writeAll(handle: WritableHandle, bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.byteLength; ) {
+    const { bytesWritten } = await handle.write(bytes, written, bytes.byteLength - written);
+    // No progress and no error: treat it as the full disk it almost certainly is, not a loop.
+    if (!(bytesWritten > 0)) throw Object.assign(new Error('the disk took none of the bytes written'), { code: 'ENOSPC' });
+    written += bytesWritten;
+  }
+}
+
+/**
+ * Appends `bytes` to an open file and fdatasyncs it: a write is acknowledged only after this
+ * resolves. On failure the caller cuts the file back to its size before (each keeps its own
+ * rule for a cut back that fails too: journal.ts, compacted.ts, idempotency/file-store.ts).
+ */
+export async function appendAndSync(handle: WritableHandle, bytes: Uint8Array): Promise<void> {
+  await writeAll(handle, bytes);
+  await handle.datasync();
+}
+
+/**
+ * Writes bytes to a fresh temp file beside `path` and fsyncs it; answers its path and identity.
+ * A failure leaves no temp file behind.
+ */
+export async function writeTempFile(path: string, bytes: Uint8Array | readonly Uint8Array[], mode = 0o644, files: WritableFiles = DISK_FILES): Promise<{ temp: string; identity: string }> {
   const temp = tempPathFor(path);
-  const handle = await open(temp, 'wx', mode);
-  let identity: string;
+  const handle = await files.open(temp, 'wx', mode);
   try {
     // A file given in pieces (a CSV fold's slices) is written piece by piece, never joined into one buffer.
-    for (const piece of bytes instanceof Uint8Array ? [bytes] : bytes) await handle.writeFile(piece);
+    for (const piece of bytes instanceof Uint8Array ? [bytes] : bytes) await writeAll(handle, piece);
     await handle.sync();
-    // rename keeps inode, size and mtime (not ctime: commitTempFile gives the identity after it).
-    identity = identityOf(await handle.stat());
   } catch (error) {
     await handle.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
     throw error;
   }
   await handle.close();
-  return { temp, identity };
+  // rename keeps inode, size and mtime (not ctime: commitTempFile gives the identity after it).
+  return { temp, identity: identityOf(await stat(temp)) };
 }
 
 /**
  * Moves a synced temp file over `path` and makes the rename itself durable. Answers the file's
  * identity after the rename (which changes its ctime) while it is still the temp file's inode;
- * null when it is not (replaced again already) or cannot be looked at.
+ * null when it is not (replaced again already) or cannot be looked at. A failed rename removes
+ * the temp file.
  */
 export async function commitTempFile(temp: string, path: string): Promise<string | null> {
   const before = await stat(temp);
-  await rename(temp, path);
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
   await fsyncDirectory(dirname(path));
   const after = await stat(path).catch(() => null);
   return after !== null && after.ino === before.ino && after.dev === before.dev && after.size === before.size && after.mtimeMs === before.mtimeMs ? identityOf(after) : null;
@@ -211,6 +261,54 @@ export async function replaceFileDurably(path: string, bytes: Uint8Array, mode =
   const file = await realpath(path).catch(() => path);
   const { temp } = await writeTempFile(file, bytes, mode);
   await commitTempFile(temp, file);
+}
+
+/**
+ * The same at once, for the few places that cannot wait (a process `exit` hook): replaces `path`
+ * with `data` (created 0600), naming the file in the error of a failed write.
+ */
+export function writeFileAtomicSync(path: string, data: string): void {
+  const temp = tempPathFor(path);
+  mkdirSync(dirname(path), { recursive: true });
+  let fd: number;
+  try {
+    fd = openSync(temp, 'wx', 0o600);
+  } catch (error) {
+    throw cannotWriteFile(path, error);
+  }
+  try {
+    writeSync(fd, data, null, 'utf8');
+    fsyncSync(fd);
+  } catch (error) {
+    // A full disk: no half-written temp file is left behind.
+    closeSync(fd);
+    unlinkQuietlySync(temp);
+    throw cannotWriteFile(path, error);
+  }
+  closeSync(fd);
+  renameSync(temp, path);
+  fsyncDirectorySync(dirname(path));
+}
+
+function unlinkQuietlySync(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+// Best effort: an exit hook has no one left to tell (some platforms, Windows, cannot open a folder).
+function fsyncDirectorySync(folder: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(folder, 'r');
+    fsyncSync(fd);
+  } catch {
+    // see above
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /**

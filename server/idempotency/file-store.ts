@@ -16,7 +16,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Receipt, ReceiptSink } from '../sources/source.ts';
-import { errorCode, fsyncDirectory, isMissing, replaceFileDurably } from '../durable/disk.ts';
+import { appendAndSync, errorCode, fsyncDirectory, isMissing, replaceFileDurably } from '../durable/disk.ts';
 import { GroupCommit, Serial } from '../durable/group-commit.ts';
 import { parseReceipts, receiptLine } from './receipt-lines.ts';
 
@@ -226,8 +226,7 @@ export class KeyStore implements ReceiptSink {
     const text = live.map((held) => held.line).join('');
     const handle = await open(path, 'a', 0o600);
     try {
-      await handle.writeFile(text, 'utf8');
-      await handle.datasync();
+      await appendAndSync(handle, encoder.encode(text));
     } catch (error) {
       await handle.truncate(this.#fileBytes).catch(() => undefined);
       throw error;

@@ -38,7 +38,8 @@ import * as v from 'valibot';
 import { apiError } from '../../lib/errors.ts';
 import type { ApiError } from '../../lib/errors.ts';
 import type { BillingPlan, Operation } from '../config/schema.ts';
-import { diskWriter, ensureStateDir, readStateFile, writeFileAtomicSync, type AtomicWriter } from '../durable/state.ts';
+import { writeFileAtomicSync } from '../durable/disk.ts';
+import { diskWriter, ensureStateDir, readStateFile, type AtomicWriter } from '../durable/state.ts';
 import { PERIOD_NAMES, PERIODS, isoSeconds, periodOf, spanAt, spanClock, type PeriodName, type Span } from './period.ts';
 
 export const QUOTA_FILE = 'quota.json';

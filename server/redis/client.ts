@@ -23,7 +23,6 @@
 // treat a failure as "unknown", never as "not done" (docs/scaling.md, "What happens when
 // something fails"); nothing here resends it.
 import { ClientClosedError, ClientOfflineError, createClient } from 'redis';
-import { redactedUrl } from '../config/config.ts';
 import type { Logger } from '../log.ts';
 
 /** How long a command may wait for its answer: Redis on the same network answers in well under a millisecond. */
@@ -185,4 +184,12 @@ function errorText(error: unknown, url: string): string {
  */
 export function neverSent(error: unknown): boolean {
   return error instanceof ClientOfflineError || error instanceof ClientClosedError;
+}
+
+/** `redis://user:pw@host:6379/0` -> `redis://user:***@host:6379/0`: for logs and messages. */
+export function redactedUrl(url: string): string {
+  if (!URL.canParse(url)) return '(a URL that cannot be parsed)';
+  const parsed = new URL(url);
+  if (parsed.password !== '') parsed.password = '***';
+  return parsed.toString();
 }

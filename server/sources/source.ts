@@ -1,7 +1,7 @@
 // A source holds one spreadsheet: a workbook file or a Google spreadsheet. The server reads
 // through `read` and writes through `write`, which runs the engine's planning step against the
 // latest rows, in arrival order, and resolves only once the change is durable.
-import type { WritePlan } from '../../lib/apply-plan.ts';
+import type { WritePlan } from '../../lib/write-plan.ts';
 import type { Workbook } from '../../lib/workbook.ts';
 
 /**

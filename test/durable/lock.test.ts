@@ -169,6 +169,7 @@ test('leftover temp files are removed from the state folder, and nothing else', 
   const leftovers = [
     '.quota.json.4121.7.tmp', '.book.xlsx.1a2b3c4d.journal.sheetrest-0a1b2c3d4e5f.tmp', 'lock.4121.tmp',
     '.book.xlsx.1a2b3c4d.journal.sheetrest-4121-0a1b2c3d4e5f.tmp', '.book.xlsx.1a2b3c4d.compacted.sheetrest-4121-0a1b2c3d4e5f.tmp',
+    '.quota.json.sheetrest-4121-0a1b2c3d4e5f.tmp', '.admin.json.sheetrest-4121-0a1b2c3d4e5f.tmp',
   ];
   const kept = ['quota.json', 'book.xlsx.1a2b3c4d.journal', 'book.xlsx.conflict-2026-01-01T00-00-00-000Z.jsonl', 'lock', 'notes.tmp'];
   for (const name of [...leftovers, ...kept]) await writeFile(dir.path(name), 'x');

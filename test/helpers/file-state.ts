@@ -3,11 +3,13 @@
 // around it: `await fileParts('Name\r\nAnn\r\n')` is People.csv in a temp folder, decoded.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { applyPlan, type WritePlan } from '../../lib/apply-plan.ts';
+import { applyPlan } from '../../lib/apply-plan.ts';
+import type { WritePlan } from '../../lib/write-plan.ts';
 import type { Workbook } from '../../lib/workbook.ts';
 import { fileIdentity, fingerprint } from '../../server/durable/disk.ts';
 import type { Planned } from '../../server/sources/source.ts';
-import { csvTabName, decodeWorkbook, formatOfPath } from '../../server/sources/file/codec.ts';
+import { csvTabName, decodeWorkbook } from '../../server/sources/file/codec.ts';
+import { formatOfPath } from '../../server/sources/file/format.ts';
 import type { JournalEntry } from '../../server/sources/file/journal.ts';
 import { rowsOnly } from '../../server/sources/file/model.ts';
 import { FileState, type FileSourceConfig } from '../../server/sources/file/state.ts';

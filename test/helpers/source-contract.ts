@@ -4,7 +4,8 @@
 // source's own test: `await runSourceContract(t, { name: 'file xlsx', open })`.
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { applyPlan, type WritePlan } from '../../lib/apply-plan.ts';
+import { applyPlan } from '../../lib/apply-plan.ts';
+import type { WritePlan } from '../../lib/write-plan.ts';
 import { isApiError } from '../../lib/errors.ts';
 import { tableOf } from '../../lib/table.ts';
 import type { SheetRow, TypedValue, Workbook } from '../../lib/workbook.ts';

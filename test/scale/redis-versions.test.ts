@@ -13,7 +13,7 @@ import { createApp } from '../../server/http/app.ts';
 import { Secret } from '../../server/config/config.ts';
 import { startEmulator, type Emulator } from '../../tools/google-emulator/mod.ts';
 import { createLogger } from '../../server/log.ts';
-import { openSharedStore, type SharedStore } from '../../server/redis/mod.ts';
+import { openSharedStore, type SharedStore } from '../../server/shared-store.ts';
 import { openRedisQuota } from '../../server/quota/redis-store.ts';
 import { openRedis } from '../../server/redis/client.ts';
 import { spreadsheetCoordination } from '../../server/sources/google/shared-spreadsheet.ts';
@@ -59,7 +59,7 @@ async function monitor(t: TestContext, url: string): Promise<{ settled(): Promis
   };
 }
 
-/** One instance's view of one spreadsheet, as server/redis/mod.ts builds it. */
+/** One instance's view of one spreadsheet, as server/shared-store.ts builds it. */
 async function instance(t: TestContext, url: string, key = 'root sheet-1'): Promise<{ versions: SharedVersions; sheet: ReturnType<typeof spreadsheetCoordination> }> {
   const redis = await openRedis({ url, log: silent });
   const versions = await openSharedVersions({ redis, log: silent, now: STILL });

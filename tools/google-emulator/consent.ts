@@ -9,7 +9,7 @@
 // (`access: { 'ann@example.com': 'writer' }`); the tokens come from the emulator's token service
 // (tokens.ts), so the refresh token works in its refresh grant and the access token in the API.
 import { createHash, randomBytes } from 'node:crypto';
-import type { ApiRequest, ApiResponse, State } from './router.ts';
+import type { ApiRequest, ApiResponse, State } from './exchange.ts';
 
 const AUTHORIZE_PATH = '/o/oauth2/v2/auth';
 const APPROVE_PATH = '/o/oauth2/v2/auth/approve';

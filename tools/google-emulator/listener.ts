@@ -4,7 +4,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Faults } from './faults.ts';
-import { errorResponse, route, type ApiResponse, type State } from './router.ts';
+import type { ApiResponse, State } from './exchange.ts';
+import { errorResponse, route } from './router.ts';
 
 export interface LoggedRequest {
   readonly method: string;

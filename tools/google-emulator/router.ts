@@ -1,35 +1,15 @@
 // From a request to Google's answer: which method a path names, who calls, quota, permission,
 // then the method itself. `POST /v4/spreadsheets/{id}/values/Sheet1!A1:append` -> values.append,
 // a write: checked against the write quota and the caller's 'writer' grant.
-import { authorize, principalKey, type Credentials } from './auth.ts';
+import { authorize, principalKey } from './auth.ts';
 import { consentRoute } from './consent.ts';
 import { badRequest, GoogleError } from './errors.ts';
 import { applyFieldMask, parseFieldMask } from './fields.ts';
-import type { Bucket, Quota } from './quota.ts';
+import type { ApiRequest, ApiResponse, State } from './exchange.ts';
+import type { Bucket } from './quota.ts';
 import { batchUpdate, getSpreadsheet, wantsGridData } from './spreadsheet-api.ts';
-import { cloneSpreadsheet, findSpreadsheet, type Spreadsheet } from './store.ts';
+import { cloneSpreadsheet, findSpreadsheet } from './store.ts';
 import { appendValues, batchGetValues, batchUpdateValues, clearValues, getValues, updateValues, type Call } from './values-api.ts';
-
-export interface ApiRequest {
-  readonly method: string;
-  /** The raw (still percent-encoded) path. */
-  readonly path: string;
-  readonly query: URLSearchParams;
-  readonly authorization: string | null;
-  readonly body: string;
-}
-
-export interface ApiResponse {
-  readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
-
-export interface State {
-  readonly spreadsheets: Map<string, Spreadsheet>;
-  readonly credentials: Credentials;
-  readonly quota: Quota;
-}
 
 interface Method {
   /** Which quota it counts against; Drive's is not emulated. */

@@ -8,23 +8,14 @@ import { createInterner, isSheetDate, type Interner, type SheetRow, type TypedVa
 import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv/csv.ts';
 import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv/formulas.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './xlsx/read-cells.ts';
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import { notAPackage } from './xlsx/mend-package.ts';
 import { readPackage, type XlsxPackage } from './xlsx/package.ts';
 import { foldIntoXlsx } from './xlsx/write.ts';
 import { decodeOds, encodeOds, type OdsPackage } from './ods/write.ts';
 import { LOAD_LIMITS } from './limits.ts';
 import { readZip } from './zip.ts';
-
-export type FileFormat = 'xlsx' | 'ods' | 'csv';
-
-/** `.xlsm` (a macro-enabled .xlsx) is read and written as .xlsx; its macros are kept, never run. */
-export function formatOfPath(path: string): FileFormat | null {
-  const match = /\.(xlsx|xlsm|ods|csv)$/i.exec(path);
-  if (match === null) return null;
-  const extension = match[1].toLowerCase();
-  return extension === 'xlsm' ? 'xlsx' : (extension as FileFormat);
-}
+import type { FileFormat } from './format.ts';
 
 /** The basename without its extension: a CSV file's one tab is named after it. */
 export function csvTabName(path: string): string {

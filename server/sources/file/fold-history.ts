@@ -10,9 +10,9 @@
 // once an outside save is taken, and records the folds after it.
 import { open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
-import { cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from '../../durable/disk.ts';
+import { appendAndSync, cannotWriteFile, fsyncDirectory, isMissing, replaceFileDurably } from '../../durable/disk.ts';
 import { journalLine, parseJournal, withoutReceipt, type JournalEntry } from './journal.ts';
 
 export interface Fold {
@@ -96,8 +96,7 @@ export class FoldHistory {
     let before = 0;
     try {
       before = (await handle.stat()).size;
-      await handle.write(line);
-      await handle.datasync();
+      await appendAndSync(handle, new TextEncoder().encode(line));
     } catch (error) {
       const cutBack = before === 0 ? unlink(this.path).then(() => void (this.#onDisk = false)) : handle.truncate(before);
       // Not cut back: the next add rewrites the file whole instead of appending after the torn line.

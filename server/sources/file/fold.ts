@@ -4,7 +4,8 @@
 // writing the file back needs (SheetJS's parsed book, each row's source cells). The same
 // function runs in a worker thread (fold-worker.ts, started by fold-runner.ts), so a 100k-row
 // workbook is encoded without holding the server's event loop, or here when no worker starts.
-import { decodeWorkbook, encodeWorkbook, type FileFormat } from './codec.ts';
+import { decodeWorkbook, encodeWorkbook } from './codec.ts';
+import type { FileFormat } from './format.ts';
 import { fingerprint } from '../../durable/disk.ts';
 import type { JournalEntry } from './journal.ts';
 import { applyKeepingCells } from './rebase.ts';

@@ -19,13 +19,13 @@
 // should not exist; if it does (disk corruption, or a journal torn by an older version), the
 // intact lines after it are kept and its line number is reported in `damaged`, so recovery can
 // log it and re-check the later writes instead of silently dropping them all.
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import { open, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
 import { isReceipt } from '../../idempotency/receipt-lines.ts';
 import type { Receipt } from '../source.ts';
-import { cannotWriteFile, fingerprint, fsyncDirectory, isMissing, tempPathFor } from '../../durable/disk.ts';
+import { appendAndSync, cannotWriteFile, commitTempFile, DISK_FILES, fingerprint, fsyncDirectory, isMissing, writeTempFile, type WritableFiles, type WritableHandle } from '../../durable/disk.ts';
 
 /** What a plan's target rows held when it was planned, so it can be re-checked on a changed file. */
 export interface Expected {
@@ -63,20 +63,9 @@ export interface JournalContents {
   readonly damaged: readonly number[];
 }
 
-/** What the journal needs of an open file; FileHandle has it. A seam for tests that fail the disk. */
-export interface JournalHandle {
-  write(buffer: Uint8Array, offset: number, length: number): Promise<{ bytesWritten: number }>;
-  datasync(): Promise<void>;
-  sync(): Promise<void>;
-  truncate(length: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-export interface JournalFiles {
-  open(path: string, flags: 'wx' | 'a', mode?: number): Promise<JournalHandle>;
-}
-
-const DISK: JournalFiles = { open: (path, flags, mode) => open(path, flags, mode) };
+/** What the journal needs of an open file (durable/disk.ts); a seam for tests that fail the disk. */
+export type JournalHandle = WritableHandle;
+export type JournalFiles = WritableFiles;
 
 /** One journal line: `<checksum> <json>\n`. */
 export function journalLine(record: unknown): string {
@@ -203,29 +192,15 @@ export class Journal {
   }
 
   /** Starts a fresh journal on `base` holding `entries`, replacing any old one atomically. */
-  static async create(path: string, base: string, entries: readonly JournalEntry[], files: JournalFiles = DISK): Promise<Journal> {
+  static async create(path: string, base: string, entries: readonly JournalEntry[], files: JournalFiles = DISK_FILES): Promise<Journal> {
     const bytes = encoder.encode(journalLine({ journal: 1, base }) + entries.map(journalLine).join(''));
-    const temp = tempPathFor(path);
     // Errors name the journal: on a full disk the runtime's own message names no file.
-    const handle = await files.open(temp, 'wx', 0o600).catch((error: unknown) => {
+    const { temp } = await writeTempFile(path, bytes, 0o600, files).catch((error: unknown) => {
       throw cannotWriteFile(path, error);
     });
-    try {
-      await writeAll(handle, bytes);
-      await handle.sync();
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
+    await commitTempFile(temp, path).catch((error: unknown) => {
       throw cannotWriteFile(path, error);
-    }
-    await handle.close();
-    try {
-      await rename(temp, path);
-    } catch (error) {
-      await unlink(temp).catch(() => undefined);
-      throw cannotWriteFile(path, error);
-    }
-    await fsyncDirectory(dirname(path));
+    });
     return new Journal(path, await files.open(path, 'a'), bytes.byteLength);
   }
 
@@ -248,8 +223,7 @@ export class Journal {
     if (this.#broken !== null) throw this.#broken;
     const bytes = encoder.encode(text);
     try {
-      await writeAll(this.#handle, bytes);
-      await this.#handle.datasync();
+      await appendAndSync(this.#handle, bytes);
     } catch (error) {
       try {
         await this.#handle.truncate(this.#size);
@@ -269,16 +243,6 @@ export class Journal {
 }
 
 const encoder = new TextEncoder();
-
-/** Writes every byte: a write may take only part (a nearly full disk), so continue where it stopped. */
-async function writeAll(handle: JournalHandle, bytes: Uint8Array): Promise<void> {
-  for (let written = 0; written < bytes.byteLength; ) {
-    const { bytesWritten } = await handle.write(bytes, written, bytes.byteLength - written);
-    // No progress and no error: treat it as the full disk it almost certainly is, not a loop.
-    if (!(bytesWritten > 0)) throw Object.assign(new Error('the disk took none of the bytes written'), { code: 'ENOSPC' });
-    written += bytesWritten;
-  }
-}
 
 /**
  * Saves journaled writes that no longer fit the file (someone changed their rows) where a person

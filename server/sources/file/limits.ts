@@ -1,10 +1,10 @@
 // What each file format can store, checked before a write is journaled: a POST to an .xlsx
 // connection with a 1 MB `Note` answers 400 invalid_body ("an .xlsx cell holds at most 32,767
 // characters") instead of a 201 whose fold can never succeed. CSV stores anything.
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import { headerRowIndex, type SheetRow, type Workbook } from '../../../lib/workbook.ts';
-import type { FileFormat } from './codec.ts';
+import type { FileFormat } from './format.ts';
 import type { JournalEntry } from './journal.ts';
 
 export interface FormatLimits {

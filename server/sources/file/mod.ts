@@ -7,7 +7,8 @@ import { access, readFile, realpath, rename } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ReceiptSink, Source } from '../source.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
-import { csvTabName, decodeWorkbook, formatOfPath } from './codec.ts';
+import { csvTabName, decodeWorkbook } from './codec.ts';
+import { formatOfPath } from './format.ts';
 import type { CsvStyle } from './csv/csv.ts';
 import { errorCode, fileIdentity, fingerprint, isMissing, removeStaleTempFiles, whyNotWritable } from '../../durable/disk.ts';
 import { FileSource } from './file-source.ts';
@@ -17,7 +18,7 @@ import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
 import { readJournal, type JournalContents, type JournalFiles } from './journal.ts';
 
 export { FileSource } from './file-source.ts';
-export { formatOfPath, type FileFormat } from './codec.ts';
+export { formatOfPath, type FileFormat } from './format.ts';
 
 export interface FileSourceOptions {
   /** The workbook: `.xlsx` (or `.xlsm`), `.ods` or `.csv`. */

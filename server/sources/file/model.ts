@@ -5,7 +5,7 @@
 // several times the rows themselves. An .xlsx or .ods fold decodes the file afresh for that (fold.ts), so the
 // server drops it: the rows here are new objects, which the decoder's per-row tables (weak
 // maps) do not know. A .csv fold writes the rows held here (fold-csv.ts).
-import type { FileFormat } from './codec.ts';
+import type { FileFormat } from './format.ts';
 import { createInterner, type Interner, type SheetRow, type Tab, type TypedValue, type Workbook } from '../../../lib/workbook.ts';
 
 /**

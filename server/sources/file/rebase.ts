@@ -2,7 +2,8 @@
 // saved it from a spreadsheet program). A write is re-applied only where it cannot clobber what
 // it has not seen: the rows it replaces or removes must still hold what they held when it was
 // planned; its appended rows go after whatever the tab ends with now.
-import { applyPlan, gridRowOf, type WritePlan } from '../../../lib/apply-plan.ts';
+import { applyPlan, gridRowOf } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import { tableOf } from '../../../lib/table.ts';
 import type { SheetRow, Tab, TypedValue, Workbook } from '../../../lib/workbook.ts';
 import type { Expected, JournalEntry } from './journal.ts';

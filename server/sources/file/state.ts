@@ -7,7 +7,7 @@ import type { Workbook } from '../../../lib/workbook.ts';
 import { errorCode, mtimeOf } from '../../durable/disk.ts';
 import { Serial } from '../../durable/group-commit.ts';
 import type { ReceiptSink } from '../source.ts';
-import type { FileFormat } from './codec.ts';
+import type { FileFormat } from './format.ts';
 import type { CsvStyle } from './csv/csv.ts';
 import type { FoldHistory } from './fold-history.ts';
 import type { FoldOptions } from './fold-runner.ts';

@@ -3,7 +3,7 @@
 // journal line is fsynced, with one fdatasync shared by every write queued meanwhile (group
 // commit, durable/group-commit.ts). A write the file's format cannot store (limits.ts) is refused
 // before it is journaled. A write's Idempotency-Key receipt rides in its own journal line.
-import { isEmptyPlan } from '../../../lib/apply-plan.ts';
+import { isEmptyPlan } from '../../../lib/write-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import { isDiskFull } from '../../durable/disk.ts';

@@ -7,7 +7,7 @@
 // format typing `2024-03-01` would give it (DATE `yyyy-mm-dd`, DATE_TIME `yyyy-mm-dd hh:mm:ss`).
 // PATCH of row 3's Age to 31 on sheet 0 -> {updateCells: {start: {sheetId: 0, rowIndex: 4,
 // columnIndex: 1}, rows: [{values: [{userEnteredValue: {numberValue: 31}}]}], fields: "userEnteredValue"}}.
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow } from '../../../lib/workbook.ts';
 import { deleteRequests, type DeleteDimensionRequest } from './encode-plan.ts';
 

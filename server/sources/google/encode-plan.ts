@@ -1,7 +1,7 @@
 // A write plan -> the Sheets API requests that carry it out, values encoded for USER_ENTERED
 // so that a cell reads back exactly as the contract's coercion typed it. PATCH /sheets/crm/3
 // {"Age": 31, "Code": "007"} -> values.batchUpdate [{range: "'People'!B5:C5", values: [[31, "'007"]]}].
-import type { ReplacedRow, WritePlan } from '../../../lib/apply-plan.ts';
+import type { ReplacedRow, WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
 
 /** What one cell is sent as: null leaves a cell as it is, '' empties it. */

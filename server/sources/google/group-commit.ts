@@ -15,7 +15,7 @@
 //   kept tab is not safe: a POST plans on the kept tab (an append lands after whatever is
 //   there), a PATCH or DELETE on a tab read in this batch, under the lock (and lease), which only
 //   this batch's own writes, applied to the kept tab as Google confirms them, have changed since.
-import { isEmptyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
+import { isEmptyPlan, type WritePlan } from '../../../lib/write-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
 import type { Tab, Workbook } from '../../../lib/workbook.ts';
 import type { Planned } from '../source.ts';

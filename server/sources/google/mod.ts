@@ -15,6 +15,9 @@ export { GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } from './client.ts';
 export { GoogleSource } from './google-source.ts';
 export { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, worstCaseMs, type RetryPolicy } from './upstream.ts';
 export { Budgets, DEFAULT_QUOTA, type QuotaLimits, type SharedBudget } from './budget.ts';
+export { openGoogleCoordination, type GoogleCoordination } from './coordination.ts';
+export type { SpreadsheetCoordination } from './shared-spreadsheet.ts';
+export type { SharedVersions } from './shared-versions.ts';
 
 /** How long a read may be served from memory (ms) before Google is asked again. */
 export const DEFAULT_FRESHNESS_MS = 5_000;

@@ -8,7 +8,7 @@
 // and row requests (encode-cells.ts). A segment stays under Google's recommended 2 MB payload
 // and a bounded number of writes.
 import { headerRowIndex, type Tab } from '../../../lib/workbook.ts';
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import { appendedValues, deleteRequests, replacedRanges, sheetRowOf, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
 
 /**

@@ -6,7 +6,8 @@
 // event loop form one batch, so request counts here do not depend on the machine's speed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyPlan, type WritePlan } from '../../../lib/apply-plan.ts';
+import { applyPlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import { isApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import { Secret } from '../../../server/config/config.ts';

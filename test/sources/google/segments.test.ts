@@ -2,7 +2,7 @@
 // after a lost answer, whether a request landed (read-back.ts): plain data in, plain data out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { WritePlan } from '../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../lib/write-plan.ts';
 import { applyPlanToTab } from '../../../lib/apply-plan.ts';
 import type { Tab } from '../../../lib/workbook.ts';
 import { landing } from '../../../server/sources/google/read-back.ts';

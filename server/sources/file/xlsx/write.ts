@@ -2,7 +2,7 @@
 // new file differs from the old one only in People's worksheet part (and in `xl/styles.xml` when
 // a written value needed a number format no existing style had). Every other part keeps its
 // compressed bytes; the written sheet keeps every row, cell and setting the writes did not touch.
-import type { WritePlan } from '../../../../lib/apply-plan.ts';
+import type { WritePlan } from '../../../../lib/write-plan.ts';
 import { EMPTY_ROW, headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
 import { readPackage, type XlsxPackage } from './package.ts';
 import { rewriteSheet, type RowSlot } from './sheet.ts';

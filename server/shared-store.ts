@@ -1,19 +1,18 @@
 // Shared state for several instances behind a load balancer (docs/scaling.md), opened by
 // start.ts when the config has `"store": {"type": "redis", "url": "redis://127.0.0.1:6379/0"}`:
-// one Redis connection, the shared quota, Google's per-minute request budget, the admin API's
-// state, and per Google spreadsheet its version (kept in memory, told of changes through a
-// subscription of its own: sources/google/shared-versions.ts) and write lease.
-import type { StoreConfig } from '../config/config.ts';
-import type { Logger } from '../log.ts';
-import type { QuotaStore } from '../quota/quota.ts';
-import type { SharedBudget } from '../sources/google/budget.ts';
-import { redisBudget } from '../sources/google/budget-redis.ts';
-import { openRedisQuota } from '../quota/redis-store.ts';
-import { openRedis, type Redis } from './client.ts';
-import type { LeaseSettings } from './lease.ts';
-import { sharedAdminState, type SharedAdminState } from '../admin/redis-state.ts';
-import { spreadsheetCoordination, type SpreadsheetCoordination } from '../sources/google/shared-spreadsheet.ts';
-import { openSharedVersions, type SharedVersions } from '../sources/google/shared-versions.ts';
+// one Redis connection (redis/client.ts), and built on it the shared quota, the admin API's
+// state, and Google's coordination (sources/google/coordination.ts: the per-minute request
+// budget, and per spreadsheet its version, kept in memory and told of changes through a
+// subscription of its own, and its write lease). Part of the composition root: redis/ hands out
+// the client and knows none of the features built on it.
+import type { StoreConfig } from './config/config.ts';
+import type { Logger } from './log.ts';
+import type { QuotaStore } from './quota/quota.ts';
+import { openRedisQuota } from './quota/redis-store.ts';
+import { openRedis, type Redis } from './redis/client.ts';
+import type { LeaseSettings } from './redis/lease.ts';
+import { sharedAdminState, type SharedAdminState } from './admin/redis-state.ts';
+import { openGoogleCoordination, type GoogleCoordination, type SharedBudget, type SharedVersions, type SpreadsheetCoordination } from './sources/google/mod.ts';
 
 export interface SharedStore {
   readonly redis: Redis;
@@ -38,22 +37,22 @@ export interface SharedStoreOptions {
 
 export async function openSharedStore(config: StoreConfig, log: Logger, options: SharedStoreOptions = {}): Promise<SharedStore> {
   const redis = await openRedis({ url: config.url.reveal(), log });
-  let versions: SharedVersions | undefined;
+  let google: GoogleCoordination | undefined;
   try {
     const quota = await openRedisQuota({ redis, log });
-    versions = await openSharedVersions({ redis, log, ...(options.now === undefined ? {} : { now: options.now }) });
-    const kept = versions;
-    log.info('sharing quota, cache invalidation and write leases through redis', { redis: redis.shown });
     const lease = { leaseMs: config.leaseMs, leaseWaitMs: config.leaseWaitMs };
+    google = await openGoogleCoordination({ redis, lease, log, ...(options.now === undefined ? {} : { now: options.now }) });
+    const kept = google;
+    log.info('sharing quota, cache invalidation and write leases through redis', { redis: redis.shown });
     const admin = sharedAdminState(redis, lease, log, { maxStaleMs: config.maxStaleMs });
     return {
       redis,
       admin,
       quota,
-      budget: redisBudget({ redis, log: (message) => log.warn(message) }),
+      budget: kept.budget,
       lease,
-      versions: kept,
-      spreadsheet: (key, note) => spreadsheetCoordination(redis, key, config, note, kept),
+      versions: kept.versions,
+      spreadsheet: (key, note) => kept.spreadsheet(key, note),
       async close() {
         await admin.close();
         await kept.close();
@@ -61,7 +60,7 @@ export async function openSharedStore(config: StoreConfig, log: Logger, options:
       },
     };
   } catch (error) {
-    await versions?.close();
+    await google?.close();
     await redis.close();
     throw error;
   }
