@@ -9,6 +9,7 @@ import { admin, messageOf, openApi, token } from './api.js';
 import { field, h, select, when } from './dom.js';
 import { googleSection } from './google.js';
 import { playground } from './playground.js';
+import { SOURCE_FORMS } from './source-types.js';
 
 const main = document.getElementById('main');
 /**
@@ -99,7 +100,7 @@ function render() {
       h('ul', { class: 'connections', id: 'connection-list' }, connections.map((connection) =>
         h('li', {}, h('a', { href: `#connection=${encodeURIComponent(connection.id)}`, 'aria-current': connection === chosen ? 'page' : null },
           connection.id, connection.status === 'ok' ? null : h('small', { class: 'error' }, ` ${connection.status}`))))),
-      newConnection(),
+      SOURCE_FORMS.map(newConnection),
       googleSection(google, connections, (text) => showNotice(text, true))),
     chosen === undefined ? h('section', { class: 'detail' }, h('p', {}, 'No connection yet: create one.')) : detail(chosen));
   rendered();
@@ -110,26 +111,33 @@ function showNotice(text, error = false) {
   render();
 }
 
-function newConnection() {
-  const id = h('input', { id: 'new-id', required: true, pattern: '[A-Za-z0-9_\\-]+', placeholder: 'crm' });
-  const path = h('input', { id: 'new-path', required: true, placeholder: '/srv/crm.xlsx' });
-  const readOnly = h('input', { id: 'new-readonly', type: 'checkbox' });
-  const open = h('input', { id: 'new-open', type: 'checkbox' });
-  const form = h('form', { class: 'card', id: 'new-connection' },
-    h('h3', {}, 'New connection from a file'),
-    field('Id', id), field('Workbook path (on the server)', path), h('label', { class: 'check' }, readOnly, ' read-only'),
+/**
+ * A new connection of one source type, from its form in source-types.js (`{ type: 'file', title,
+ * fields: [{ name: 'path', label, placeholder }] }`): the first type's inputs are `#new-id`,
+ * `#new-path`..., a later type's `#new-<type>-id`...
+ */
+function newConnection(form, index) {
+  const prefix = index === 0 ? 'new' : `new-${form.type}`;
+  const id = h('input', { id: `${prefix}-id`, required: true, pattern: '[A-Za-z0-9_\\-]+', placeholder: 'crm' });
+  const inputs = form.fields.map((each) => [each, h('input', { id: `${prefix}-${each.name}`, required: true, placeholder: each.placeholder })]);
+  const readOnly = h('input', { id: `${prefix}-readonly`, type: 'checkbox' });
+  const open = h('input', { id: `${prefix}-open`, type: 'checkbox' });
+  const element = h('form', { class: 'card', id: `${prefix}-connection` },
+    h('h3', {}, form.title),
+    field('Id', id), inputs.map(([each, input]) => field(each.label, input)), h('label', { class: 'check' }, readOnly, ' read-only'),
     h('label', { class: 'check' }, open, ' open to everyone, no key (else it gets a first key, shown once)'),
     h('button', { type: 'submit' }, 'Create'));
-  form.addEventListener('submit', async (event) => {
+  element.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const reply = await admin('POST', '/connections', { id: id.value.trim(), source: { type: 'file', path: path.value.trim() }, readOnly: readOnly.checked, ...(open.checked ? { open: true } : {}) });
+    const source = { type: form.type, ...Object.fromEntries(inputs.map(([each, input]) => [each.name, input.value.trim()])) };
+    const reply = await admin('POST', '/connections', { id: id.value.trim(), source, readOnly: readOnly.checked, ...(open.checked ? { open: true } : {}) });
     if (!reply.ok) return showNotice(messageOf(reply), true);
     if (reply.body.newKey) keyMade(reply.body.id, reply.body.newKey, true);
     location.hash = `connection=${encodeURIComponent(reply.body.id)}`;
     notice = { error: false, text: `Created "${reply.body.id}".` };
     await refresh();
   });
-  return form;
+  return element;
 }
 
 function detail(connection) {
