@@ -54,6 +54,8 @@ export interface SourceType<TParsed extends { readonly type: string }, TConfig e
   readonly schema: v.GenericSchema<unknown, TParsed>;
   /** Every field name its schema knows, nested ones too, to suggest `spreadsheetId` for `spreadsheetid`. */
   readonly fieldNames: readonly string[];
+  /** Its fields that hold a secret, nested ones too: the admin API shows their text as "[secret]" (server/admin/views.ts). */
+  readonly secretFields: readonly string[];
   /** Its relative paths made absolute against `base` (the config file's folder, or admin.fileRoot); secrets as written. */
   absolutePaths(source: TParsed, base: string): TParsed;
   /** As the server uses it: paths absolute against `base`, secrets read; `field` (`connections[0].source`) names them in errors. */

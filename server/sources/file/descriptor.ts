@@ -23,6 +23,7 @@ export const fileSourceType = {
   type: 'file',
   schema: FileSourceSchema,
   fieldNames: ['type', 'path'],
+  secretFields: [],
   absolutePaths: (source, base) => ({ ...source, path: resolve(base, source.path) }),
   resolve: (source, base) => ({ ...source, path: resolve(base, source.path) }),
   servedFile: (source) => ({ path: source.path, field: 'path' }),

@@ -80,8 +80,9 @@ export const googleSourceType = {
   fieldNames: [
     'type', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth', 'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl',
     'freshnessMs', 'timeoutMs', 'retries', 'quota', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
-    'checkModifiedTime', 'maxAgeMs', 'driveRootUrl',
+    'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'env',
   ],
+  secretFields: ['accessToken', 'apiKey', 'clientSecret', 'refreshToken'],
   absolutePaths: (source, base) => (source.credentialsFile === undefined ? source : { ...source, credentialsFile: resolve(base, source.credentialsFile) }),
   resolve(source, base, readSecret, field) {
     const { accessToken, apiKey, oauth, credentialsFile, ...rest } = source;
