@@ -9,7 +9,6 @@ import { admin, messageOf, openApi, token } from './api.js';
 import { field, h, select, when } from './dom.js';
 import { googleSection } from './google.js';
 import { playground } from './playground.js';
-import { SOURCE_FORMS } from './source-types.js';
 
 const main = document.getElementById('main');
 /**
@@ -21,6 +20,8 @@ const playgroundKeys = new Map();
 const documents = new Map();
 let connections = [];
 let google = null;
+/** The new-connection forms of the source types (`/_dashboard/source-types.json`, from server/sources/registry.ts): `[{ type: 'file', title, fields }]`. */
+let sourceForms = null;
 let notice = null;
 /** `{ connection, made }`: the key just made, in memory only, shown in its connection's page. */
 let shownKey = null;
@@ -83,10 +84,11 @@ function selectedId() {
 }
 
 async function refresh() {
-  const [list, googleReply] = await Promise.all([admin('GET', '/connections'), admin('GET', '/google')]);
+  const [list, googleReply, forms] = await Promise.all([admin('GET', '/connections'), admin('GET', '/google'), sourceForms ?? loadSourceForms()]);
   if (list.status === 401) return signIn('The admin token is no longer accepted.');
   connections = list.ok ? list.body : [];
   google = googleReply.ok ? googleReply.body : null;
+  sourceForms = forms;
   render();
 }
 
@@ -100,7 +102,7 @@ function render() {
       h('ul', { class: 'connections', id: 'connection-list' }, connections.map((connection) =>
         h('li', {}, h('a', { href: `#connection=${encodeURIComponent(connection.id)}`, 'aria-current': connection === chosen ? 'page' : null },
           connection.id, connection.status === 'ok' ? null : h('small', { class: 'error' }, ` ${connection.status}`))))),
-      SOURCE_FORMS.map(newConnection),
+      (sourceForms ?? []).map(newConnection),
       googleSection(google, connections, (text) => showNotice(text, true))),
     chosen === undefined ? h('section', { class: 'detail' }, h('p', {}, 'No connection yet: create one.')) : detail(chosen));
   rendered();
@@ -111,8 +113,14 @@ function showNotice(text, error = false) {
   render();
 }
 
+/** The source types' forms; none (no "New connection" form) if they cannot be had. */
+async function loadSourceForms() {
+  const response = await fetch('/_dashboard/source-types.json');
+  return response.ok ? response.json() : [];
+}
+
 /**
- * A new connection of one source type, from its form in source-types.js (`{ type: 'file', title,
+ * A new connection of one source type, from its form in source-types.json (`{ type: 'file', title,
  * fields: [{ name: 'path', label, placeholder }] }`): the first type's inputs are `#new-id`,
  * `#new-path`..., a later type's `#new-<type>-id`...
  */
