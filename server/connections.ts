@@ -1,15 +1,15 @@
 // The connections a running server serves, by id: `GET /sheets/demo` asks `registry.get('demo')`
 // on every request, so a connection the admin API adds, changes or removes (server/admin/)
 // takes effect with the next request, without a restart. Also how a configured connection is
-// opened into one the app serves (its source opened, its engine options fixed).
+// opened into one the app serves (its source opened by its type, server/sources/registry.ts,
+// its engine options fixed).
 import { join } from 'node:path';
 import type { Connection } from './http/app.ts';
 import { DEFAULTS, type Config, type ConnectionConfig } from './config/config.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency/file-store.ts';
-import { lockWorkbook, type StateLock } from './durable/lock.ts';
 import type { KeyStoreLike } from './idempotency/idempotency.ts';
 import type { Logger } from './log.ts';
-import { openFileSource } from './sources/file/mod.ts';
+import { sourceTypeOf } from './sources/registry.ts';
 import type { ReceiptSink, Source } from './sources/source.ts';
 import type { SharedStore } from './shared-store.ts';
 
@@ -56,11 +56,11 @@ export type OpenSettings = Pick<Config, 'stateDir' | 'limits'> & {
 
 export async function openConnection(configured: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
   const connection = settings.readOnly === true ? { ...configured, readOnly: true } : configured;
-  // Several instances share a Google connection's keys through Redis (a file is served by one).
+  // Several instances share a spreadsheet's keys through Redis (a file is served by one).
   const shared = settings.shared;
   let idempotency: KeyStoreLike;
   let receipts: ReceiptSink | undefined;
-  if (shared !== undefined && connection.source.type === 'google') {
+  if (shared !== undefined && sourceTypeOf(connection.source).sharedByInstances) {
     const { redisKeyStore } = await import('./idempotency/redis-store.ts');
     idempotency = redisKeyStore(shared.redis, connection.id, shared.lease, { log: (message) => log.warn(message) });
   } else {
@@ -104,45 +104,7 @@ export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'h
   };
 }
 
-async function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink | undefined): Promise<Source> {
+function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink | undefined): Promise<Source> {
   const { source } = connection;
-  if (source.type === 'file') {
-    const readOnly = connection.readOnly ?? false;
-    // One writing server per file, whatever its state folder (lock.ts): taken before the journal is read.
-    const lock = readOnly ? null : workbookLock(source.path, log);
-    try {
-      const opened = await openFileSource({ path: source.path, stateDir: settings.stateDir, readOnly, log: (message: string) => log.error(message), receipts });
-      if (lock === null) return opened;
-      const close = opened.close.bind(opened);
-      opened.close = async () => {
-        try {
-          await close();
-        } finally {
-          lock.release();
-        }
-      };
-      return opened;
-    } catch (error) {
-      lock?.release();
-      throw error;
-    }
-  }
-  // Loaded only when a Google connection is configured: the Sheets client and Google's auth stack
-  // (about 5 MB resident, and their load time) are of no use to a server of local files.
-  const { openGoogleSourceFromConfig } = await import('./sources/google/mod.ts');
-  const shared = settings.shared;
-  const note = (message: string) => log.error(message);
-  return openGoogleSourceFromConfig(source, { readOnly: connection.readOnly ?? false, log: note, ...(shared === undefined ? {} : { shared: (key: string) => shared.spreadsheet(key, note), sharedBudget: shared.budget }) });
-}
-
-/** The workbook's lock, or none where its folder does not let this process create files (it then cannot fold there either). */
-function workbookLock(path: string, log: Logger): StateLock | null {
-  try {
-    return lockWorkbook(path);
-  } catch (error) {
-    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS' && code !== 'ENOENT') throw error;
-    log.warn('the workbook\'s folder is not writable: serving it without its lock', { path, error: code });
-    return null;
-  }
+  return sourceTypeOf(source).open(source, { readOnly: connection.readOnly ?? false, stateDir: settings.stateDir, log, receipts, shared: settings.shared });
 }

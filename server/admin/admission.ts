@@ -12,8 +12,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import type { AdminRules } from '../config/config.ts';
-import type { ParsedSource } from '../config/schema.ts';
-import { formatOfPath } from '../sources/file/mod.ts';
+import { sourceTypeOf, type ParsedSource, type ServerFile } from '../sources/registry.ts';
 
 /** The file an admitted path named when it was checked: a swap after the check shows as another dev/inode. */
 export interface AdmittedFile {
@@ -32,24 +31,15 @@ export function checkRequestedSource(source: ParsedSource, rules: AdminRules, fi
     // The field only: whether the variable exists is the server's business.
     return apiError('invalid_body', `The body is not valid: ${env}: the admin API does not read environment variables; give the value itself.`);
   }
-  if (source.type === 'file') return null;
-  const endpoints: [string, string | undefined][] = [
-    [`${field}.rootUrl`, source.rootUrl],
-    [`${field}.driveRootUrl`, source.driveRootUrl],
-    [`${field}.oauth.tokenUri`, source.oauth?.tokenUri],
-  ];
-  for (const [name, url] of endpoints) {
+  const type = sourceTypeOf(source);
+  for (const [name, url] of type.endpoints(source, field)) {
     if (url !== undefined && !isAllowedEndpoint(url, rules.allowedEndpoints)) {
       return apiError('invalid_body', `The body is not valid: ${name}: the admin API may send requests only to ${rules.allowedEndpoints.join(', ') || 'no endpoint'} (admin.allowedEndpoints in the config file).`);
     }
   }
-  const ownCredentials = source.accessToken !== undefined || source.apiKey !== undefined || source.oauth !== undefined;
-  if (!ownCredentials && !rules.allowServerCredentials) {
-    const which = source.credentialsFile === undefined ? 'no credentials means the server\'s own (Application Default Credentials)' : '"credentialsFile" is a key file of the server\'s';
-    return apiError(
-      'invalid_body',
-      `The body is not valid: ${field}: a Google source made through the admin API carries its own credentials ("accessToken", "apiKey" or "oauth"); ${which}, which needs "admin.allowServerCredentials": true in the config file.`,
-    );
+  const serverCredentials = type.serverCredentials(source);
+  if (serverCredentials !== null && !rules.allowServerCredentials) {
+    return apiError('invalid_body', `The body is not valid: ${field}: ${serverCredentials}, which needs "admin.allowServerCredentials": true in the config file.`);
   }
   return null;
 }
@@ -88,15 +78,15 @@ export function refusedPath(field: string, rules: AdminRules): ApiError {
 }
 
 /**
- * Checks that `path` (absolute) is a regular file inside `admin.fileRoot` once symlinks are
- * followed, without opening it: a FIFO is refused before anything could block on it. Every
+ * Checks that `file.path` (absolute) is a regular file inside `admin.fileRoot` once symlinks
+ * are followed, without opening it: a FIFO is refused before anything could block on it. Every
  * refusal is the same error, so that answers do not tell which paths exist outside the root.
- * `workbook`: the path must also end in a workbook extension (which says nothing about the file).
+ * A `file.problem` (a workbook's unknown extension, which says nothing about the file) is
+ * answered before the file is looked at.
  */
-export async function admitFile(path: string, field: string, rules: AdminRules, workbook: boolean): Promise<AdmittedFile | ApiError> {
-  if (workbook && formatOfPath(path) === null) {
-    return apiError('invalid_body', `The source cannot be opened: ${field}: unsupported file type; sheetrest reads .xlsx, .xlsm, .ods and .csv files.`);
-  }
+export async function admitFile(file: ServerFile, rules: AdminRules): Promise<AdmittedFile | ApiError> {
+  const { path, field } = file;
+  if (file.problem !== null) return apiError('invalid_body', `The source cannot be opened: ${field}: ${file.problem}.`);
   try {
     const [root, real] = await Promise.all([realpath(rules.fileRoot), realpath(path)]);
     const inside = relative(root, real);
@@ -110,11 +100,11 @@ export async function admitFile(path: string, field: string, rules: AdminRules, 
   }
 }
 
-/** Whether `path` still names the file admitted before it was opened (not swapped meanwhile for another). */
-export async function stillAdmitted(path: string, field: string, rules: AdminRules, before: AdmittedFile): Promise<ApiError | null> {
-  const now = await admitFile(path, field, rules, false);
+/** Whether `file.path` still names the file admitted before it was opened (not swapped meanwhile for another). */
+export async function stillAdmitted(file: ServerFile, rules: AdminRules, before: AdmittedFile): Promise<ApiError | null> {
+  const now = await admitFile({ ...file, problem: null }, rules);
   if (isApiError(now)) return now;
-  return now.dev === before.dev && now.ino === before.ino ? null : refusedPath(field, rules);
+  return now.dev === before.dev && now.ino === before.ino ? null : refusedPath(file.field, rules);
 }
 
 /**

@@ -23,15 +23,15 @@
 //   a change is made under the admin lease on the latest state, and answered once every instance
 //   told of it has applied it; changes made elsewhere are applied here as they are published.
 import { dirname } from 'node:path';
-import { resolve } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import type { Connection } from '../http/app.ts';
 import { ConfigError, resolveConnection, type AdminRules, type ConnectionConfig } from '../config/config.ts';
-import { DEFAULTS, GOOGLE_ENDPOINTS, type ParsedSource } from '../config/schema.ts';
+import { DEFAULTS, GOOGLE_ENDPOINTS } from '../config/schema.ts';
 import { ConnectionRegistry, engineOptions, openConnection, type OpenSettings } from '../connections.ts';
 import { sameFile } from '../durable/lock.ts';
 import type { Logger } from '../log.ts';
 import type { QuotaStore } from '../quota/quota.ts';
+import { sourceTypeOf, type ParsedSource } from '../sources/registry.ts';
 import type { Source } from '../sources/source.ts';
 import { isDiskFull } from '../durable/disk.ts';
 import type { AtomicWriter } from '../durable/state.ts';
@@ -418,22 +418,17 @@ export class AdminService {
   }
 
   /**
-   * A file path (and a Google credentials file) made absolute, so a later working directory
-   * does not matter. Relative to admin.fileRoot: the folder the admin API's files are in.
+   * A source's paths (a workbook, a Google credentials file) made absolute, so a later working
+   * directory does not matter. Relative to admin.fileRoot: the folder the admin API's files are in.
    */
   #absolute(source: ParsedSource): ParsedSource {
-    const root = this.#rules.fileRoot;
-    if (source.type === 'file') return { ...source, path: resolve(root, source.path) };
-    return source.credentialsFile === undefined ? source : { ...source, credentialsFile: resolve(root, source.credentialsFile) };
+    return sourceTypeOf(source).absolutePaths(source, this.#rules.fileRoot);
   }
 
   /** Opens a stored connection for serving, or answers why not: 409 for a file another connection serves, 400 otherwise. */
   async #openChecked(stored: StoredConnection): Promise<Connection | ApiError> {
-    const source = stored.source;
-    if (source.type === 'file') {
-      const other = this.#options.registry.list().find((connection) => connection.id !== stored.id && sameFile(this.#filePathOf(connection.id), source.path));
-      if (other !== undefined) return apiError('conflict', `The file ${source.path} is already served by the connection "${other.id}"; two connections on one file would overwrite each other's writes.`);
-    }
+    const taken = this.#fileTaken(stored);
+    if (taken !== null) return taken;
     try {
       // A change made through /_admin: its files are held to admin.fileRoot whether or not the server was given rules.
       return await this.#open(stored, true);
@@ -451,17 +446,11 @@ export class AdminService {
    * an ApiError for a refused file or an open that outlasts admin.openTimeoutMs.
    */
   async #open(stored: StoredConnection, checkFiles = this.#options.rules !== undefined): Promise<Connection> {
-    const source = stored.source;
     // The server file the source reads: a workbook, or a Google key file.
-    const file =
-      source.type === 'file'
-        ? { path: source.path, field: 'source.path', workbook: true }
-        : source.credentialsFile === undefined
-          ? null
-          : { path: source.credentialsFile, field: 'source.credentialsFile', workbook: false };
+    const file = sourceTypeOf(stored.source).serverFile(stored.source, 'source');
     let admitted: AdmittedFile | null = null;
     if (checkFiles && file !== null) {
-      const checked = await admitFile(file.path, file.field, this.#rules, file.workbook);
+      const checked = await admitFile(file, this.#rules);
       if (isApiError(checked)) throw checked;
       admitted = checked;
     }
@@ -476,7 +465,7 @@ export class AdminService {
       throw apiError('upstream_timeout', `The source did not open within ${openTimeoutMs} ms (admin.openTimeoutMs); nothing was changed.`);
     }
     if (file !== null && admitted !== null) {
-      const swapped = await stillAdmitted(file.path, file.field, this.#rules, admitted);
+      const swapped = await stillAdmitted(file, this.#rules, admitted);
       if (swapped !== null) {
         await this.#close(opened);
         throw swapped;
@@ -509,11 +498,8 @@ export class AdminService {
    */
   async #swap(from: StoredConnection, to: StoredConnection, current: Connection | undefined): Promise<Connection | ApiError> {
     const { registry } = this.#options;
-    if (to.source.type === 'file') {
-      const path = to.source.path;
-      const other = registry.list().find((connection) => connection.id !== to.id && sameFile(this.#filePathOf(connection.id), path));
-      if (other !== undefined) return apiError('conflict', `The file ${path} is already served by the connection "${other.id}"; two connections on one file would overwrite each other's writes.`);
-    }
+    const taken = this.#fileTaken(to);
+    if (taken !== null) return taken;
     registry.set(this.#served(from, pausedSource(from.id)));
     if (current !== undefined) await this.#close(current);
     const opened = await this.#openChecked(to);
@@ -522,9 +508,18 @@ export class AdminService {
     return opened;
   }
 
+  /** 409 when the file `stored` would serve is served by another connection already (read-only or not); null otherwise. */
+  #fileTaken(stored: StoredConnection): ApiError | null {
+    const path = sourceTypeOf(stored.source).servedFile(stored.source)?.path;
+    if (path === undefined) return null;
+    const other = this.#options.registry.list().find((connection) => connection.id !== stored.id && sameFile(this.#filePathOf(connection.id), path));
+    if (other === undefined) return null;
+    return apiError('conflict', `The file ${path} is already served by the connection "${other.id}"; two connections on one file would overwrite each other's writes.`);
+  }
+
   #filePathOf(id: string): string | undefined {
     const source = this.#configs.get(id)?.source ?? this.#stored.find((stored) => stored.id === id)?.source;
-    return source?.type === 'file' ? source.path : undefined;
+    return source === undefined ? undefined : sourceTypeOf(source).servedFile(source)?.path;
   }
 
   async #close(connection: Connection): Promise<void> {

@@ -9,6 +9,7 @@ import { isoSeconds, periodOf, spanAt, type PeriodName } from '../quota/period.t
 import { allowanceOf } from '../quota/quota.ts';
 import { configKeyView, isExpired, keyView, type KeyView } from './keys.ts';
 import type { StoredConnection } from './store.ts';
+import { sourceTypeOf } from '../sources/registry.ts';
 
 /**
  * The count of the current span of the plan's period, named after the period: `"month":
@@ -71,7 +72,7 @@ export function viewOf({ connection, config, stored, problem, requests, now }: V
     status: problem === null ? 'ok' : 'unavailable',
     problem,
     description: connection.source.description,
-    source: config === undefined ? maskSecrets(stored?.source) : JSON.parse(JSON.stringify(config.source)),
+    source: config === undefined ? (stored === undefined ? undefined : maskSecrets(stored.source, sourceTypeOf(stored.source).secretFields)) : JSON.parse(JSON.stringify(config.source)),
     writable: !connection.readOnly && connection.source.writable,
     readOnly: connection.readOnly,
     formulas: connection.engine.formulas ?? false,
@@ -104,12 +105,13 @@ export function usageOf(connection: Pick<Connection, 'plan'>, requests: number, 
   };
 }
 
-const SECRET_FIELDS = ['accessToken', 'apiKey', 'clientSecret', 'refreshToken'];
-
-/** A stored source as shown: a secret written as text becomes "[secret]"; `{ "env": NAME }` stays (it names, it does not hold). */
-function maskSecrets(value: unknown): unknown {
+/**
+ * A stored source as shown: a secret written as text (in one of its type's `secretFields`)
+ * becomes "[secret]"; `{ "env": NAME }` stays (it names, it does not hold).
+ */
+function maskSecrets(value: unknown, secretFields: readonly string[]): unknown {
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
-    Object.entries(value).map(([field, inner]) => [field, SECRET_FIELDS.includes(field) && typeof inner === 'string' ? '[secret]' : maskSecrets(inner)]),
+    Object.entries(value).map(([field, inner]) => [field, secretFields.includes(field) && typeof inner === 'string' ? '[secret]' : maskSecrets(inner, secretFields)]),
   );
 }

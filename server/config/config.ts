@@ -13,67 +13,19 @@ import type { BaseIssue } from 'valibot';
 import { digestKey } from '../auth.ts';
 import type { ApiKey } from '../auth.ts';
 import { ConfigSchema, DEFAULTS, GOOGLE_ENDPOINTS } from './schema.ts';
-import type {
-  ConfigInput,
-  ConnectionInputFields,
-  FileSourceConfig,
-  ParsedConfig,
-  ParsedConnection,
-  ParsedGoogleConnect,
-  ParsedGoogleSource,
-  ParsedKey,
-  ParsedSecret,
-} from './schema.ts';
+import type { ConfigInput, ConnectionInputFields, ParsedConfig, ParsedConnection, ParsedGoogleConnect, ParsedKey, ParsedSecret } from './schema.ts';
 import { JsonSyntaxError, parseJsonText } from './json.ts';
+import { Secret } from './secret.ts';
 import { sameFileKey } from '../durable/lock.ts';
 import { DEFAULT_STATE_DIR } from '../durable/state.ts';
+import { sourceTypeOf, type ReadSecret, type SourceConfig } from '../sources/registry.ts';
 
 export { DEFAULTS, LOG_LEVELS, OPERATIONS } from './schema.ts';
 export type { BillingPlan, ConfigInput, CorsConfig, FileSourceConfig, LimitsConfig, LogConfig, LogLevel, Operation, TimeoutsConfig } from './schema.ts';
 /** BillingPlan's old name, kept only until server/http/app.ts (being rewritten in issue 23) imports BillingPlan. */
 export type { BillingPlan as PlanConfig } from './schema.ts';
-
-/** A secret the server needs in plaintext (a Google token). Logging or serialising it shows `[secret]`. */
-export class Secret {
-  readonly #value: string;
-  constructor(value: string) {
-    this.#value = value;
-  }
-  /** The plaintext, for the one place that sends it to its service. */
-  reveal(): string {
-    return this.#value;
-  }
-  toString(): string {
-    return '[secret]';
-  }
-  toJSON(): string {
-    return '[secret]';
-  }
-  // console.log and util.inspect on Node and Bun, and Deno's inspect, ask these first.
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return 'Secret([secret])';
-  }
-  [Symbol.for('Deno.customInspect')](): string {
-    return 'Secret([secret])';
-  }
-}
-
-export interface GoogleOAuthConfig {
-  readonly clientId: string;
-  readonly clientSecret: Secret;
-  readonly refreshToken: Secret;
-  /** The OAuth token endpoint (default Google's); for emulators and private endpoints. */
-  readonly tokenUri?: string;
-}
-
-/** A Google source with its secrets resolved; at most one of credentialsFile, accessToken, apiKey, oauth is set (none: Application Default Credentials). */
-export type GoogleSourceConfig = Omit<ParsedGoogleSource, 'accessToken' | 'apiKey' | 'oauth'> & {
-  readonly accessToken?: Secret;
-  readonly apiKey?: Secret;
-  readonly oauth?: GoogleOAuthConfig;
-};
-
-export type SourceConfig = FileSourceConfig | GoogleSourceConfig;
+export { Secret } from './secret.ts';
+export type { GoogleOAuthConfig, GoogleSourceConfig, SourceConfig } from '../sources/registry.ts';
 
 /** A connection as the server uses it: absolute paths, hashed keys (empty: an open connection). */
 export type ConnectionConfig = Omit<ParsedConnection, 'keys' | 'source'> & {
@@ -292,16 +244,17 @@ function resolveConfig(
  */
 function checkOneWriterPerFile(connections: readonly ConnectionConfig[], problem: (field: string, message: string) => void): void {
   const writers = new Map<string, number>();
+  const served = connections.map((connection) => sourceTypeOf(connection.source).servedFile(connection.source));
   connections.forEach((connection, index) => {
-    if (connection.source.type !== 'file' || connection.readOnly === true) return;
-    const key = sameFileKey(connection.source.path);
+    const file = served[index];
+    if (file === undefined || connection.readOnly === true) return;
+    const key = sameFileKey(file.path);
     const earlier = writers.get(key);
     if (earlier === undefined) return void writers.set(key, index);
     const first = connections[earlier];
-    const firstPath = first.source.type === 'file' ? first.source.path : '';
     problem(
-      `connections[${index}].source.path`,
-      `the connection "${connection.id}" (${connection.source.path}) and the connection "${first.id}" (connections[${earlier}], ${firstPath}) write the same file; ` +
+      `connections[${index}].source.${file.field}`,
+      `the connection "${connection.id}" (${file.path}) and the connection "${first.id}" (connections[${earlier}], ${served[earlier]?.path}) write the same file; ` +
         'two connections writing one file would overwrite each other\'s writes: make one of them "readOnly": true, or serve a copy',
     );
   });
@@ -389,30 +342,8 @@ export function resolveConnection(
   return { ...connection, source, keys: [] };
 }
 
-function resolveSource(
-  source: ParsedConnection['source'],
-  baseDir: string,
-  field: string,
-  readSecret: (value: ParsedSecret, field: string) => Secret,
-): SourceConfig {
-  if (source.type === 'file') return { ...source, path: resolve(baseDir, source.path) };
-  const { accessToken, apiKey, oauth, credentialsFile, ...rest } = source;
-  return {
-    ...rest,
-    ...(credentialsFile === undefined ? {} : { credentialsFile: resolve(baseDir, credentialsFile) }),
-    ...(accessToken === undefined ? {} : { accessToken: readSecret(accessToken, `${field}.accessToken`) }),
-    ...(apiKey === undefined ? {} : { apiKey: readSecret(apiKey, `${field}.apiKey`) }),
-    ...(oauth === undefined
-      ? {}
-      : {
-          oauth: {
-            clientId: oauth.clientId,
-            clientSecret: readSecret(oauth.clientSecret, `${field}.oauth.clientSecret`),
-            ...(oauth.tokenUri === undefined ? {} : { tokenUri: oauth.tokenUri }),
-            refreshToken: readSecret(oauth.refreshToken, `${field}.oauth.refreshToken`),
-          },
-        }),
-  };
+function resolveSource(source: ParsedConnection['source'], baseDir: string, field: string, readSecret: ReadSecret): SourceConfig {
+  return sourceTypeOf(source).resolve(source, baseDir, readSecret, field);
 }
 
 /** Hashes each key (plaintext or from the environment); a `sha256` key is taken as its digest. */

@@ -57,13 +57,17 @@
 // Google secrets ("accessToken", "apiKey", "clientSecret", "refreshToken") may also be written
 // as { "env": "NAME" }. A missing or empty variable stops the server, naming the variable.
 import * as v from 'valibot';
-import type { BaseIssue } from 'valibot';
 import { SCOPES } from '../auth.ts';
+import { SOURCE_TYPES } from '../sources/registry.ts';
+import { absoluteUrl, addKnownFields, atMostOne, describeValue, envName, exactlyOne, expected, flag, secret, strict, text, wholeNumber } from './fields.ts';
 
 import { HIDDEN_TABS, OPERATIONS, type Operation } from '../../lib/parse-request.ts';
 import { DEFAULT_PERIOD, PERIOD_NAMES } from '../quota/period.ts';
 
 export { OPERATIONS, type Operation };
+export { expected, strict } from './fields.ts';
+export type { ParsedSecret } from './fields.ts';
+export type { FileSourceConfig, ParsedGoogleSource, ParsedSource } from '../sources/registry.ts';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -102,130 +106,19 @@ export const GOOGLE_ENDPOINTS: readonly string[] = ['https://sheets.googleapis.c
 /** Google's OAuth token address, where refresh tokens are renewed unless a setting names another. */
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 
-/** Every field name the schemas know, to suggest `readOnly` for `readonly`. */
+/** Every field name the server's own schemas know, to suggest `readOnly` for `readonly`; each source type lists its own. */
 export const KNOWN_FIELDS: readonly string[] = [
   '$schema', 'host', 'port', 'stateDir', 'limits', 'bodyBytes', 'rowsPerWrite', 'textIndexBytes', 'idempotencyKeys', 'idempotencyBytes', 'cors', 'origins', 'writes', 'log', 'level',
-  'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type', 'path', 'spreadsheetId', 'credentialsFile', 'accessToken', 'apiKey', 'oauth',
-  'clientId', 'clientSecret', 'refreshToken', 'tokenUri', 'rootUrl', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
-  'monthlyRequests', 'period', 'requests', 'operations', 'readOnly', 'formulas', 'hiddenTabs', 'freshnessMs', 'timeoutMs', 'retries', 'quota', 'checkModifiedTime', 'maxAgeMs', 'driveRootUrl', 'readsPerMinutePerUser', 'writesPerMinutePerUser', 'readsPerMinutePerProject', 'writesPerMinutePerProject', 'maxWaitMs',
+  'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type',
+  'clientId', 'clientSecret', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
+  'monthlyRequests', 'period', 'requests', 'operations', 'readOnly', 'formulas', 'hiddenTabs',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
   'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
   'store', 'url', 'leaseMs', 'leaseWaitMs', 'maxStaleMs',
 ];
+addKnownFields([...KNOWN_FIELDS, ...SOURCE_TYPES.flatMap((type) => type.fieldNames)]);
 
-// ---- messages ----------------------------------------------------------------------------
 
-function describeType(input: unknown): string {
-  if (input === undefined) return 'nothing';
-  if (input === null) return 'null';
-  if (Array.isArray(input)) return 'an array';
-  if (typeof input === 'object') return 'an object';
-  if (typeof input === 'string') return input === '' ? 'an empty string' : `a string of ${input.length} characters`;
-  return `a ${typeof input}`;
-}
-
-function describeValue(issue: BaseIssue<unknown>, secret = false): string {
-  const input = issue.input;
-  if (secret) return describeType(input);
-  if (typeof input === 'string' || typeof input === 'number' || typeof input === 'boolean' || input === null) {
-    const shown = JSON.stringify(input);
-    return shown.length > 60 ? `${shown.slice(0, 57)}..."` : shown;
-  }
-  return describeType(input);
-}
-
-/**
- * A message saying what was expected and what came instead: `expected a whole number >= 0, got
- * "10k"`. For a secret field it says only what kind of value came (`got a string of 7
- * characters`): the message is built before valibot knows the field's path, so the schema
- * has to say so itself.
- */
-export function expected(what: string, secret = false): (issue: BaseIssue<unknown>) => string {
-  return (issue) => `expected ${what}, got ${describeValue(issue, secret)}`;
-}
-
-function suggestField(name: string): string {
-  const folded = name.toLowerCase().replace(/[-_]/g, '');
-  const match = KNOWN_FIELDS.find((known) => known.toLowerCase() === folded);
-  return match === undefined ? '' : ` (did you mean "${match}"?)`;
-}
-
-/** An object's own issues: not an object, a required field missing, or a field it does not know. */
-function objectMessage(what: string, fields: string): (issue: BaseIssue<unknown>) => string {
-  return (issue) => {
-    // valibot reports all three as a `strict_object` issue and tells them apart by `expected`:
-    // `never` for a field it does not know, the field's quoted name for a missing one.
-    if (issue.expected === 'never') {
-      return `unknown field${suggestField(String(issue.input))}; expected one of ${fields}`;
-    }
-    if (issue.input === undefined && issue.expected?.startsWith('"')) return 'is required';
-    return `expected ${what}, got ${describeValue(issue)}`;
-  };
-}
-
-// ---- building blocks -----------------------------------------------------------------------
-
-function text(what = 'a non-empty string', secret = false) {
-  return v.pipe(v.string(expected(what, secret)), v.nonEmpty(expected(what, secret)));
-}
-
-function wholeNumber(min: number, max = Number.MAX_SAFE_INTEGER) {
-  const what = max === Number.MAX_SAFE_INTEGER ? `a whole number >= ${min}` : `a whole number from ${min} to ${max}`;
-  return v.pipe(v.number(expected(what)), v.integer(expected(what)), v.minValue(min, expected(what)), v.maxValue(max, expected(what)));
-}
-
-function flag() {
-  return v.boolean(expected('true or false'));
-}
-
-/** An object with exactly these fields; the variant of `source` needs it bare. */
-function strictBare<const TEntries extends v.ObjectEntries>(what: string, entries: TEntries) {
-  const fields = Object.keys(entries).map((key) => `"${key}"`).join(', ');
-  return v.strictObject(entries, objectMessage(what, fields));
-}
-
-// valibot's object schemas take an array as an object whose fields are all missing, so
-// `"limits": []` would quietly mean the defaults; refuse anything but a plain object first.
-export function strict<const TEntries extends v.ObjectEntries>(what: string, entries: TEntries) {
-  const isObject = (input: unknown): boolean => typeof input === 'object' && input !== null && !Array.isArray(input);
-  return v.pipe(v.custom<Record<string, unknown>>(isObject, expected(what)), strictBare(what, entries));
-}
-
-/** At most one of `fields` is set (a Google source's credentials). */
-function atMostOne<TInput extends Record<string, unknown>>(fields: readonly (keyof TInput & string)[]) {
-  const names = fields.map((field) => `"${field}"`).join(', ');
-  return v.check(
-    (input: TInput) => fields.filter((field) => input[field] !== undefined).length <= 1,
-    (issue: v.CheckIssue<TInput>) => {
-      const given = fields.filter((field) => issue.input[field] !== undefined);
-      return `expected at most one of ${names}, got ${given.map((f) => `"${f}"`).join(' and ')}`;
-    },
-  );
-}
-
-/** Exactly one of `fields` is set (a key is `key`, `sha256` or `env`). */
-function exactlyOne<TInput extends Record<string, unknown>>(fields: readonly (keyof TInput & string)[]) {
-  const names = fields.map((field) => `"${field}"`);
-  const list = `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
-  return v.check(
-    (input: TInput) => fields.filter((field) => input[field] !== undefined).length === 1,
-    (issue: v.CheckIssue<TInput>) => {
-      const given = fields.filter((field) => issue.input[field] !== undefined);
-      return given.length === 0 ? `expected one of ${list}` : `expected only one of ${list}, got ${given.map((f) => `"${f}"`).join(' and ')}`;
-    },
-  );
-}
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const envName = v.pipe(v.string(expected('an environment variable name')), v.regex(ENV_NAME, expected('an environment variable name (letters, digits, _)')));
-
-/** A secret written in the file, or `{ "env": "NAME" }` to read it from the environment at start-up. */
-const secret = v.union(
-  [text('a non-empty string', true), strict('an object', { env: envName })],
-  expected('a non-empty string or { "env": "VARIABLE_NAME" }', true),
-);
-
-const absoluteUrl = v.pipe(v.string(expected('a URL')), v.url(expected('an absolute URL such as "https://sheets.googleapis.com"')));
 
 /** An allowed endpoint: an http(s) origin, or an origin and a path prefix; no user, query or fragment to misread. */
 const endpointUrl = v.pipe(
@@ -255,61 +148,12 @@ export const GoogleConnectSchema = strict('an object with "clientId" and "client
 
 // ---- sources -------------------------------------------------------------------------------
 
-export const FileSourceSchema = strictBare('an object', {
-  type: v.literal('file'),
-  /** Relative to the config file's folder. */
-  path: text('a file path'),
-});
+const SOURCE_TYPE_NAMES = SOURCE_TYPES.map((type) => `"${type.type}"`);
 
-export const GoogleOAuthSchema = strict('an object with "clientId", "clientSecret" and "refreshToken" (and optionally "tokenUri")', {
-  clientId: text(),
-  clientSecret: secret,
-  refreshToken: secret,
-  /** Where refresh tokens are exchanged (default Google's, https://oauth2.googleapis.com/token). */
-  tokenUri: v.optional(absoluteUrl),
-});
-
-/** Google's per-minute request limits (defaults: 60 per user, 300 per project, reads and writes apart). */
-export const GoogleQuotaSchema = strict('an object', {
-  readsPerMinutePerUser: v.optional(wholeNumber(1)),
-  writesPerMinutePerUser: v.optional(wholeNumber(1)),
-  readsPerMinutePerProject: v.optional(wholeNumber(1)),
-  writesPerMinutePerProject: v.optional(wholeNumber(1)),
-  /** How long a request may wait for a slot before it is answered 503 (default 10000 ms). */
-  maxWaitMs: v.optional(wholeNumber(0)),
-});
-
-export const GoogleSourceSchema = v.pipe(
-  strictBare('an object', {
-    type: v.literal('google'),
-    spreadsheetId: v.pipe(text('a spreadsheet id'), v.regex(/^[A-Za-z0-9_-]+$/, expected('a spreadsheet id (letters, digits, _ and -)'))),
-    credentialsFile: v.optional(text('a file path')),
-    accessToken: v.optional(secret),
-    apiKey: v.optional(secret),
-    oauth: v.optional(GoogleOAuthSchema),
-    rootUrl: v.optional(absoluteUrl),
-    /** How long reads are answered from memory (default 5000 ms). */
-    freshnessMs: v.optional(wholeNumber(0)),
-    /** How long one upstream attempt may take before 504 (default 10000 ms). */
-    timeoutMs: v.optional(wholeNumber(1)),
-    /** Retries of a 429 or 5xx before 503 (default 4). */
-    retries: v.optional(wholeNumber(0, 10)),
-    /** Google's per-minute limits, kept on this side for every connection with the same credentials. */
-    quota: v.optional(GoogleQuotaSchema),
-    /** Before reading a stale tab again, ask Drive whether the file changed (its modifiedTime). */
-    checkModifiedTime: v.optional(flag()),
-    /** With checkModifiedTime: the longest a tab is kept unread however unchanged the file looks (default 300000 ms). */
-    maxAgeMs: v.optional(wholeNumber(0)),
-    /** Where Drive's API is (default rootUrl when set, else https://www.googleapis.com/). */
-    driveRootUrl: v.optional(absoluteUrl),
-  }),
-  // None of them: Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS).
-  atMostOne(['credentialsFile', 'accessToken', 'apiKey', 'oauth']),
-);
-
-export const SourceSchema = v.variant('type', [FileSourceSchema, GoogleSourceSchema], (issue) =>
+/** A connection's source: one of the types of server/sources/registry.ts, chosen by its `type`. */
+export const SourceSchema = v.variant('type', SOURCE_TYPES.map((type) => type.schema), (issue) =>
   issue.path?.at(-1)?.key === 'type'
-    ? `expected "file" or "google", got ${describeValue(issue)}`
+    ? `expected ${SOURCE_TYPE_NAMES.slice(0, -1).join(', ')} or ${SOURCE_TYPE_NAMES.at(-1)}, got ${describeValue(issue)}`
     : `expected an object with "type", got ${describeValue(issue)}`,
 );
 
@@ -523,15 +367,11 @@ export type ConfigInput = v.InferInput<typeof ConfigSchema>;
 export type ParsedConfig = v.InferOutput<typeof ConfigSchema>;
 export type ParsedConnection = v.InferOutput<typeof ConnectionSchema>;
 export type ParsedKey = v.InferOutput<typeof KeySchema>;
-export type ParsedSecret = v.InferOutput<typeof secret>;
 export type ParsedGoogleConnect = v.InferOutput<typeof GoogleConnectSchema>;
 /** A connection's billing plan (`plan` in the config file and the admin API), not the engine's write plan (`WritePlan`). */
 export type BillingPlan = v.InferOutput<typeof PlanSchema>;
-export type FileSourceConfig = v.InferOutput<typeof FileSourceSchema>;
-export type ParsedGoogleSource = v.InferOutput<typeof GoogleSourceSchema>;
 export type LimitsConfig = ParsedConfig['limits'];
 export type CorsConfig = ParsedConfig['cors'];
 export type TimeoutsConfig = ParsedConfig['timeouts'];
 export type LogConfig = ParsedConfig['log'];
-export type ParsedSource = v.InferOutput<typeof SourceSchema>;
 export type ConnectionInputFields = v.InferInput<typeof ConnectionSchema>;

@@ -20,6 +20,8 @@ const playgroundKeys = new Map();
 const documents = new Map();
 let connections = [];
 let google = null;
+/** The new-connection forms of the source types (`/_dashboard/source-types.json`, from server/sources/registry.ts): `[{ type: 'file', title, fields }]`. */
+let sourceForms = null;
 let notice = null;
 /** `{ connection, made }`: the key just made, in memory only, shown in its connection's page. */
 let shownKey = null;
@@ -82,10 +84,11 @@ function selectedId() {
 }
 
 async function refresh() {
-  const [list, googleReply] = await Promise.all([admin('GET', '/connections'), admin('GET', '/google')]);
+  const [list, googleReply, forms] = await Promise.all([admin('GET', '/connections'), admin('GET', '/google'), sourceForms ?? loadSourceForms()]);
   if (list.status === 401) return signIn('The admin token is no longer accepted.');
   connections = list.ok ? list.body : [];
   google = googleReply.ok ? googleReply.body : null;
+  sourceForms = forms;
   render();
 }
 
@@ -99,7 +102,7 @@ function render() {
       h('ul', { class: 'connections', id: 'connection-list' }, connections.map((connection) =>
         h('li', {}, h('a', { href: `#connection=${encodeURIComponent(connection.id)}`, 'aria-current': connection === chosen ? 'page' : null },
           connection.id, connection.status === 'ok' ? null : h('small', { class: 'error' }, ` ${connection.status}`))))),
-      newConnection(),
+      (sourceForms ?? []).map(newConnection),
       googleSection(google, connections, (text) => showNotice(text, true))),
     chosen === undefined ? h('section', { class: 'detail' }, h('p', {}, 'No connection yet: create one.')) : detail(chosen));
   rendered();
@@ -110,26 +113,39 @@ function showNotice(text, error = false) {
   render();
 }
 
-function newConnection() {
-  const id = h('input', { id: 'new-id', required: true, pattern: '[A-Za-z0-9_\\-]+', placeholder: 'crm' });
-  const path = h('input', { id: 'new-path', required: true, placeholder: '/srv/crm.xlsx' });
-  const readOnly = h('input', { id: 'new-readonly', type: 'checkbox' });
-  const open = h('input', { id: 'new-open', type: 'checkbox' });
-  const form = h('form', { class: 'card', id: 'new-connection' },
-    h('h3', {}, 'New connection from a file'),
-    field('Id', id), field('Workbook path (on the server)', path), h('label', { class: 'check' }, readOnly, ' read-only'),
+/** The source types' forms; none (no "New connection" form) if they cannot be had. */
+async function loadSourceForms() {
+  const response = await fetch('/_dashboard/source-types.json');
+  return response.ok ? response.json() : [];
+}
+
+/**
+ * A new connection of one source type, from its form in source-types.json (`{ type: 'file', title,
+ * fields: [{ name: 'path', label, placeholder }] }`): the first type's inputs are `#new-id`,
+ * `#new-path`..., a later type's `#new-<type>-id`...
+ */
+function newConnection(form, index) {
+  const prefix = index === 0 ? 'new' : `new-${form.type}`;
+  const id = h('input', { id: `${prefix}-id`, required: true, pattern: '[A-Za-z0-9_\\-]+', placeholder: 'crm' });
+  const inputs = form.fields.map((each) => [each, h('input', { id: `${prefix}-${each.name}`, required: true, placeholder: each.placeholder })]);
+  const readOnly = h('input', { id: `${prefix}-readonly`, type: 'checkbox' });
+  const open = h('input', { id: `${prefix}-open`, type: 'checkbox' });
+  const element = h('form', { class: 'card', id: `${prefix}-connection` },
+    h('h3', {}, form.title),
+    field('Id', id), inputs.map(([each, input]) => field(each.label, input)), h('label', { class: 'check' }, readOnly, ' read-only'),
     h('label', { class: 'check' }, open, ' open to everyone, no key (else it gets a first key, shown once)'),
     h('button', { type: 'submit' }, 'Create'));
-  form.addEventListener('submit', async (event) => {
+  element.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const reply = await admin('POST', '/connections', { id: id.value.trim(), source: { type: 'file', path: path.value.trim() }, readOnly: readOnly.checked, ...(open.checked ? { open: true } : {}) });
+    const source = { type: form.type, ...Object.fromEntries(inputs.map(([each, input]) => [each.name, input.value.trim()])) };
+    const reply = await admin('POST', '/connections', { id: id.value.trim(), source, readOnly: readOnly.checked, ...(open.checked ? { open: true } : {}) });
     if (!reply.ok) return showNotice(messageOf(reply), true);
     if (reply.body.newKey) keyMade(reply.body.id, reply.body.newKey, true);
     location.hash = `connection=${encodeURIComponent(reply.body.id)}`;
     notice = { error: false, text: `Created "${reply.body.id}".` };
     await refresh();
   });
-  return form;
+  return element;
 }
 
 // A plan's period as the plan line says it: "free (10000 monthly limit)". The usage view names

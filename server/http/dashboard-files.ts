@@ -5,12 +5,16 @@
 // a file outside the folder (nothing is looked up on disk per request). Every answer carries a
 // strict Content-Security-Policy (the page loads only its own scripts and styles, talks only to
 // its own origin), nosniff, and `Cache-Control: no-cache` with an ETag (a reload costs 304s).
+// One file is made at start instead: `source-types.json`, the new-connection forms of the source
+// types (server/sources/registry.ts), so the page asks for whatever fields each type needs.
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiError } from '../../lib/errors.ts';
+import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
 import { noneMatchHits } from '../../lib/version.ts';
+import { dashboardForms } from '../sources/registry.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 
 /** Where the dashboard's files live, beside this module. */
@@ -51,17 +55,28 @@ export interface Dashboard {
   answer(method: string, pathname: string, ifNoneMatch: string | null): Answer | null;
 }
 
-/** Reads every file of `folder` (not its sub-folders) whose type is known; others are never served. */
+/** Reads every file of `folder` (not its sub-folders) whose type is known; others are never served. Adds `source-types.json`. */
 export async function loadDashboard(folder = DASHBOARD_FOLDER): Promise<Dashboard> {
   const files = new Map<string, StaticFile>();
   for (const entry of await readdir(folder, { withFileTypes: true })) {
     const type = CONTENT_TYPES[extname(entry.name)];
     if (!entry.isFile() || type === undefined) continue;
-    const body = new Uint8Array(await readFile(join(folder, entry.name)));
-    const tag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-    files.set(entry.name, { body, headers: { 'Content-Type': type, 'Cache-Control': 'no-cache', ETag: tag, ...SECURITY_HEADERS } });
+    files.set(entry.name, staticFile(new Uint8Array(await readFile(join(folder, entry.name))), type));
   }
+  files.set(SOURCE_TYPES_FILE, staticFile(new TextEncoder().encode(JSON.stringify(dashboardForms())), JSON_CONTENT_TYPE));
   return dashboardOf(files);
+}
+
+/**
+ * The file made at start, not read from the folder: `[{"type":"file","title":"New connection
+ * from a file","fields":[...]}]`. JSON fetched by app.js rather than a module it imports, so the
+ * folder's modules import only files that exist (deno check follows them).
+ */
+export const SOURCE_TYPES_FILE = 'source-types.json';
+
+function staticFile(body: Uint8Array, type: string): StaticFile {
+  const tag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  return { body, headers: { 'Content-Type': type, 'Cache-Control': 'no-cache', ETag: tag, ...SECURITY_HEADERS } };
 }
 
 function dashboardOf(files: ReadonlyMap<string, StaticFile>): Dashboard {

@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { configForFile, type Config } from '../../server/config/config.ts';
-import { DASHBOARD_FOLDER, loadDashboard } from '../../server/http/dashboard-files.ts';
+import { DASHBOARD_FOLDER, loadDashboard, SOURCE_TYPES_FILE } from '../../server/http/dashboard-files.ts';
 import { rawRequest, RUNTIME, startServer, tempDir, writeXlsx, type TempDir, type TestContext } from '../helpers/http.ts';
 
 const TOKEN = 'admin-token-0123456789abcdef';
@@ -60,6 +60,18 @@ test(`the dashboard's page and files (${RUNTIME})`, async (t) => {
       assert.equal(await again.text(), '');
     });
   }
+
+  await t.test(`GET /_dashboard/${SOURCE_TYPES_FILE}: the source types' forms, made at start, with an ETag`, async () => {
+    const response = await fetch(`${url}/_dashboard/${SOURCE_TYPES_FILE}`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.ok(response.headers.get('content-security-policy'));
+    assert.deepEqual(await response.json(), [
+      { type: 'file', title: 'New connection from a file', fields: [{ name: 'path', label: 'Workbook path (on the server)', placeholder: '/srv/crm.xlsx' }] },
+    ]);
+    const again = await fetch(`${url}/_dashboard/${SOURCE_TYPES_FILE}`, { headers: { 'If-None-Match': response.headers.get('etag') ?? '' } });
+    assert.equal(again.status, 304);
+  });
 
   await t.test('no file of the dashboard builds markup from text (innerHTML, outerHTML, insertAdjacentHTML, document.write)', async () => {
     for (const name of names.filter((each) => each.endsWith('.js'))) {

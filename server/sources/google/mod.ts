@@ -2,7 +2,7 @@
 // "credentialsFile": "service-account.json" }` -> a Source whose reads and writes go to the
 // Sheets API v4 at `rootUrl`. Opening makes no request: a wrong id or missing access shows on
 // the first read (404 not_found, 502 upstream_error), so the server starts while Google is down.
-import type { GoogleSourceConfig } from '../../config/config.ts';
+import type { GoogleSourceConfig } from './config.ts';
 import type { Source } from '../source.ts';
 import type { SpreadsheetCoordination } from './shared-spreadsheet.ts';
 import { createSheetsApi, GOOGLE_ROOT_URL, type GoogleAuth, type SheetsApi } from './client.ts';

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import process from 'node:process';
 import sheetsModule from '@googleapis/sheets';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
-import type { Secret } from '../../config/config.ts';
+import type { Secret } from '../../config/secret.ts';
 
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const SPREADSHEETS_SCOPE = 'https://www.googleapis.com/auth/spreadsheets';
