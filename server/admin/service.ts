@@ -25,7 +25,7 @@
 import { dirname } from 'node:path';
 import { resolve } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
-import type { Connection } from '../http/app.ts';
+import type { Connection } from '../connections.ts';
 import { ConfigError, resolveConnection, type AdminRules, type ConnectionConfig } from '../config/config.ts';
 import { DEFAULTS, GOOGLE_ENDPOINTS, type ParsedSource } from '../config/schema.ts';
 import { ConnectionRegistry, engineOptions, openConnection, type OpenSettings } from '../connections.ts';

@@ -14,58 +14,21 @@ import { noneMatchHits } from '../../lib/version.ts';
 import { AnswerCache } from './answer-cache.ts';
 import { authenticate, checkWrite, isOpen, OPEN_ACCESS, type ApiKey } from '../auth.ts';
 import { CORS_WRITES_DEFAULT, corsHeaders, isOwnOrigin, isPreflight, mayWriteWithoutKey, preflightHeaders, type CorsWrites, type Origins } from './cors.ts';
-import type { PlanConfig } from '../config/config.ts';
-import { ConnectionRegistry, type ConnectionLookup } from '../connections.ts';
+import { ConnectionRegistry, type Connection, type ConnectionLookup } from '../connections.ts';
 import { hostCheck, type AllowedHosts } from './hosts.ts';
 import { idempotent, keyCaller, OPEN_CALLER, type KeyStoreLike } from '../idempotency/idempotency.ts';
 import { KeyStore } from '../idempotency/file-store.ts';
 import type { Logger } from '../log.ts';
+import type { Quota, QuotaDecision } from '../quota/quota.ts';
 import { answerOpenApi, isOpenApiRequest } from './openapi-route.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import { asApiError, errorAnswer, toResponse, type Answer } from './respond.ts';
+import type { AdminHandler, App, IncomingRequest } from './request.ts';
 import { rootIndex } from './root-index.ts';
 import { readScope } from '../sources/scope.ts';
 import type { Dashboard } from './dashboard-files.ts';
 import type { Source } from '../sources/source.ts';
 import type { Tab, Workbook } from '../../lib/workbook.ts';
-
-export type Plan = PlanConfig;
-
-/** A connection as the server runs it: its source opened, its keys as digests. */
-export interface Connection {
-  readonly id: string;
-  readonly source: Source;
-  readonly keys: readonly ApiKey[];
-  /** Open to any caller without a key; left out: open exactly when it has no keys (server/auth.ts, `isOpen`). */
-  readonly open?: boolean;
-  readonly plan?: Plan;
-  readonly readOnly: boolean;
-  readonly engine: EngineOptions;
-  /** How long clients and shared caches may reuse a read (`Cache-Control`); left out: revalidate every time. */
-  readonly cacheControl?: CacheControl;
-  /** Where its Idempotency-Keys are kept; left out: in memory only. */
-  readonly idempotency?: KeyStoreLike;
-}
-
-/** Seconds; see docs/http-caching.md. */
-export interface CacheControl {
-  readonly maxAge?: number;
-  readonly staleWhileRevalidate?: number;
-}
-
-export interface QuotaDecision {
-  readonly allowed: boolean;
-  readonly headers: Record<string, string>;
-  readonly error?: ApiError;
-}
-
-export interface Quota {
-  /** A promise only where counts are shared (Redis): the state folder's store decides in memory. */
-  take(connection: string, plan: Plan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
-}
-
-/** The admin API (server/admin/): answers `/_admin/...`, reading a body only through `readBody` (capped like any body). */
-export type AdminHandler = (request: IncomingRequest, readBody: () => Promise<Uint8Array | ApiError>) => Promise<Answer>;
 
 export interface AppOptions {
   /** A fixed list, or a registry the admin API changes while the server runs (looked up per request). */
@@ -98,32 +61,6 @@ export interface AppOptions {
 }
 
 export const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
-
-/**
- * What the handler reads of a request: a Web Request is one, and so is the lighter object the
- * Node listener builds straight from node:http's request.
- */
-export interface IncomingRequest {
-  readonly url: string;
-  readonly method: string;
-  readonly headers: { get(name: string): string | null };
-  readonly body: ReadableStream<Uint8Array> | null;
-  /** The client's address as the socket has it (server/http/client-address.ts); in-process requests may leave it out. */
-  readonly remoteAddress?: string;
-}
-
-export interface App {
-  /** The Web-standard handler. */
-  fetch(request: Request): Promise<Response>;
-  /**
-   * The same answer as plain parts, for a listener that makes the Response itself or writes the
-   * parts to the socket (Node): the answer itself when nothing had to be waited for (a kept read
-   * answer of a source that had nothing to look at first), else a promise of it.
-   */
-  answer(request: IncomingRequest): Answer | Promise<Answer>;
-  /** Gives up every body still arriving (408), so the requests waiting on them end: the shutdown deadline. */
-  abortBodies(): void;
-}
 
 type ReadScope = ReturnType<typeof readScope>;
 

@@ -6,7 +6,8 @@ import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
 import { buildOpenApi, isOpenApiPath, type OpenApiConnection } from '../../lib/openapi.ts';
 import { etag, noneMatchHits, workbookVersion } from '../../lib/version.ts';
 import type { Workbook } from '../../lib/workbook.ts';
-import type { Connection, IncomingRequest } from './app.ts';
+import type { Connection } from '../connections.ts';
+import type { IncomingRequest } from './request.ts';
 import { isOpen } from '../auth.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 

@@ -50,6 +50,15 @@ export interface QuotaDecision {
   readonly error?: ApiError;
 }
 
+/** A plan that says how many requests a connection may make and which operations (the config's `plan`). */
+export type BillingPlan = PlanConfig;
+
+/** What the app asks of the quota: one decision per authenticated request. */
+export interface Quota {
+  /** A promise only where counts are shared (Redis): the state folder's store decides in memory. */
+  take(connection: string, billingPlan: BillingPlan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
+}
+
 export interface QuotaStore {
   /** Decides one request and counts it when allowed. The state folder's store is synchronous (no I/O); the Redis one is not. */
   take(connectionId: string, plan: PlanConfig | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;

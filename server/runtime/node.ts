@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
 import { apiError, type ApiError } from '../../lib/errors.ts';
-import type { App, IncomingRequest } from '../http/app.ts';
+import type { App, IncomingRequest } from '../http/request.ts';
 import type { Answer } from '../http/respond.ts';
 import type { Listen } from './listener.ts';
 
