@@ -32,7 +32,7 @@ export async function answerOpenApi(connection: Connection, request: IncomingReq
     hiddenTabs: connection.engine.hiddenTabs,
   };
   // The workbook's version stands for its layout (any write changes it: a revalidation too many,
-  // never one too few). Cache-Control is added by app.ts, as for every read.
+  // never one too few). Cache-Control is added by the caching stage (caching.ts), as for every read.
   const tag = etag('w', workbookVersion(workbook), `openapi ${JSON.stringify(described)}`);
   const ifNoneMatch = request.headers.get('if-none-match');
   if (ifNoneMatch !== null && noneMatchHits(ifNoneMatch, tag)) return { status: 304, headers: { ETag: tag }, body: '' };
