@@ -143,7 +143,9 @@ function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute):
 /** Stages 6 to 8, once the quota has decided: refused, or answered and sent with its caching, quota and CORS headers. */
 function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute, connection: Connection, keyScope: Scope, operation: Operation, quota: QuotaDecision, cors: Readonly<Record<string, string>>): Answer | Promise<Answer> {
   if (!quota.allowed) return quotaRefusal(quota, cors);
-  // 7. Engine or source: the OpenAPI document, a read (kept or built), or a write (its body read first).
+  // 7. Engine or source: the OpenAPI document, a read (kept or built), or a write (its body read
+  //    first); a write the key's scope or the connection does not allow is refused before (counted:
+  //    the quota counts every request that got past the key).
   let answered: Answer | Promise<Answer>;
   try {
     const badWrite = writeRefusal(connection, operation, keyScope);
