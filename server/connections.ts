@@ -4,14 +4,38 @@
 // opened into one the app serves (its source opened by its type, server/sources/registry.ts,
 // its engine options fixed).
 import { join } from 'node:path';
-import type { Connection } from './http/app.ts';
-import { DEFAULTS, type Config, type ConnectionConfig } from './config/config.ts';
+import type { EngineOptions } from '../lib/parse-request.ts';
+import type { ApiKey } from './auth.ts';
+import { DEFAULTS, type BillingPlan, type Config, type ConnectionConfig } from './config/config.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency/file-store.ts';
 import type { KeyStoreLike } from './idempotency/idempotency.ts';
 import type { Logger } from './log.ts';
 import { sourceTypeOf } from './sources/registry.ts';
 import type { ReceiptSink, Source } from './sources/source.ts';
 import type { SharedStore } from './shared-store.ts';
+
+/** A connection as the server runs it: its source opened, its keys as digests. */
+export interface Connection {
+  readonly id: string;
+  readonly source: Source;
+  readonly keys: readonly ApiKey[];
+  /** Open to any caller without a key; left out: open exactly when it has no keys (server/auth.ts, `isOpen`). */
+  readonly open?: boolean;
+  /** The billing plan its requests are counted against (the config's `plan`); left out: unlimited. */
+  readonly plan?: BillingPlan;
+  readonly readOnly: boolean;
+  readonly engine: EngineOptions;
+  /** How long clients and shared caches may reuse a read (`Cache-Control`); left out: revalidate every time. */
+  readonly cacheControl?: CacheControl;
+  /** Where its Idempotency-Keys are kept; left out: in memory only. */
+  readonly idempotency?: KeyStoreLike;
+}
+
+/** Seconds; see docs/http-caching.md. */
+export interface CacheControl {
+  readonly maxAge?: number;
+  readonly staleWhileRevalidate?: number;
+}
 
 /** What the app reads of the connections: one lookup per request. */
 export interface ConnectionLookup {

@@ -9,7 +9,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type * as v from 'valibot';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
-import type { AdminHandler, IncomingRequest } from '../http/app.ts';
+import type { AdminHandler, IncomingRequest } from '../http/request.ts';
 import { digestKey } from '../auth.ts';
 import { clientAddressOf } from '../http/client-address.ts';
 import type { Secret } from '../config/config.ts';

@@ -24,7 +24,7 @@
 //   told of it has applied it; changes made elsewhere are applied here as they are published.
 import { dirname } from 'node:path';
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
-import type { Connection } from '../http/app.ts';
+import type { Connection } from '../connections.ts';
 import { ConfigError, resolveConnection, type AdminRules, type ConnectionConfig } from '../config/config.ts';
 import { DEFAULTS, GOOGLE_ENDPOINTS } from '../config/schema.ts';
 import { ConnectionRegistry, engineOptions, openConnection, type OpenSettings } from '../connections.ts';

@@ -2,7 +2,7 @@
 // `{"id": "crm", "origin": "admin", "source": {...}, "keys": [...], "usage": {...}, ...}`.
 // Never a secret: a config source's secrets are Secret objects (JSON "[secret]"), a stored
 // source's text secrets are masked, and keys show their prefix, never the key or its digest.
-import type { Connection } from '../http/app.ts';
+import type { Connection } from '../connections.ts';
 import { isOpen } from '../auth.ts';
 import type { BillingPlan, ConnectionConfig } from '../config/config.ts';
 import { isoSeconds, periodOf, spanAt, type PeriodName } from '../quota/period.ts';

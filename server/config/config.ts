@@ -22,8 +22,6 @@ import { sourceTypeOf, type ReadSecret, type SourceConfig } from '../sources/reg
 
 export { DEFAULTS, LOG_LEVELS, OPERATIONS } from './schema.ts';
 export type { BillingPlan, ConfigInput, CorsConfig, FileSourceConfig, LimitsConfig, LogConfig, LogLevel, Operation, TimeoutsConfig } from './schema.ts';
-/** BillingPlan's old name, kept only until server/http/app.ts (being rewritten in issue 23) imports BillingPlan. */
-export type { BillingPlan as PlanConfig } from './schema.ts';
 export { Secret } from './secret.ts';
 export type { GoogleOAuthConfig, GoogleSourceConfig, SourceConfig } from '../sources/registry.ts';
 

@@ -3,7 +3,7 @@
 // (`remoteAddress`); Deno and Bun hand the app their own Request, so their listeners note it here
 // for admin requests. X-Forwarded-For is never read: without a setting that says a proxy is
 // trusted, any client could write it (docs/admin-api.md, "Failed sign-ins").
-import type { IncomingRequest } from './app.ts';
+import type { IncomingRequest } from './request.ts';
 
 const noted = new WeakMap<object, string>();
 

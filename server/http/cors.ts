@@ -3,6 +3,10 @@
 // allows the path's methods and the headers a client sends. A write from a page on another
 // site to a connection without keys (`POST /sheets/demo` with `Origin: https://elsewhere.example`)
 // is refused unless `cors.writes` or a CORS list lets that origin write (`mayWriteWithoutKey`).
+import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
+import { allowedMethods, parseRequest } from '../../lib/parse-request.ts';
+import type { IncomingRequest } from './request.ts';
+import type { Answer } from './respond.ts';
 
 export const EXPOSED_HEADERS = [
   'X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'X-RateLimit-Limit', 'X-RateLimit-Remaining',
@@ -75,4 +79,51 @@ function hostOfOrigin(origin: string): string | null {
 /** A Host header's name and port as compared: lower case, without a default port (80, 443). */
 function normalHost(host: string): string {
   return host.toLowerCase().replace(/:(?:80|443)$/, '');
+}
+
+/** The methods a page on any site may send without a preflight and that change nothing. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Why a page on another site may not write to a connection without keys, and the settings that let it. */
+const OPEN_WRITE_REFUSED =
+  'This connection has no API key, so writes from pages on other websites are refused; list the origin in cors.origins or cors.writes, or set cors.writes to "any", in the config.';
+
+/** A preflight's answer: the path's methods. It carries no key and is not counted: the browser sends it on its own. */
+export function preflightAnswer(origins: Origins, request: IncomingRequest, origin: string | null): Answer {
+  const parsed = parseRequest({ method: 'OPTIONS', url: request.url });
+  const methods = isApiError(parsed) ? ['GET', 'HEAD'] : allowedMethods(parsed.target);
+  return { status: 204, headers: preflightHeaders(origins, origin, methods), body: '' };
+}
+
+/**
+ * 403 origin_not_allowed for a write from a page whose origin a CORS list leaves out; null when it
+ * may go on. A page elsewhere can POST a text/plain body without a preflight; the answer is hidden
+ * from it, but the write would land. A CORS list says which sites may write at all; under `*`, a
+ * connection without keys is guarded by `openWriteRefusal`, a keyed one by its keys. The server's
+ * own pages (the dashboard's playground) are no other site, listed or not.
+ */
+export function originRefusal(origins: Origins, request: IncomingRequest, origin: string | null): ApiError | null {
+  if (origin !== null && origins !== '*' && !SAFE_METHODS.has(request.method) && !origins.includes(origin) && !isOwnOrigin(origin, ownHost(request))) {
+    return apiError('origin_not_allowed', `Requests from ${JSON.stringify(origin).slice(0, 200)} may only read: it is not in this server's CORS origins.`);
+  }
+  return null;
+}
+
+/**
+ * 403 permission_denied for a write from another site's page to a connection without keys (`open`)
+ * that `cors.writes` does not let it make: it needs no preflight to POST a text/plain body, and the
+ * write would land though the answer is hidden from it. Null when it may go on.
+ */
+export function openWriteRefusal(origins: Origins, writes: CorsWrites, request: IncomingRequest, origin: string | null, open: boolean): ApiError | null {
+  if (origin !== null && open && !SAFE_METHODS.has(request.method) && !mayWriteWithoutKey(origins, writes, origin, ownHost(request))) {
+    return apiError('permission_denied', OPEN_WRITE_REFUSED);
+  }
+  return null;
+}
+
+/** The host (and port) a request was sent to: its Host header, else its URL's (an in-process call). */
+function ownHost(request: IncomingRequest): string | null {
+  const host = request.headers.get('host');
+  if (host !== null) return host;
+  return URL.canParse(request.url) ? new URL(request.url).host : null;
 }

@@ -3,6 +3,7 @@
 // to 127.0.0.1 `Host: attacker.example:8080` -> 403 host_not_allowed: a page whose DNS name was
 // rebound to this machine would otherwise read and write through the victim's browser.
 import { apiError, type ApiError } from '../../lib/errors.ts';
+import type { IncomingRequest } from './request.ts';
 
 /** The names served (besides localhost and IP addresses), or `'*'` for any Host. */
 export type AllowedHosts = '*' | readonly string[];
@@ -41,4 +42,15 @@ export function hostCheck(allowed: AllowedHosts): (host: string | null) => ApiEr
     }
     return apiError('host_not_allowed', `This server does not answer to the host name "${name}"; add it to "allowedHosts" in the configuration to serve it.`);
   };
+}
+
+/** A check made by `hostCheck`. */
+export type HostCheck = ReturnType<typeof hostCheck>;
+
+/** The host stage, before routing (Deno and Bun built the URL from this Host): null when served, else the refusal. */
+export function hostRefusal(check: HostCheck, request: IncomingRequest): ApiError | null {
+  const host = request.headers.get('host');
+  // HTTP/1.0 and in-process calls send none; the URL is then the listener's (Bun leaves it relative).
+  if (host === null && request.url.charCodeAt(0) === 47) return apiError('invalid_host', 'The request has no Host header; HTTP/1.1 requires one.');
+  return check(host);
 }

@@ -6,7 +6,8 @@ import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
 import { buildOpenApi, isOpenApiPath, type OpenApiConnection } from '../../lib/openapi.ts';
 import { etag, noneMatchHits, workbookVersion } from '../../lib/version.ts';
 import type { Workbook } from '../../lib/workbook.ts';
-import type { Connection, IncomingRequest } from './app.ts';
+import type { Connection } from '../connections.ts';
+import type { IncomingRequest } from './request.ts';
 import { isOpen } from '../auth.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 
@@ -31,7 +32,7 @@ export async function answerOpenApi(connection: Connection, request: IncomingReq
     hiddenTabs: connection.engine.hiddenTabs,
   };
   // The workbook's version stands for its layout (any write changes it: a revalidation too many,
-  // never one too few). Cache-Control is added by app.ts, as for every read.
+  // never one too few). Cache-Control is added by the caching stage (caching.ts), as for every read.
   const tag = etag('w', workbookVersion(workbook), `openapi ${JSON.stringify(described)}`);
   const ifNoneMatch = request.headers.get('if-none-match');
   if (ifNoneMatch !== null && noneMatchHits(ifNoneMatch, tag)) return { status: 304, headers: { ETag: tag }, body: '' };

@@ -4,7 +4,7 @@
 //   {"name":"sheetrest","connections":[{"id":"demo","links":{"rows":"/sheets/demo",...}}],"links":{"health":"/healthz"}}
 import { apiError } from '../../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
-import type { Connection } from './app.ts';
+import type { Connection } from '../connections.ts';
 import { isOpen } from '../auth.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 

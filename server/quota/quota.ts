@@ -55,6 +55,12 @@ export interface QuotaDecision {
   readonly error?: ApiError;
 }
 
+/** What the app asks of the quota: one decision per authenticated request. */
+export interface Quota {
+  /** A promise only where counts are shared (Redis): the state folder's store decides in memory. */
+  take(connection: string, billingPlan: BillingPlan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
+}
+
 export interface QuotaStore {
   /** Decides one request and counts it when allowed. The state folder's store is synchronous (no I/O); the Redis one is not. */
   take(connectionId: string, plan: BillingPlan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;

@@ -1,5 +1,5 @@
 // What each runtime's entry provides: serve `app.fetch` on a host and port until closed.
-import type { App } from '../http/app.ts';
+import type { App } from '../http/request.ts';
 
 export interface ListenOptions {
   readonly host: string;

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
 import { apiError, type ApiError } from '../../lib/errors.ts';
-import type { App, IncomingRequest } from '../http/app.ts';
+import type { App, IncomingRequest } from '../http/request.ts';
 import type { Answer } from '../http/respond.ts';
 import type { Listen } from './listener.ts';
 
@@ -110,7 +110,7 @@ function send(answer: Answer, method: string, outgoing: ServerResponse, last: bo
  * The header fields an answer goes out with: its own, and its body's length. A HEAD answer
  * carries GET's body, measured here and not sent; 204 and 304 carry no Content-Length (a 304's
  * would describe the 200 it stands for). Made once per answer object: a kept answer is sent
- * again as the same object (server/http/app.ts).
+ * again as the same object (server/http/caching.ts, `finishedAnswer`).
  */
 function headersOf(answer: Answer, empty: boolean): Record<string, string> {
   if (empty) return answer.headers;

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { AdminService } from '../../server/admin/service.ts';
 import { adminHandler } from '../../server/admin/routes.ts';
 import { clientKey, MAX_FAILURES, SignInThrottle, WINDOW_MS } from '../../server/admin/sign-in-throttle.ts';
-import type { IncomingRequest } from '../../server/http/app.ts';
+import type { IncomingRequest } from '../../server/http/request.ts';
 import { configForFile, Secret } from '../../server/config/config.ts';
 import { createLogger } from '../../server/log.ts';
 import { RUNTIME, startServer, tempDir, writeXlsx } from '../helpers/http.ts';

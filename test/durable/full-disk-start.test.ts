@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { test } from 'node:test';
-import type { App } from '../../server/http/app.ts';
+import type { App } from '../../server/http/request.ts';
 import { configForFile } from '../../server/config/config.ts';
 import { createLogger } from '../../server/log.ts';
 import { FoldHistory } from '../../server/sources/file/fold-history.ts';

@@ -16,7 +16,8 @@ import { buildOpenApi, isOpenApiPath, type JsonObject, type OpenApiConnection } 
 import { componentKeys, pathSegment } from '../../lib/openapi/names.ts';
 import { tableOf } from '../../lib/table.ts';
 import type { SheetRow, Tab, Workbook } from '../../lib/workbook.ts';
-import { createApp, type Connection } from '../../server/http/app.ts';
+import { createApp } from '../../server/http/app.ts';
+import type { Connection } from '../../server/connections.ts';
 import { digestKey } from '../../server/auth.ts';
 import { createLogger } from '../../server/log.ts';
 import { openQuotaStore } from '../../server/quota/quota.ts';

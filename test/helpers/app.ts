@@ -4,7 +4,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type App } from '../../server/http/app.ts';
+import { createApp } from '../../server/http/app.ts';
+import type { App } from '../../server/http/request.ts';
 import { createLogger, type Logger } from '../../server/log.ts';
 import { openQuotaStore } from '../../server/quota/quota.ts';
 import type { Source } from '../../server/sources/source.ts';

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type Connection, type Plan } from '../../server/http/app.ts';
+import { createApp } from '../../server/http/app.ts';
+import type { Connection } from '../../server/connections.ts';
+import type { BillingPlan } from '../../server/config/config.ts';
 import { digestKey, type ApiKey } from '../../server/auth.ts';
 import { defaultAllowedHosts } from '../../server/http/hosts.ts';
 import { createLogger } from '../../server/log.ts';
@@ -21,7 +23,7 @@ function people(): Workbook {
 
 interface Setup {
   readonly keys?: ApiKey[];
-  readonly plan?: Plan;
+  readonly plan?: BillingPlan;
   readonly readOnly?: boolean;
   readonly source?: Source;
   readonly bodyBytes?: number;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { test } from 'node:test';
 import type { Workbook } from '../../../lib/workbook.ts';
-import type { App } from '../../../server/http/app.ts';
+import type { App } from '../../../server/http/request.ts';
 import { Journal, journalLine, parseJournal, readJournal, type JournalEntry, type JournalFiles, type JournalHandle } from '../../../server/sources/file/journal.ts';
 import { openFileSource } from '../../../server/sources/file/mod.ts';
 import { recordingLog, stateFiles, tempFolder, writeFixture } from '../../helpers/file-source.ts';

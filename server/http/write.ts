@@ -1,0 +1,67 @@
+// The body and engine stages for everything but GET and HEAD: `POST /sheets/demo` with
+// `[{"Name":"Ann"}]` -> the body read under its cap (server/http/read-body.ts), parsed by the
+// engine, and the engine's write plan made durable by the source, in arrival order; with an
+// Idempotency-Key, once (server/idempotency/). What the engine parses as a read or OPTIONS from
+// such a request (an OPTIONS without a preflight's headers) is answered over the source's workbook.
+import { execute } from '../../lib/engine.ts';
+import { isApiError } from '../../lib/errors.ts';
+import { parseRequest, type ParsedRequest } from '../../lib/parse-request.ts';
+import { isOpen } from '../auth.ts';
+import type { Connection } from '../connections.ts';
+import { KeyStore } from '../idempotency/file-store.ts';
+import { idempotent, keyCaller, OPEN_CALLER, type KeyStoreLike } from '../idempotency/idempotency.ts';
+import type { Logger } from '../log.ts';
+import { readBody, type BodyLimits } from './read-body.ts';
+import type { IncomingRequest } from './request.ts';
+import { errorAnswer, type Answer } from './respond.ts';
+
+export class Writes {
+  readonly #bodyLimits: BodyLimits;
+  readonly #log: Logger;
+  // A connection opened without a store of its own (in-process use) keeps its keys in memory.
+  readonly #memoryKeyStores = new WeakMap<Connection, KeyStore>();
+
+  constructor(bodyLimits: BodyLimits, log: Logger) {
+    this.#bodyLimits = bodyLimits;
+    this.#log = log;
+  }
+
+  /** The answer of a request other than GET and HEAD, once its body is read and its write, if any, is durable. */
+  async answer(connection: Connection, request: IncomingRequest): Promise<Answer> {
+    let body: Uint8Array | null = null;
+    if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') {
+      const read = await readBody(request, this.#bodyLimits);
+      if (isApiError(read)) return errorAnswer(read);
+      body = read;
+    }
+    const parsed = parseRequest({ method: request.method, url: request.url, headers: request.headers, body }, connection.engine);
+    if (isApiError(parsed)) return errorAnswer(parsed);
+    if (parsed.action === 'read' || parsed.action === 'options') {
+      const result = execute(await connection.source.read(), parsed, connection.engine);
+      return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
+    }
+    // A write with an Idempotency-Key runs once; its retries get the stored answer (idempotency.ts).
+    // The key is the caller's own: the API key that authenticated it (one scope on an open connection).
+    // Hashed only when the write sends an Idempotency-Key: most writes send none.
+    const caller = () => (isOpen(connection) ? OPEN_CALLER : keyCaller(request.headers.get('x-api-key') ?? ''));
+    return idempotent(this.#keyStoreOf(connection), connection.source, request, body, caller, async (source) => {
+      const result = await source.write(
+        (workbook) => {
+          const result = execute(workbook, parsed as ParsedRequest, connection.engine);
+          // The engine's WritePlan, which the source makes durable (`plan` in the Source contract): no billing plan.
+          const writePlan = result.plan;
+          return { plan: writePlan, workbook: result.workbook, result };
+        },
+        { tab: parsed.tab },
+      );
+      return { status: result.status, headers: result.headers, body: result.body };
+    }, (message) => this.#log.error(message));
+  }
+
+  #keyStoreOf(connection: Connection): KeyStoreLike {
+    if (connection.idempotency !== undefined) return connection.idempotency;
+    let store = this.#memoryKeyStores.get(connection);
+    if (store === undefined) this.#memoryKeyStores.set(connection, (store = KeyStore.memory()));
+    return store;
+  }
+}
