@@ -3,8 +3,10 @@
 //   lib/                         the engine: pure, runtime-neutral, imports only lib/
 //   server/log.ts, durable/, redis/
 //                                the floor of the shell: the log, atomic files and locks, a Redis client
-//   server/sources/              where rows live: source.ts (the contract), scope, memory, and one
-//                                folder per source type (file/, google/) entered through its mod.ts
+//   server/sources/              where rows live: source.ts (the contract), scope, memory, the
+//                                registry, and one folder per source type (file/, google/) entered
+//                                through its mod.ts; a type declares its settings with config/'s
+//                                vocabulary (config/fields.ts, config/secret.ts), nothing more of config/
 //   server/config/, auth.ts, quota/, idempotency/, http/, admin/
 //                                the features, which see a source only through its entry module
 //   server/connections.ts, start.ts, main.ts, cli.js, runtime/
@@ -37,10 +39,15 @@ module.exports = {
     },
     {
       name: 'sources-below-features',
-      comment: 'A source serves rows; the HTTP pipeline and the admin API sit on top of it.',
+      comment:
+        'A source serves rows; the features (HTTP pipeline, admin API, quota, Idempotency-Keys, the config loader) and the composition root sit on top of it. ' +
+        "Allowed by name: config/fields.ts and config/secret.ts, the config's vocabulary (valibot building blocks and the Secret wrapper) with which a source type declares its own settings (server/sources/source-type.ts).",
       severity: 'error',
       from: { path: '^server/sources/' },
-      to: { path: '^server/(http|admin)/' },
+      to: {
+        path: '^server/(http|admin|quota|idempotency|config|runtime)/|^server/(auth|connections|start|main|shared-store)[.]ts$',
+        pathNot: '^server/config/(fields|secret)[.]ts$',
+      },
     },
     {
       name: 'features-use-source-entries',

@@ -5,7 +5,7 @@
 //   3f0c9a1e5b7d2c44 {"key":"order-17","fingerprint":"<sha-256>","at":1763940000000,"status":201,...}
 //
 // The checksum is the first 16 hex digits of the JSON's SHA-256, as in the file source's journal.
-import type { Receipt } from '../sources/source.ts';
+import { isReceipt, type Receipt } from '../sources/source.ts';
 import { fingerprint } from '../durable/disk.ts';
 
 /** One line of the store: `<checksum> <json>\n`, the checksum the first 16 hex digits of the JSON's SHA-256. */
@@ -47,20 +47,4 @@ function parseLine(line: string): Receipt | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Whether a value (from the store, or from a journal line) has a receipt's shape. */
-export function isReceipt(value: unknown): value is Receipt {
-  if (typeof value !== 'object' || value === null) return false;
-  const { key, fingerprint: print, at, status, headers, body } = value as Record<string, unknown>;
-  return (
-    typeof key === 'string' &&
-    typeof print === 'string' &&
-    typeof at === 'number' &&
-    typeof status === 'number' &&
-    typeof body === 'string' &&
-    typeof headers === 'object' &&
-    headers !== null &&
-    Object.values(headers).every((header) => typeof header === 'string')
-  );
 }

@@ -33,6 +33,22 @@ export interface Receipt {
   readonly body: string;
 }
 
+/** Whether a value (from the store, or from a journal line) has a receipt's shape. */
+export function isReceipt(value: unknown): value is Receipt {
+  if (typeof value !== 'object' || value === null) return false;
+  const { key, fingerprint: print, at, status, headers, body } = value as Record<string, unknown>;
+  return (
+    typeof key === 'string' &&
+    typeof print === 'string' &&
+    typeof at === 'number' &&
+    typeof status === 'number' &&
+    typeof body === 'string' &&
+    typeof headers === 'object' &&
+    headers !== null &&
+    Object.values(headers).every((header) => typeof header === 'string')
+  );
+}
+
 /**
  * Where a journaling source hands the receipts it journaled (server/idempotency/file-store.ts): told
  * of each once it is durable with its write, and asked to keep them elsewhere before the journal

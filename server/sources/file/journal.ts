@@ -23,7 +23,7 @@ import { open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
-import { isReceipt } from '../../idempotency/receipt-lines.ts';
+import { isReceipt } from '../source.ts';
 import type { Receipt } from '../source.ts';
 import { appendAndSync, cannotWriteFile, commitTempFile, DISK_FILES, fingerprint, fsyncDirectory, isMissing, writeTempFile, type WritableFiles, type WritableHandle } from '../../durable/disk.ts';
 
