@@ -4,7 +4,7 @@
 // the X-Api-Key scheme. Pure: the server reads the workbook and passes what it knows of the
 // connection. Only names and columns go in, never a cell, so the document changes only when
 // a tab or a header does (and `info.version` says which layout it describes).
-import { API_KEY_SCHEME, HEADERS, PARAMETERS, ref, sharedResponses, sharedSchemas, type JsonObject } from './openapi/components.ts';
+import { API_KEY_SCHEME, headersFor, PARAMETERS, ref, sharedResponses, sharedSchemas, type JsonObject, type QuotaPeriod } from './openapi/components.ts';
 import { componentKeys, pathSegment } from './openapi/names.ts';
 import { documentResponses, type OperationContext } from './openapi/operations.ts';
 import { tabPaths } from './openapi/paths.ts';
@@ -13,7 +13,7 @@ import type { HiddenTabs } from './parse-request.ts';
 import { tableOf } from './table.ts';
 import type { Workbook } from './workbook.ts';
 
-export type { JsonObject } from './openapi/components.ts';
+export type { JsonObject, QuotaPeriod } from './openapi/components.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** The document's place after `/sheets/{id}`: a one-segment path the contract's grammar never serves (it was 404). */
@@ -29,6 +29,8 @@ export interface OpenApiConnection {
   readonly hiddenTabs?: HiddenTabs;
   /** The server's base URL (default `/`: the origin the document was fetched from). */
   readonly serverUrl?: string;
+  /** The span its plan's allowance counts, for the quota headers' descriptions; left out: a month. */
+  readonly quotaPeriod?: QuotaPeriod;
 }
 
 export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection): JsonObject {
@@ -57,7 +59,7 @@ export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection):
     Object.assign(paths, tabPaths({ ...context(keys[index], `_${keys[index]}`, [tag]), base, tabName: tab.name, columns: tab.columns, writable: connection.writable, unprefixed: false }));
   });
 
-  const components: JsonObject = { schemas, responses, parameters: PARAMETERS, headers: HEADERS };
+  const components: JsonObject = { schemas, responses, parameters: PARAMETERS, headers: headersFor(connection.quotaPeriod) };
   const document: JsonObject = {
     openapi: OPENAPI_VERSION,
     info: {

@@ -25,14 +25,34 @@ export const errorResponse = (status: number): JsonObject => ref('responses', `E
 
 const header = (description: string, schema: JsonObject = { type: 'string' }): JsonObject => ({ description, schema });
 
+/** The span a plan's allowance counts (server/quota/period.ts): `{ name: 'day', adjective: 'daily' }`. */
+export interface QuotaPeriod {
+  readonly name: string;
+  readonly adjective: string;
+}
+
+const MONTHLY: QuotaPeriod = { name: 'month', adjective: 'monthly' };
+
+/** The quota headers' descriptions for a period. */
+function quotaHeaders({ name, adjective }: QuotaPeriod): Record<string, JsonObject> {
+  const leftOut = `left out when the plan has no ${adjective} limit.`;
+  return {
+    'X-RateLimit-Limit': header(`Requests per billing ${name}; ${leftOut}`, { type: 'integer', minimum: 0 }),
+    'X-RateLimit-Remaining': header(`Requests left this ${name}; ${leftOut}`, { type: 'integer', minimum: 0 }),
+    'X-RateLimit-Reset': header(`Unix seconds (UTC) when the ${name} turns; ${leftOut}`, { type: 'integer' }),
+  };
+}
+
+const MONTHLY_QUOTA = quotaHeaders(MONTHLY);
+
 export const HEADERS: Record<string, JsonObject> = {
   'X-Sheet-Rows': header('Data rows in the addressed tab (after the write, for a write).', { type: 'integer', minimum: 0 }),
   'X-Sheet-Columns': header('Visible columns of the addressed tab.', { type: 'integer', minimum: 0 }),
   'X-Total-Count': header('Rows matching the request before `_offset` and `_limit`.', { type: 'integer', minimum: 0 }),
-  'X-RateLimit-Limit': header('Requests per billing month; left out when the plan has no monthly limit.', { type: 'integer', minimum: 0 }),
-  'X-RateLimit-Remaining': header('Requests left this month; left out when the plan has no monthly limit.', { type: 'integer', minimum: 0 }),
+  'X-RateLimit-Limit': MONTHLY_QUOTA['X-RateLimit-Limit'],
+  'X-RateLimit-Remaining': MONTHLY_QUOTA['X-RateLimit-Remaining'],
   'X-RateLimit-Plan': header('The plan\'s name, or `unlimited`.'),
-  'X-RateLimit-Reset': header('Unix seconds (UTC) when the month turns; left out when the plan has no monthly limit.', { type: 'integer' }),
+  'X-RateLimit-Reset': MONTHLY_QUOTA['X-RateLimit-Reset'],
   'Retry-After': header('Seconds to wait before trying again.', { type: 'integer', minimum: 0 }),
   Allow: header('The methods this path accepts, comma-separated.'),
   ETag: header('A strong validator of this answer (issue 9): send it back in `If-None-Match` on a read, `If-Match` on a write.'),
@@ -43,6 +63,13 @@ export const HEADERS: Record<string, JsonObject> = {
 };
 
 const QUOTA_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Plan', 'X-RateLimit-Reset'];
+
+/** The catalogue of headers, the quota's worded for the connection's period (a month unless its plan says otherwise), in the same order. */
+export function headersFor(period: QuotaPeriod | undefined): Record<string, JsonObject> {
+  if (period === undefined || period.name === MONTHLY.name) return HEADERS;
+  const quota = quotaHeaders(period);
+  return Object.fromEntries(Object.entries(HEADERS).map(([name, value]) => [name, quota[name] ?? value]));
+}
 
 /** A response's `headers` object: each named header by reference. */
 export function headers(...names: string[]): JsonObject {

@@ -3,12 +3,13 @@
 // quota and the write checks, so the document is keyed and counted like any read of the connection.
 import { apiError } from '../../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
-import { buildOpenApi, isOpenApiPath, type OpenApiConnection } from '../../lib/openapi.ts';
+import { buildOpenApi, isOpenApiPath, type OpenApiConnection, type QuotaPeriod } from '../../lib/openapi.ts';
 import { etag, noneMatchHits, workbookVersion } from '../../lib/version.ts';
 import type { Workbook } from '../../lib/workbook.ts';
 import type { Connection } from '../connections.ts';
 import type { IncomingRequest } from './request.ts';
 import { isOpen } from '../auth.ts';
+import { DEFAULT_PERIOD, PERIODS, periodOf } from '../quota/period.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 
 const METHODS = 'GET, HEAD';
@@ -30,6 +31,8 @@ export async function answerOpenApi(connection: Connection, request: IncomingReq
     keyed: !isOpen(connection),
     writable: !connection.readOnly && connection.source.writable,
     hiddenTabs: connection.engine.hiddenTabs,
+    // Left out for a month (the default), so a month plan's document and ETag are what they were.
+    ...quotaPeriodOf(connection),
   };
   // The workbook's version stands for its layout (any write changes it: a revalidation too many,
   // never one too few). Cache-Control is added by the caching stage (caching.ts), as for every read.
@@ -60,4 +63,10 @@ function documentOf(workbook: Workbook, connection: OpenApiConnection): string {
     built.set(key, body);
   }
   return body;
+}
+
+/** The quota headers' period, when the connection's billing plan counts other than by the month. */
+function quotaPeriodOf(connection: Connection): { quotaPeriod?: QuotaPeriod } {
+  const name = periodOf(connection.plan);
+  return name === DEFAULT_PERIOD ? {} : { quotaPeriod: { name, adjective: PERIODS[name].adjective } };
 }

@@ -265,6 +265,7 @@ test('GET /sheets/{id}/openapi.json through the app', async (t) => {
     connections: [
       connection('open'),
       connection('keyed', { keys: [{ digest: digestKey('reader'), scope: 'read' }], plan: { name: 'readers', monthlyRequests: 100, operations: ['read'] } }),
+      connection('daily', { plan: { name: 'burst', period: 'day', requests: 50, operations: ['read', 'create', 'update', 'delete'] } }),
     ],
     quota,
     bodyBytes: 1024 * 1024,
@@ -291,6 +292,19 @@ test('GET /sheets/{id}/openapi.json through the app', async (t) => {
     const second = await call('/sheets/keyed/openapi.json', { headers: { 'X-Api-Key': 'reader' } });
     assert.equal(Number(second.headers.get('x-ratelimit-remaining')), Number(first.headers.get('x-ratelimit-remaining')) - 1);
     assert.deepEqual((await second.json()).security, [{ apiKey: [] }]);
+  });
+  await t.test('the quota headers are described by the plan\'s period: a month unless the plan counts by the day or hour', async () => {
+    const monthly = (await (await call('/sheets/open/openapi.json')).json()).components.headers;
+    const daily = (await (await call('/sheets/daily/openapi.json')).json()).components.headers;
+    assert.deepEqual(
+      ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map((name) => monthly[name].description),
+      ['Requests per billing month; left out when the plan has no monthly limit.', 'Requests left this month; left out when the plan has no monthly limit.', 'Unix seconds (UTC) when the month turns; left out when the plan has no monthly limit.'],
+    );
+    assert.deepEqual(
+      ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'].map((name) => daily[name].description),
+      ['Requests per billing day; left out when the plan has no daily limit.', 'Requests left this day; left out when the plan has no daily limit.', 'Unix seconds (UTC) when the day turns; left out when the plan has no daily limit.'],
+    );
+    assert.deepEqual(Object.keys(daily), Object.keys(monthly), 'the same headers, in the same order');
   });
   await t.test('an ETag: If-None-Match with it answers 304', async () => {
     const first = await call('/sheets/open/openapi.json');
