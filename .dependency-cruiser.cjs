@@ -7,10 +7,12 @@
 //                                registry, and one folder per source type (file/, google/) entered
 //                                through its mod.ts; a type declares its settings with config/'s
 //                                vocabulary (config/fields.ts, config/secret.ts), nothing more of config/
-//   server/config/, auth.ts, quota/, idempotency/, http/, admin/
+//   server/config/, auth.ts, quota/, idempotency/, connections.ts, shared-store.ts, http/, admin/
 //                                the features, which see a source only through its entry module
-//   server/connections.ts, start.ts, main.ts, cli.js, runtime/
-//                                the composition root and the listeners
+//                                (connections.ts opens a connection's source by its type, for the
+//                                start and the admin API; shared-store.ts opens what instances share)
+//   server/start.ts, main.ts, cli.js, runtime/
+//                                the composition root and the listeners: nothing below imports them
 //   tools/                       the Google emulator, fixture replay: the server never imports them
 //
 // Checked by test/architecture.test.ts (run by `npm test`); `node tools/import-graph.ts` prints
@@ -69,6 +71,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^server/runtime/' },
       to: { path: '^server/', pathNot: '^server/(runtime|http|durable)/|^server/log[.]ts$' },
+    },
+    {
+      name: 'entry-on-top',
+      comment: 'cli.js starts main.ts (the command line), which starts start.ts (the composition root) on a runtime listener: nothing they wire imports them back.',
+      severity: 'error',
+      from: { path: '^server/', pathNot: '^server/(start|main)[.]ts$|^server/cli[.]js$|^server/runtime/' },
+      to: { path: '^server/(start|main)[.]ts$|^server/runtime/' },
     },
     {
       name: 'server-not-tools-tests-bench',
