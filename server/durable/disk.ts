@@ -1,7 +1,7 @@
 // The file-system steps the server's durability rests on: fingerprints, cheap change detection,
 // and the one way each file is written: replaced so that a crash leaves either the old or the
 // new bytes (workbook folds, journals, quota.json, admin.json, receipts), or appended to and
-// fsynced before the write is acknowledged (journals, receipts, compaction history).
+// fsynced before the write is acknowledged (journals, receipts, fold history).
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, statSync, unlinkSync, watch, writeSync, type FSWatcher } from 'node:fs';
 import { mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
@@ -206,7 +206,7 @@ export async function writeAll(handle: WritableHandle, bytes: Uint8Array): Promi
 /**
  * Appends `bytes` to an open file and fdatasyncs it: a write is acknowledged only after this
  * resolves. On failure the caller cuts the file back to its size before (each keeps its own
- * rule for a cut back that fails too: journal.ts, compacted.ts, idempotency/file-store.ts).
+ * rule for a cut back that fails too: journal.ts, fold-history.ts, idempotency/file-store.ts).
  */
 export async function appendAndSync(handle: WritableHandle, bytes: Uint8Array): Promise<void> {
   await writeAll(handle, bytes);
@@ -314,7 +314,7 @@ function fsyncDirectorySync(folder: string): void {
 /**
  * Removes temp files a crash left beside `path`. The workbook's folder is not covered by the
  * state folder's lock (another server with its own state folder may serve the same file), so a
- * temp file whose process is still alive may be a compaction in progress and is left alone.
+ * temp file whose process is still alive may be a fold in progress and is left alone.
  */
 export async function removeStaleTempFiles(path: string): Promise<number> {
   const prefix = `.${basename(path)}.sheetrest-`;
@@ -351,7 +351,7 @@ export async function whyNotWritable(path: string, stateDir: string): Promise<st
   return null;
 }
 
-/** Whether a temp file can be created beside `path` (compaction renames one over the file). */
+/** Whether a temp file can be created beside `path` (a fold renames one over the file). */
 async function canCreateFilesIn(path: string): Promise<boolean> {
   const probe = tempPathFor(path);
   try {

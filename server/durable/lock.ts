@@ -2,7 +2,7 @@
 // journal or the quota counts, and a second start on the same folder stops with
 //   the state folder /srv/.sheetrest is in use by another sheetrest process (pid 4121, started
 //   2026-11-23T18:40:00.000Z); stop it, or give this one its own state folder (--state-dir)
-// without touching anything there. Two servers on one folder would replay and compact each
+// without touching anything there. Two servers on one folder would replay and fold each
 // other's journals and overwrite each other's quota counts.
 //
 // The lock is a file holding `{"pid":4121,"started":"...","since":123456}`, created

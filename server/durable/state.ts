@@ -47,7 +47,7 @@ export const diskWriter: AtomicWriter = {
 /**
  * Temp files in the state folder that a crash (or a forced exit) left behind: the quota's and the
  * admin API's `.quota.json.sheetrest-<pid>-<hex>.tmp` (`.admin.json...`; `.quota.json.<pid>.<n>.tmp`
- * from earlier versions), a journal's, compaction history's or Idempotency-Key store's
+ * from earlier versions), a journal's, fold history's or Idempotency-Key store's
  * `.<file>.journal.sheetrest-<pid>-<hex>.tmp` and the lock's own `lock.<pid>.tmp`. Removed at
  * start, and only once the state folder's lock is held: before that they could be a live process's.
  */
