@@ -1,7 +1,11 @@
 // An .ods table LibreOffice hides (`<style:table-properties table:display="false"/>` in its
 // table style) or that hides itself (`<table:table table:display="false">`) is served as an
 // .xlsx hidden sheet is: `"visibility": "hidden"` in /tabs, left out with `hiddenTabs: "hide"`.
+// And a cell's white space reads as ODF 1.2 (part 1, 6.1.2) and LibreOffice read it:
+// `<text:p>trailing </text:p>` is `trailing `, `two<text:s/> ` is `two` and 2 spaces, checked
+// against odfpy where odfpy agrees; written text with spaces, tabs and line feeds round-trips.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -99,3 +103,107 @@ test('ods: a write to a hidden table keeps it hidden in the file', async () => {
     await folder.cleanup();
   }
 });
+
+/**
+ * `<text:p>` content -> the text sheetrest reads, and whether odfpy (which keeps every literal
+ * character) reads the same: it does not fold literal runs or drop a literal leading space, as
+ * ODF says a reader must (LibreOffice never writes either: it writes `<text:s/>` for them).
+ */
+const WHITE_SPACE: [string, string, 'odfpy agrees' | 'odfpy keeps literal white space'][] = [
+  ['<text:p>trailing </text:p>', 'trailing ', 'odfpy agrees'],
+  ['<text:p>two<text:s/> </text:p>', 'two  ', 'odfpy agrees'],
+  ['<text:p>x<text:s/></text:p>', 'x ', 'odfpy agrees'],
+  ['<text:p><text:s/>lead</text:p>', ' lead', 'odfpy agrees'],
+  ['<text:p><text:s/> lead</text:p>', '  lead', 'odfpy agrees'],
+  ['<text:p>a <text:s text:c="3"/>b</text:p>', 'a    b', 'odfpy agrees'],
+  ['<text:p><text:s text:c="3"/></text:p>', '   ', 'odfpy agrees'],
+  ['<text:p>end <text:s text:c="2"/></text:p>', 'end   ', 'odfpy agrees'],
+  ['<text:p>tab<text:tab/>end</text:p>', 'tab\tend', 'odfpy agrees'],
+  ['<text:p>tab <text:tab/> end</text:p>', 'tab \t end', 'odfpy agrees'],
+  ['<text:p>line<text:line-break/>break </text:p>', 'line\nbreak ', 'odfpy agrees'],
+  ['<text:p>in <text:span>a span </text:span>too</text:p>', 'in a span too', 'odfpy agrees'],
+  ['<text:p>one </text:p><text:p>two </text:p>', 'one \ntwo ', 'odfpy agrees'],
+  ['<text:p>lit&#32;&#32;eral</text:p>', 'lit  eral', 'odfpy agrees'],
+  ['<text:p>trailing   </text:p>', 'trailing ', 'odfpy keeps literal white space'],
+  ['<text:p> lead</text:p>', 'lead', 'odfpy keeps literal white space'],
+  ['<text:p>a  b</text:p>', 'a b', 'odfpy keeps literal white space'],
+  ['<text:p>a\tb\nc</text:p>', 'a b c', 'odfpy keeps literal white space'],
+  ['<text:p>in <text:span> a span</text:span></text:p>', 'in a span', 'odfpy keeps literal white space'],
+];
+
+test('ods: white space in a cell reads as ODF 1.2 and LibreOffice read it', async (t) => {
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'spaces.ods');
+    await writeFile(path, odsPackage(content('', table('Spaces', '', WHITE_SPACE.map(([xml]) => xml)))));
+    const rows = decodeWorkbook(await readFile(path), 'ods', 'unused').workbook.tabs[0].rows.slice(1);
+    const odfpy = odfpyTexts(path);
+    for (const [n, [xml, text, odfpyReading]] of WHITE_SPACE.entries()) {
+      await t.test(JSON.stringify(xml), (t) => {
+        assert.equal(rows[n].text[0], text);
+        assert.equal(rows[n].value[0], text);
+        if (odfpy === null) return t.skip(ODFPY_MISSING);
+        if (odfpyReading === 'odfpy agrees') assert.equal(odfpy.Spaces[n + 1], text, 'odfpy reads the same');
+        else assert.notEqual(odfpy.Spaces[n + 1], text, 'odfpy keeps literal white space (if it stops, move the case up)');
+      });
+    }
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+const WRITTEN = ['trailing ', '  two leading', 'runs   of  spaces', ' ', '   ', 'tab\tand  tab\t', 'line one \n  line two ', '\n', 'end \n', '\t lead tab'];
+
+test('ods: text written with leading, trailing and repeated white space reads back exactly, in sheetrest and odfpy', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = join(folder.dir, 'written.ods');
+    await writeFile(path, odsPackage(content('', table('Notes', '', []))));
+    const source = await openFileSource({ path, log: recordingLog().log });
+    for (const text of WRITTEN) {
+      await source.write((workbook) => {
+        const result = handle(workbook, { method: 'POST', url: 'http://x/sheets/b', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ Key: text }) });
+        assert.equal(result.status, 201, result.body);
+        return { plan: result.plan, workbook: result.workbook, result: null };
+      });
+    }
+    const served = (await source.read()).tabs[0].rows.slice(1).map((row) => row.text[0]);
+    await source.close();
+    assert.deepEqual(served, WRITTEN, 'served as written');
+    const reread = decodeWorkbook(await readFile(path), 'ods', 'unused').workbook.tabs[0].rows.slice(1).map((row) => row.text[0]);
+    assert.deepEqual(reread, WRITTEN, 'read back from the file as written');
+    const odfpy = odfpyTexts(path);
+    if (odfpy !== null) assert.deepEqual(odfpy.Notes.slice(1), WRITTEN, 'odfpy reads them as written');
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+const ODFPY_MISSING = 'odfpy is not installed (apt-get install python3-odf)';
+
+/** Each table's first column as odfpy's teletype reads it: paragraphs joined by line feeds. */
+function odfpyTexts(path: string): Record<string, string[]> | null {
+  const script = `
+import json, sys
+from odf.opendocument import load
+from odf.table import Table, TableRow, TableCell
+from odf.namespaces import TABLENS
+import odf.teletype as teletype
+out = {}
+for table in load(sys.argv[1]).spreadsheet.getElementsByType(Table):
+    texts = []
+    for row in table.getElementsByType(TableRow):
+        cells = row.getElementsByType(TableCell)
+        texts.append('\\n'.join(teletype.extractText(p) for p in cells[0].childNodes if p.qname[1] == 'p') if cells else '')
+    out[table.getAttrNS(TABLENS, 'name')] = texts
+print(json.dumps(out))
+`;
+  for (const python of ['python3', '/usr/bin/python3']) {
+    try {
+      return JSON.parse(execFileSync(python, ['-c', script, path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+    } catch {
+      // try the next interpreter
+    }
+  }
+  return null;
+}
