@@ -5,10 +5,13 @@ import { serialToIso } from '../dates.ts';
 import { attributesOf, decodeXml, repeatOf, TAG, type StyleKinds } from './xml.ts';
 
 /**
- * The paragraphs directly inside a cell, as ODF's white-space rules read them: runs of literal
- * white space are one space and vanish at a paragraph's ends; `<text:s text:c="3"/>`, tabs,
- * line breaks and character references (`&#13;`) are kept as written. Comments
- * (`office:annotation`) and drawings in the cell are not its text.
+ * The paragraphs directly inside a cell, as ODF 1.2's white-space rules read them (part 1,
+ * 6.1.2): a run of literal white space (spaces, tabs, line feeds) is one space, and none at a
+ * paragraph's start; at its end it stays (`<text:p>trailing </text:p>` is `trailing `, as
+ * LibreOffice writes and shows a trailing space). `<text:s text:c="3"/>` (3 spaces), tabs,
+ * line breaks and character references (`&#13;`) are kept as written and fold nothing next to
+ * them (`two<text:s/> ` is `two` and 2 spaces). Comments (`office:annotation`) and drawings in
+ * the cell are not its text.
  */
 export function readCellText(xml: string, cellName: string, paragraphs: string[]): void {
   let depth = 1;
@@ -30,7 +33,7 @@ export function readCellText(xml: string, cellName: string, paragraphs: string[]
       }
       if (skipDepth > 0 && depth < skipDepth) skipDepth = 0;
       if (paragraph !== null && depth < paragraphDepth) {
-        paragraphs.push(paragraph.spaceOpen ? paragraph.out.replace(/ $/, '') : paragraph.out);
+        paragraphs.push(paragraph.out);
         paragraph = null;
       }
       continue;

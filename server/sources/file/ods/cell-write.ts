@@ -76,9 +76,10 @@ export function buildCell(text: string, value: TypedValue, formula: string | und
 }
 
 /**
- * Text as `<text:p>` paragraphs, one per line: spaces that ODF would collapse (leading,
- * trailing, runs) as `<text:s/>`, tabs as `<text:tab/>`, `\r` as `&#13;`; control characters
- * XML cannot hold as `_xHHHH_`, as SheetJS writes them.
+ * Text as `<text:p>` paragraphs, one per line: spaces that ODF would fold (leading, runs) as
+ * `<text:s/>`, and trailing ones too (ODF 1.1 readers drop a literal one), tabs as
+ * `<text:tab/>`, `\r` as `&#13;`; control characters XML cannot hold as `_xHHHH_`, as SheetJS
+ * writes them.
  */
 export function paragraphs(text: string): string {
   return text.split('\n').map((line) => {

@@ -36,6 +36,7 @@ export interface RowRun {
 /** A table: its XML as text pieces and row runs, in document order. */
 export interface OdsTable {
   readonly name: string;
+  /** `<table:table table:display="false">`, or a table style whose properties say so. */
   readonly hidden: boolean;
   /** [start, end) of the whole `<table:table>` element in content.xml. */
   readonly start: number;
@@ -82,7 +83,8 @@ export function readOdsContent(xml: string, stylesXml: string): { content: OdsCo
     if (match[2] !== 'table:table' || match[1] === '/') continue;
     const { table, rows } = readTable(xml, match, kinds, budget);
     tables.push(table);
-    tabs.push({ name: table.name, rows });
+    // Served as an .xlsx hidden sheet is: marked in /tabs, left out with `hiddenTabs: "hide"`.
+    tabs.push(table.hidden ? { name: table.name, rows, visibility: 'hidden' } : { name: table.name, rows });
     TAG.lastIndex = table.end;
   }
   return { content: { xml, tables, kinds }, tabs };
@@ -147,7 +149,9 @@ function readTable(xml: string, open: RegExpExecArray, kinds: StyleKinds, budget
   }
   const end = TAG.lastIndex;
   pieces.push(xml.slice(textStart, end));
-  const hidden = kinds.hiddenTables.has(attributes['table:style-name'] ?? '');
+  // LibreOffice hides a sheet with its table style; `table:display="false"` on the table itself
+  // (other writers) hides it too.
+  const hidden = attributes['table:display'] === 'false' || kinds.hiddenTables.has(attributes['table:style-name'] ?? '');
   return { table: { name, hidden, start: open.index, end, pieces, columnStyles }, rows };
 }
 

@@ -37,18 +37,23 @@ export function escapeXml(text: string): string {
 export interface StyleKinds {
   /** Cell style name -> what its number format shows, when a date or a time. */
   readonly cellKinds: ReadonlyMap<string, 'date' | 'time'>;
-  /** Table styles with `table:display="false"`: hidden tabs. */
+  /**
+   * Table styles that hide their table: `<style:table-properties table:display="false"/>`, as
+   * LibreOffice writes a hidden sheet, in the style itself or the style it inherits from.
+   */
   readonly hiddenTables: ReadonlySet<string>;
 }
 
 const NUMBER_STYLE = /<number:(date|time)-style\b((?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))*)/g;
 const STYLE = /<style:style\b((?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/g;
+const TABLE_PROPERTIES = /<style:table-properties\b((?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|'[^']*'))*)/;
 
 /** Styles from content.xml's automatic styles and styles.xml's common ones. */
 export function styleKinds(contentXml: string, stylesXml: string): StyleKinds {
   const numberKinds = new Map<string, 'date' | 'time'>();
   const cellStyles = new Map<string, { data: string | null; parent: string | null }>();
-  const hiddenTables = new Set<string>();
+  // content.xml's automatic styles come second, so a name defined in both files means its own.
+  const tableStyles = new Map<string, { display: string | null; parent: string | null }>();
   for (const xml of [stylesXml, contentXml]) {
     for (const match of xml.matchAll(NUMBER_STYLE)) {
       const name = attributesOf(match[2])['style:name'];
@@ -60,9 +65,12 @@ export function styleKinds(contentXml: string, stylesXml: string): StyleKinds {
       if (name === undefined) continue;
       if (attributes['style:family'] === 'table-cell') {
         cellStyles.set(name, { data: attributes['style:data-style-name'] ?? null, parent: attributes['style:parent-style-name'] ?? null });
-      } else if (attributes['style:family'] === 'table' && match[2] !== '/') {
-        const end = xml.indexOf('</style:style>', (match.index ?? 0) + match[0].length);
-        if (/table:display\s*=\s*["']false["']/.test(xml.slice((match.index ?? 0) + match[0].length, end))) hiddenTables.add(name);
+      } else if (attributes['style:family'] === 'table') {
+        const start = (match.index ?? 0) + match[0].length;
+        const body = match[2] === '/' ? '' : xml.slice(start, xml.indexOf('</style:style>', start));
+        const properties = TABLE_PROPERTIES.exec(body);
+        const display = properties === null ? undefined : attributesOf(properties[1])['table:display'];
+        tableStyles.set(name, { display: display ?? null, parent: attributes['style:parent-style-name'] ?? null });
       }
     }
   }
@@ -76,6 +84,12 @@ export function styleKinds(contentXml: string, stylesXml: string): StyleKinds {
       if (kind !== undefined || style.data !== null || style.parent === null) break;
       style = cellStyles.get(style.parent);
     }
+  }
+  const hiddenTables = new Set<string>();
+  for (const name of tableStyles.keys()) {
+    let style = tableStyles.get(name);
+    for (let hops = 0; style !== undefined && style.display === null && style.parent !== null && hops < 32; hops++) style = tableStyles.get(style.parent);
+    if (style?.display === 'false') hiddenTables.add(name);
   }
   return { cellKinds, hiddenTables };
 }
