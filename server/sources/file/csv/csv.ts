@@ -1,6 +1,7 @@
 // RFC 4180 CSV without interpretation: `007,"a, b","say ""hi"""` parses to the fields exactly as
 // written, and writing quotes only the fields that need it. The layout details a person might
-// notice in a diff (line ending, byte order mark, final newline) are kept as the file had them.
+// notice in a diff (line ending, byte order mark, final newline) are kept as the file had them,
+// and so are records that formatting would write differently (`a,b,`, `"a"`: `sources`).
 
 export interface CsvStyle {
   readonly lineEnding: '\r\n' | '\n';
