@@ -185,8 +185,8 @@ test('csv: a journaled write re-applied after an outside save that moved the hea
     const read = await source.read({ fresh: true });
     assert.deepEqual(read.tabs[0].rows.map((row) => row.text.slice(2)), [[], [], [], ['Name', 'Team'], ['Ann', 'red'], ['Bob', 'green']]);
     await source.close();
-    // (The CSV writer writes a row of empty fields as an empty line, as it always has.)
-    assert.equal(await readFile(path, 'utf8'), '\r\n\r\n\r\n,,Name,Team\r\n,,Ann,red\r\n,,Bob,green\r\n');
+    // Untouched records keep their bytes, empty fields and all (issue 24: they became empty lines).
+    assert.equal(await readFile(path, 'utf8'), ',,,\r\n,,,\r\n,,,\r\n,,Name,Team\r\n,,Ann,red\r\n,,Bob,green\r\n');
     assert.ok(!log.messages.some((message) => message.includes('conflict')), log.messages.join('\n'));
   } finally {
     await folder.cleanup();

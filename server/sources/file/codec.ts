@@ -5,8 +5,9 @@
 import type { WorkBook } from '@e965/xlsx';
 import { coerceText } from '../../../lib/coerce.ts';
 import { createInterner, isSheetDate, type Interner, type SheetRow, type TypedValue, type Workbook } from '../../../lib/workbook.ts';
-import { DEFAULT_CSV_STYLE, formatCsv, parseCsv, type CsvStyle } from './csv/csv.ts';
-import { csvFieldsOf, rememberVerbatim, unquoteFormula } from './csv/formulas.ts';
+import { DEFAULT_CSV_STYLE, parseCsv, type CsvStyle } from './csv/csv.ts';
+import { rememberVerbatim, unquoteFormula } from './csv/formulas.ts';
+import { formatCsvRows, rememberSource } from './csv/records.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './xlsx/read-cells.ts';
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import { notAPackage } from './xlsx/mend-package.ts';
@@ -44,9 +45,13 @@ export interface Decoded {
 /** Throws an Error saying what is wrong with the bytes (the caller adds the path). */
 export function decodeWorkbook(bytes: Uint8Array, format: FileFormat, tabName: string): Decoded {
   if (format === 'csv') {
-    const { records, style } = parseCsv(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    // ignoreBOM: the byte order mark reaches parseCsv, which keeps it for writing back (a decoder
+    // that took it off lost it at the first fold).
+    const { records, sources, style } = parseCsv(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes));
     const interner = createInterner();
     const rows = records.map((fields) => csvRow(fields, interner));
+    // After every row's verbatim fields are known: they decide what formatting a row gives.
+    for (const [index, source] of sources) rememberSource(rows[index], source);
     return { format, workbook: { tabs: [{ name: tabName, rows }] }, book: null, csvStyle: style, decodedRows: new Map([[tabName, rows]]), ...WRITABLE };
   }
   const problem = notAPackage(bytes, format);
@@ -129,7 +134,7 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded, plans: rea
   const decodedRows = new Map(workbook.tabs.map((tab) => [tab.name, tab.rows]));
   if (previous.format === 'csv' || previous.book === null) {
     const rows = workbook.tabs[0]?.rows ?? [];
-    const csv = formatCsv(rows.map(csvFieldsOf), previous.csvStyle);
+    const csv = formatCsvRows(rows, previous.csvStyle);
     return { bytes: new TextEncoder().encode(csv), decoded: { ...previous, workbook, decodedRows } };
   }
   if (previous.format === 'ods') {

@@ -1,7 +1,7 @@
 // The rows the server keeps of a decoded file: what the engine reads (each cell's text and
 // value, and a written formula) and nothing else. A decoded row may also carry what writing the
 // file back needs (an .ods row its cells' XML, write-cells.ts; a .csv row its verbatim fields,
-// csv-formulas.ts), and an .xlsx decode holds SheetJS's whole parsed book: for a 100k x 10 .xlsx
+// csv/formulas.ts, and its record as the file had it, csv/records.ts), and an .xlsx decode holds SheetJS's whole parsed book: for a 100k x 10 .xlsx
 // several times the rows themselves. An .xlsx or .ods fold decodes the file afresh for that (fold.ts), so the
 // server drops it: the rows here are new objects, which the decoder's per-row tables (weak
 // maps) do not know. A .csv fold writes the rows held here (fold-csv.ts).

@@ -2,8 +2,10 @@
 // into `book.xlsx` replaces `xl/worksheets/sheet1.xml` (into `book.ods`, `content.xml`) and
 // copies every other part's compressed bytes, CRC, stamp and attributes as they were, in the
 // order given, so a `mimetype` that came first and stored stays so (the OpenDocument package
-// rule). Unpacking stops at LOAD_LIMITS.partBytes: a few kilobytes of deflate can unpack to
-// gigabytes (a zip bomb). node:zlib (Node, Deno and Bun) does the deflating; only what these
+// rule). Unpacking stops at the size a part declares, or LOAD_LIMITS.partBytes if that is less:
+// a few kilobytes of deflate can unpack to gigabytes (a zip bomb), and a part that unpacks to
+// more or less than it declares is refused, named (`its part xl/worksheets/sheet1.xml unpacks
+// to more than the 1,000 bytes it declares`). node:zlib (Node, Deno and Bun) does the deflating; only what these
 // packages use is read: no encryption, no ZIP64, one disk.
 import * as zlib from 'node:zlib';
 import { LOAD_LIMITS } from './limits.ts';
@@ -87,21 +89,30 @@ function findEnd(view: DataView): number {
   throw new Error('it is not a zip package');
 }
 
-/** A part's content, refused past `limit` bytes; the size is checked while inflating, not after. */
+/**
+ * A part's content: exactly the size its directory entry declares, which may be at most `limit`
+ * bytes. Inflating stops one byte past the declared size (maxOutputLength), so a part declaring
+ * 1,000 bytes that would inflate to 2 GiB is refused after 1,000.
+ */
 export function unpackEntry(entry: ZipEntry, limit: number = LOAD_LIMITS.partBytes): Uint8Array {
   if (entry.method !== 0 && entry.method !== 8) throw new Error(`its part ${entry.name} uses zip compression method ${entry.method}`);
-  // The declared size can lie, so it only refuses early; maxOutputLength is the real stop.
   if (entry.size > limit || (entry.method === 0 && entry.raw.length > limit)) throw new PartTooLarge(entry.name, limit);
-  if (entry.method === 0) return entry.raw;
   let out: Uint8Array;
-  try {
-    out = zlib.inflateRawSync(entry.raw, { maxOutputLength: limit });
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new PartTooLarge(entry.name, limit);
-    throw new Error(`its part ${entry.name} cannot be unpacked (${(error as Error).message})`);
+  if (entry.method === 0) {
+    out = entry.raw;
+  } else {
+    try {
+      // One byte more than declared, so that inflating to more is told from inflating to exactly it.
+      const inflated = zlib.inflateRawSync(entry.raw, { maxOutputLength: entry.size + 1 });
+      // A plain Uint8Array over the Buffer's memory, not a copy.
+      out = new Uint8Array(inflated.buffer, inflated.byteOffset, inflated.byteLength);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new PartSizeMismatch(entry.name, entry.size, null);
+      throw new Error(`its part ${entry.name} cannot be unpacked (${(error as Error).message})`);
+    }
   }
-  // A plain Uint8Array over the Buffer's memory, not a copy.
-  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+  if (out.length !== entry.size) throw new PartSizeMismatch(entry.name, entry.size, out.length);
+  return out;
 }
 
 /** The part's content as text (XML parts are UTF-8), within the same limit. */
@@ -113,6 +124,21 @@ export class PartTooLarge extends Error {
   constructor(name: string, limit: number) {
     super(`its part ${name} unpacks to more than ${formatMiB(limit)}`);
   }
+}
+
+/** A part that unpacks to more (actual null: inflating was stopped) or fewer bytes than its directory entry declares. */
+export class PartSizeMismatch extends Error {
+  constructor(name: string, declared: number, actual: number | null) {
+    super(
+      actual === null || actual > declared
+        ? `its part ${name} unpacks to more than the ${formatBytes(declared)} it declares (a damaged or hostile zip)`
+        : `its part ${name} unpacks to ${formatBytes(actual)}, not the ${formatBytes(declared)} it declares (a damaged zip)`,
+    );
+  }
+}
+
+function formatBytes(bytes: number): string {
+  return `${bytes.toLocaleString('en-US')} byte${bytes === 1 ? '' : 's'}`;
 }
 
 function formatMiB(bytes: number): string {

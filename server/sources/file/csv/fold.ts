@@ -1,11 +1,12 @@
 // Folding into a .csv file on the main thread, a slice of rows at a time: writing 1M rows as CSV
 // is one pass over the rows the server already holds (a CSV row keeps nothing else, model.ts),
 // so decoding the file again in a worker (fold.ts) would cost far more than it saves. Between
-// slices the event loop answers requests. The bytes are formatCsv's (codec.ts writes the same).
+// slices the event loop answers requests. The bytes are records.ts's (codec.ts writes the same):
+// untouched records as the file had them, written ones formatted.
 import { createHash } from 'node:crypto';
 import type { SheetRow } from '../../../../lib/workbook.ts';
-import { quoteField, type CsvStyle } from './csv.ts';
-import { csvFieldsOf } from './formulas.ts';
+import type { CsvStyle } from './csv.ts';
+import { formatRecords } from './records.ts';
 
 /** Rows formatted between two turns of the event loop: about 20-40 ms on this machine (docs/benchmarks.md). */
 const ROWS_PER_STEP = 10_000;
@@ -31,14 +32,7 @@ export async function formatCsvInSteps(rows: readonly SheetRow[], style: CsvStyl
   };
   if (style.byteOrderMark) add(encoder.encode('\uFEFF'));
   for (let start = 0; start < rows.length; start += rowsPerStep) {
-    const end = Math.min(rows.length, start + rowsPerStep);
-    let text = '';
-    for (let index = start; index < end; index++) {
-      text += csvFieldsOf(rows[index]).map(quoteField).join(',');
-      // Line endings between rows, and after the last one when the file had a final newline.
-      if (index < rows.length - 1 || style.finalNewline) text += style.lineEnding;
-    }
-    add(encoder.encode(text));
+    add(encoder.encode(formatRecords(rows, style, start, Math.min(rows.length, start + rowsPerStep))));
     await nextTurn();
   }
   return { pieces: chunks, fingerprint: hash.digest('hex') };

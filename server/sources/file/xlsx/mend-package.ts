@@ -48,6 +48,7 @@ export function isMacroEnabled(zip: ZipContainer): boolean {
 
 /** Mends every XML part of an .xlsx package in place, before SheetJS parses it. */
 export function mendXlsxPackage(zip: ZipContainer): void {
+  withoutMissingParts(zip);
   zip.FileIndex.forEach((entry, index) => {
     const path = zip.FullPaths[index] ?? '';
     if (entry.content === undefined || !/\.xml$/i.test(path)) return;
@@ -65,6 +66,25 @@ export function mendXlsxPackage(zip: ZipContainer): void {
     if (isStyles) text = fourDigitYears(text);
     if (text !== before) entry.content = Buffer.from(text, 'latin1');
   });
+}
+
+/**
+ * `[Content_Types].xml` without the overrides that name a part the package lacks. A workbook
+ * whose content types list `/xl/styles.xml` with no such part (openpyxl and LibreOffice open
+ * it, with default styles) stopped SheetJS with "Cannot find file xl/styles.xml in zip"; without
+ * the override it reads the workbook with default styles (General), as it does a package that
+ * never listed one.
+ */
+function withoutMissingParts(zip: ZipContainer): void {
+  const types: { content?: Uint8Array } | null = sheetJs().CFB.find(zip, '/[Content_Types].xml');
+  if (types?.content === undefined) return;
+  const before = Buffer.from(types.content.buffer, types.content.byteOffset, types.content.byteLength).toString('latin1');
+  const after = before.replace(/<(?:\w+:)?Override\b[^>]*>/g, (tag) => {
+    const part = /\sPartName\s*=\s*(?:"([^"]*)"|'([^']*)')/.exec(tag);
+    const name = part?.[1] ?? part?.[2];
+    return name === undefined || sheetJs().CFB.find(zip, name.startsWith('/') ? name : `/${name}`) !== null ? tag : '';
+  });
+  if (after !== before) types.content = Buffer.from(after, 'latin1');
 }
 
 /** How a rich text run starts, with or without a namespace prefix. */

@@ -18,6 +18,8 @@ export interface XlsxPackage {
   readonly sheets: readonly PackageSheet[];
   /** The styles part, or null when the workbook has none. */
   readonly stylesPart: string | null;
+  /** The workbook part (`xl/workbook.xml`): a styles part sheetrest adds is its relationship (write.ts). */
+  readonly workbookPart: string;
 }
 
 /** Throws an Error saying why sheetrest cannot rewrite this package. */
@@ -46,17 +48,17 @@ export function readPackage(bytes: Uint8Array): XlsxPackage {
     sheets.push({ name, kind, part: rel.target });
   }
   const stylesPart = workbookRels.find((rel) => rel.type.endsWith('/styles'))?.target ?? null;
-  return { entries, sheets, stylesPart: stylesPart !== null && byName.has(stylesPart) ? stylesPart : null };
+  return { entries, sheets, stylesPart: stylesPart !== null && byName.has(stylesPart) ? stylesPart : null, workbookPart };
 }
 
-interface Relationship {
+export interface Relationship {
   readonly id: string;
   readonly type: string;
   /** The target as a zip part name. */
   readonly target: string;
 }
 
-function relationships(xml: string, folder: string): Relationship[] {
+export function relationships(xml: string, folder: string): Relationship[] {
   return (xml.match(/<(?:\w+:)?Relationship\b[^>]*>/g) ?? []).flatMap((tag) => {
     const target = attribute(tag, 'Target');
     if (target === null || attribute(tag, 'TargetMode') === 'External') return [];
@@ -64,12 +66,12 @@ function relationships(xml: string, folder: string): Relationship[] {
   });
 }
 
-function relsPathOf(part: string): string {
+export function relsPathOf(part: string): string {
   const folder = folderOf(part);
   return `${folder}_rels/${part.slice(folder.length)}.rels`;
 }
 
-function folderOf(part: string): string {
+export function folderOf(part: string): string {
   return part.slice(0, part.lastIndexOf('/') + 1);
 }
 

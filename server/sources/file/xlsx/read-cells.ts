@@ -5,6 +5,7 @@ import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
 import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../../lib/workbook.ts';
 import { daysToDuration, formatIsDuration, formatIsTimeOnly, serialToIso } from '../dates.ts';
 import { isMacroEnabled, mendXlsxPackage, type ZipContainer } from './mend-package.ts';
+import { readZip, unpackEntry } from '../zip.ts';
 
 export type Cells = readonly (CellObject | undefined)[];
 
@@ -17,12 +18,26 @@ const READ_OPTIONS = { dense: true, cellDates: false, cellNF: true, cellFormula:
 
 /** SheetJS's reading of an .xlsx (or .xlsm) package, mended first (xlsx-package.ts); .ods is read by ods-read.ts. */
 export function readBook(bytes: Uint8Array): WorkBook {
-  const zip: ZipContainer = sheetJs().CFB.read(bytes, { type: 'array' });
+  const zip = containerOf(bytes);
   mendXlsxPackage(zip);
   // bookVBA: an .xlsm file's macros are kept (as bytes, never run) to be written back.
   const book = (sheetJs() as unknown as { parse_zip(zip: ZipContainer, options: object): WorkBook }).parse_zip(zip, { type: 'array', bookVBA: true, ...READ_OPTIONS });
   if (isMacroEnabled(zip)) book.bookType = 'xlsm';
   return book;
+}
+
+/**
+ * The package as SheetJS's workbook reader takes it, each part unpacked by zip.ts: within its
+ * declared size and the part limit. SheetJS's own zip reader inflates a part to its end whatever
+ * it declares (a `sheet1.xml` declaring 1,000 bytes inflated to 2 GiB for 8.8 s, then read as
+ * an empty tab). Throws zip.ts's Error naming the part.
+ */
+function containerOf(bytes: Uint8Array): ZipContainer {
+  const { utils } = sheetJs().CFB as unknown as { utils: { cfb_new(): ZipContainer; cfb_add(container: ZipContainer, name: string, content: Uint8Array, options: { unsafe: boolean }): unknown } };
+  const container = utils.cfb_new();
+  // unsafe: added as they come, as SheetJS's zip reader adds them, not re-sorted after each one.
+  for (const entry of readZip(bytes)) utils.cfb_add(container, entry.name, unpackEntry(entry), { unsafe: true });
+  return container;
 }
 
 export function bookUsesDate1904(book: WorkBook): boolean {

@@ -10,14 +10,36 @@ import { attribute, unescapeXml } from './package.ts';
 /** What a number format shows: a date (with or without a time), a bare time of day, or a number. */
 export type FormatKind = 'date' | 'time' | 'number';
 
-export class Styles {
-  #xml: string;
-  #changed = false;
-  readonly #xfs: string[];
-  readonly #formats = new Map<number, string>();
+/**
+ * The styles part a workbook without one gets when a write needs a style (a date): what Excel
+ * writes for a new workbook, one font, the two fills every styles part starts with, one border,
+ * and style 0 (General), so that cells without a style show as before.
+ */
+export const DEFAULT_STYLES_XML =
+  '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
+  '<fonts count="1"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts>' +
+  '<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills>' +
+  '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>' +
+  '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>' +
+  '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>' +
+  '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>';
 
-  constructor(xml: string | null) {
-    this.#xml = xml ?? '';
+export class Styles {
+  #xml = '';
+  #changed = false;
+  #xfs: string[] = [];
+  readonly #formats = new Map<number, string>();
+  /** For a workbook without a styles part: the one to start when a write needs a style, or null to write without. */
+  #whenMissing: (() => string | null) | null;
+  #created = false;
+
+  constructor(xml: string | null, whenMissing: (() => string | null) | null = null) {
+    this.#load(xml ?? '');
+    this.#whenMissing = xml === null ? whenMissing : null;
+  }
+
+  #load(xml: string): void {
+    this.#xml = xml;
     const cellXfs = /<(\w+:)?cellXfs\b[^>]*>([\s\S]*?)<\/\1?cellXfs>/.exec(this.#xml)?.[2] ?? '';
     this.#xfs = cellXfs.match(/<(?:\w+:)?xf\b[^>]*?(?:\/>|>[\s\S]*?<\/(?:\w+:)?xf>)/g) ?? [];
     for (const tag of this.#xml.match(/<(?:\w+:)?numFmt\b[^>]*>/g) ?? []) {
@@ -28,6 +50,11 @@ export class Styles {
   /** The styles part's new text when a write added a style, else null. */
   get changedXml(): string | null {
     return this.#changed ? this.#xml : null;
+  }
+
+  /** Whether the styles part is new: the workbook had none, and a write needed a style. */
+  get created(): boolean {
+    return this.#created;
   }
 
   kindOf(style: number): FormatKind {
@@ -68,7 +95,7 @@ export class Styles {
   #numFmtIdFor(formatCode: string): number | null {
     if (formatCode === 'General') return 0;
     for (const [id, code] of this.#formats) if (code === formatCode) return id;
-    if (!/<(\w+:)?styleSheet\b/.test(this.#xml)) return null;
+    if (!/<(\w+:)?styleSheet\b/.test(this.#xml) && !this.#start()) return null;
     // Custom formats are numbered from 164; the built-in ones below.
     const id = Math.max(163, ...this.#formats.keys()) + 1;
     const prefix = /<(\w+:)?styleSheet\b/.exec(this.#xml)?.[1] ?? '';
@@ -87,6 +114,17 @@ export class Styles {
     }
     this.#changed = true;
     return id;
+  }
+
+  /** Starts the styles part of a workbook that has none, once, when allowed: whether there is one now. */
+  #start(): boolean {
+    const xml = this.#whenMissing?.() ?? null;
+    this.#whenMissing = null;
+    if (xml === null) return false;
+    this.#load(xml);
+    this.#created = true;
+    this.#changed = true;
+    return true;
   }
 }
 

@@ -4,9 +4,9 @@
 // compressed bytes; the written sheet keeps every row, cell and setting the writes did not touch.
 import type { WritePlan } from '../../../../lib/write-plan.ts';
 import { EMPTY_ROW, headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
-import { readPackage, type XlsxPackage } from './package.ts';
+import { folderOf, readPackage, relationships, relsPathOf, type XlsxPackage } from './package.ts';
 import { rewriteSheet, type RowSlot } from './sheet.ts';
-import { Styles } from './styles.ts';
+import { DEFAULT_STYLES_XML, Styles } from './styles.ts';
 import { entryText, replacedEntry, writeZip, type ZipEntry } from '../zip.ts';
 
 export interface XlsxFold {
@@ -20,7 +20,7 @@ export interface XlsxFold {
  */
 export function foldIntoXlsx(pack: XlsxPackage, workbook: Workbook, decodedRows: ReadonlyMap<string, readonly SheetRow[]>, plans: readonly WritePlan[], date1904: boolean): XlsxFold {
   const byName = new Map(pack.entries.map((entry) => [entry.name, entry]));
-  const styles = new Styles(pack.stylesPart === null ? null : entryText(byName.get(pack.stylesPart)!));
+  const styles = pack.stylesPart === null ? new Styles(null, () => (anyCellStyled(pack) ? null : DEFAULT_STYLES_XML)) : new Styles(entryText(byName.get(pack.stylesPart)!));
   const replaced = new Map<string, ZipEntry>();
   for (const tab of workbook.tabs) {
     const before = decodedRows.get(tab.name);
@@ -35,9 +35,57 @@ export function foldIntoXlsx(pack: XlsxPackage, workbook: Workbook, decodedRows:
   }
   const stylesXml = styles.changedXml;
   if (stylesXml !== null && pack.stylesPart !== null) replaced.set(pack.stylesPart, replacedEntry(byName.get(pack.stylesPart)!, stylesXml));
-  const entries = pack.entries.map((entry) => replaced.get(entry.name) ?? entry);
+  let entries = pack.entries.map((entry) => replaced.get(entry.name) ?? entry);
+  if (stylesXml !== null && styles.created) entries = withStylesPart(entries, pack.workbookPart, stylesXml);
   const bytes = writeZip(entries);
   return { bytes, pack: readPackage(bytes) };
+}
+
+/**
+ * Whether a cell, row or column of any worksheet names a style (`s="1"`, `style="2"`): in a
+ * workbook without a styles part, a new one would give those their meaning, so a write that
+ * needs a style is written without (a date as its ISO text) instead.
+ */
+function anyCellStyled(pack: XlsxPackage): boolean {
+  const byName = new Map(pack.entries.map((entry) => [entry.name, entry]));
+  return pack.sheets.some((sheet) => {
+    const entry = byName.get(sheet.part);
+    return entry !== undefined && /\ss(?:tyle)?\s*=\s*["']0*[1-9]/.test(entryText(entry));
+  });
+}
+
+const STYLES_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml';
+
+/**
+ * `entries` with a styles part added (a workbook that had none, and a write that needed a date
+ * style): at the target the workbook's relationships already name for it, else `styles.xml`
+ * beside the workbook part, which gets the relationship; `[Content_Types].xml` gets its type.
+ */
+function withStylesPart(entries: readonly ZipEntry[], workbookPart: string, xml: string): ZipEntry[] {
+  const relsPath = relsPathOf(workbookPart);
+  const byName = new Map(entries.map((entry) => [entry.name, entry]));
+  let relsXml = entryText(byName.get(relsPath)!);
+  const rels = relationships(relsXml, folderOf(workbookPart));
+  let part = rels.find((rel) => rel.type.endsWith('/styles'))?.target;
+  if (part === undefined) {
+    part = `${folderOf(workbookPart)}styles.xml`;
+    // The namespace of the workbook's own relationship types (transitional or strict).
+    const base = (rels.find((rel) => rel.type.endsWith('/worksheet'))?.type ?? 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet').replace(/\/worksheet$/, '');
+    let id = 'rIdStyles';
+    while (rels.some((rel) => rel.id === id)) id += '1';
+    relsXml = relsXml.replace(/<\/((?:\w+:)?)Relationships>\s*$/, (close, prefix: string) => `<${prefix}Relationship Id="${id}" Type="${base}/styles" Target="styles.xml"/>${close}`);
+  }
+  const out = entries.map((entry) => (entry.name === relsPath ? replacedEntry(entry, relsXml) : entry));
+  const typesAt = out.findIndex((entry) => entry.name === '[Content_Types].xml');
+  if (typesAt >= 0) {
+    const types = entryText(out[typesAt]);
+    const listed = new RegExp(`PartName\\s*=\\s*["']/${part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}["']`, 'i').test(types);
+    if (!listed) out[typesAt] = replacedEntry(out[typesAt], types.replace(/<\/((?:\w+:)?)Types>\s*$/, (close, prefix: string) => `<${prefix}Override PartName="/${part}" ContentType="${STYLES_TYPE}"/>${close}`));
+  }
+  const existing = out.findIndex((entry) => entry.name === part);
+  if (existing >= 0) out[existing] = replacedEntry(out[existing], xml);
+  else out.push(replacedEntry({ name: part }, xml));
+  return out;
 }
 
 interface Slot {
