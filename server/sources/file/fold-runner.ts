@@ -42,7 +42,7 @@ export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<
     if (result !== null) return { result, ranIn: 'worker' };
   }
   if (needsSheetJs(job.format)) await loadSheetJs();
-  return { result: foldFile(job, await readFile(job.path)), ranIn: 'main thread' };
+  return { result: await foldFile(job, await readFile(job.path)), ranIn: 'main thread' };
 }
 
 type WorkerMessage = FoldResult | { readonly kind: 'started' } | { readonly kind: 'error'; readonly message: string };
