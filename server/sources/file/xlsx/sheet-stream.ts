@@ -32,7 +32,12 @@ export interface SheetReader {
 const PIECE_BYTES = 1 << 16;
 
 const SHEET_DATA = /<(\w+:)?sheetData\b[^>]*?(\/?)>/;
-const ROW_OR_END = /<(?:\w+:)?row\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:\w+:)?row>)|<\/(?:\w+:)?sheetData>/g;
+const ROW = String.raw`<(?:\w+:)?row\b[^>]*?(?:\/>|>([\s\S]*?)<\/(?:\w+:)?row>)`;
+
+/** A row, or the end of `<sheetData>`, which closes with the prefix it opened with, or none (as `rewriteSheet` reads it). */
+function rowOrEnd(prefix: string): RegExp {
+  return new RegExp(`${ROW}|<\\/${prefix === '' ? '' : `(?:${prefix})?`}sheetData>`, 'g');
+}
 
 /** Reads the worksheet part `entry` (stored or deflated) through `reader`; throws an Error naming the part when it cannot be unpacked or has no `<sheetData>`. */
 export async function readSheet(entry: ZipEntry, reader: SheetReader): Promise<void> {
@@ -40,6 +45,7 @@ export async function readSheet(entry: ZipEntry, reader: SheetReader): Promise<v
   let mode: 'head' | 'rows' | 'tail' = 'head';
   let carry = '';
   let number = 0;
+  let rowOrEndPattern = rowOrEnd('');
   const take = (text: string): void => {
     if (mode === 'tail') {
       carry += text;
@@ -54,6 +60,7 @@ export async function readSheet(entry: ZipEntry, reader: SheetReader): Promise<v
         return;
       }
       reader.head(whole.slice(0, open.index));
+      rowOrEndPattern = rowOrEnd(open[1] ?? '');
       at = open.index + open[0].length;
       if (open[2] === '/') {
         // `<sheetData/>`: no rows; the rest is the tail.
@@ -63,9 +70,9 @@ export async function readSheet(entry: ZipEntry, reader: SheetReader): Promise<v
       }
       mode = 'rows';
     }
-    ROW_OR_END.lastIndex = at;
-    for (let match = ROW_OR_END.exec(whole); match !== null; match = ROW_OR_END.exec(whole)) {
-      at = ROW_OR_END.lastIndex;
+    rowOrEndPattern.lastIndex = at;
+    for (let match = rowOrEndPattern.exec(whole); match !== null; match = rowOrEndPattern.exec(whole)) {
+      at = rowOrEndPattern.lastIndex;
       if (match[0].charCodeAt(1) === 0x2f) {
         mode = 'tail';
         carry = whole.slice(at);
@@ -85,7 +92,7 @@ export async function readSheet(entry: ZipEntry, reader: SheetReader): Promise<v
   take(decoder.decode());
   // (`take` moves `mode` on, which the compiler does not follow into the closure.)
   const reached = mode as 'head' | 'rows' | 'tail';
-  if (reached !== 'tail') throw new Error(reached === 'head' ? 'a written sheet has no <sheetData>' : 'a written sheet ends inside <sheetData>');
+  if (reached !== 'tail') throw new Error('a written sheet has no <sheetData>');
   reader.tail(carry);
 }
 
