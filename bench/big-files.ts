@@ -186,6 +186,8 @@ interface FoldFigures {
   readonly rssBeforeMb: number;
   readonly peakBeforeMb: number;
   readonly peakAfterMb: number;
+  /** The largest resident set sampled (with every GET) from the POST until a second after the file was replaced. */
+  readonly rssPeakDuringFoldMb: number;
   readonly rssAfterMb: number;
   readonly secondPostMs: number;
 }
@@ -231,6 +233,7 @@ async function measureFold(kind: Kind, runtime: Runtime): Promise<FoldFigures> {
     if (posted.status !== 201) throw new Error(`POST answered ${posted.status}: ${await posted.text()}`);
     const postedAt = performance.now();
     const times: number[] = [];
+    let rssPeakDuringFold = 0;
     let foldedAt = 0;
     // A second write 1.5 s in, while the fold runs (it starts 200 ms after the first): how long it waits.
     const second = (async () => {
@@ -242,6 +245,7 @@ async function measureFold(kind: Kind, runtime: Runtime): Promise<FoldFigures> {
     while (foldedAt === 0 || performance.now() - foldedAt < 1000) {
       const at = performance.now();
       times.push(await get());
+      rssPeakDuringFold = Math.max(rssPeakDuringFold, memoryMb(server.process, 'VmRSS'));
       if (foldedAt === 0 && (await stat(file)).mtimeMs !== before) foldedAt = performance.now();
       if (performance.now() - postedAt > 300_000) throw new Error('the fold did not happen within five minutes');
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, 10 - (performance.now() - at))));
@@ -256,6 +260,7 @@ async function measureFold(kind: Kind, runtime: Runtime): Promise<FoldFigures> {
       rssBeforeMb,
       peakBeforeMb,
       peakAfterMb: Math.round(memoryMb(server.process, 'VmHWM')),
+      rssPeakDuringFoldMb: Math.round(rssPeakDuringFold),
       rssAfterMb: Math.round(memoryMb(server.process, 'VmRSS')),
       secondPostMs: Math.round(secondPostMs),
     };
@@ -333,9 +338,9 @@ if (process.argv[2] === 'threshold') {
     console.log(`| ${rows} x ${kind === 'csv' ? 6 : 10} .${FILES[kind].extension}${kind === 'openpyxl' ? ' (openpyxl)' : ''} | ${(size / 1024 / 1024).toFixed(1)} MB | ${(f.loadMs / 1000).toFixed(1)} s | ${f.rssMb} MB | ${f.heapMb} MB | ${f.jsonMb} MB | ${(f.heapMb / f.jsonMb).toFixed(2)} | ${f.firstFilterMs} ms | ${f.repeatedFilterMs} ms | ${f.slowestRepeatedMs} ms |`);
     folds.push([kind, await measureFold(kind, runtime)]);
   }
-  console.log('\n| file | runtime | POST to file replaced | GETs meanwhile | slowest GET | median GET | a POST during the fold | RSS before | peak before | peak after the fold | RSS after |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('\n| file | runtime | POST to file replaced | GETs meanwhile | slowest GET | median GET | a POST during the fold | RSS before | peak before | peak after the fold | RSS sampled during the fold, peak | / RSS before | RSS after |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const [kind, f] of folds) {
-    console.log(`| .${FILES[kind].extension}${kind === 'openpyxl' ? ' (openpyxl)' : ''} | ${f.runtime} | ${f.foldMs} ms | ${f.getsDuringFold} | ${f.slowestGetMs} ms | ${f.medianGetMs} ms | ${f.secondPostMs} ms | ${f.rssBeforeMb} MB | ${f.peakBeforeMb} MB | ${f.peakAfterMb} MB | ${f.rssAfterMb} MB |`);
+    console.log(`| .${FILES[kind].extension}${kind === 'openpyxl' ? ' (openpyxl)' : ''} | ${f.runtime} | ${f.foldMs} ms | ${f.getsDuringFold} | ${f.slowestGetMs} ms | ${f.medianGetMs} ms | ${f.secondPostMs} ms | ${f.rssBeforeMb} MB | ${f.peakBeforeMb} MB | ${f.peakAfterMb} MB | ${f.rssPeakDuringFoldMb} MB | ${(f.rssPeakDuringFoldMb / f.rssBeforeMb).toFixed(2)} | ${f.rssAfterMb} MB |`);
   }
 }
