@@ -15,6 +15,7 @@ import { rowsOnly } from '../../../server/sources/file/model.ts';
 import { applyKeepingCells } from '../../../server/sources/file/rebase.ts';
 import { foldXlsxStreaming } from '../../../server/sources/file/xlsx/stream-fold.ts';
 import { loadSheetJs } from '../../../server/sources/file/xlsx/sheetjs.ts';
+import { readZip, unpackEntry } from '../../../server/sources/file/zip.ts';
 import { plainBook } from '../../helpers/make-xlsx-corpus.ts';
 import { xlsxOf } from '../../helpers/xlsx-xml.ts';
 
@@ -52,6 +53,14 @@ function plansOf(bytes: Uint8Array, tab: string, writes: readonly { method: stri
   });
 }
 
+/**
+ * Each part's name, stamp, CRC and content. Not the zip's bytes: Deno's zlib deflates a part
+ * written in pieces a few bytes differently from the same text deflated at once (Node's does not).
+ */
+function partsOf(bytes: Uint8Array): object[] {
+  return readZip(bytes).map((entry) => ({ ...entry, raw: undefined, content: Buffer.from(unpackEntry(entry)).toString('latin1') }));
+}
+
 function fullDecodeFold(bytes: Uint8Array, plans: readonly WritePlan[]): Uint8Array {
   const decoded = decodeWorkbook(bytes, 'xlsx', 'book');
   return encodeWorkbook(plans.reduce(applyKeepingCells, decoded.workbook), decoded, plans).bytes;
@@ -77,7 +86,7 @@ for (const [name, bytes, tab, writes] of CASES) {
     const plans = plansOf(bytes, tab, writes);
     const streamed = await foldXlsxStreaming(bytes, plans);
     assert.ok(streamed !== null, 'the streaming fold took it');
-    assert.ok(Buffer.from(streamed).equals(Buffer.from(fullDecodeFold(bytes, plans))), 'the same bytes');
+    assert.deepEqual(partsOf(streamed), partsOf(fullDecodeFold(bytes, plans)), 'the same parts');
     // And what it wrote reads back as the rows the writes gave.
     let served: Workbook = rowsOnly(decodeWorkbook(bytes, 'xlsx', 'book').workbook, 'xlsx');
     for (const plan of plans) served = applyKeepingCells(served, plan);
