@@ -2,8 +2,8 @@
 // whole workbook writes (codec.ts's encodeWorkbook), for a POST, a PATCH and a DELETE on small
 // workbooks shaped as other programs write them: no `r` attributes or `<dimension>`, the header
 // below empty rows, shared formulas whose master is deleted, formatting-only rows past the data,
-// a second tab, rows longer than one unpacked piece. A sheet whose rows are out of order is left
-// to the full decode (null), and the fold still writes it.
+// a second tab, rows longer than one unpacked piece. A sheet whose rows are out of order, or
+// numbered past the last row a sheet can have, is left to the full decode (null).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
@@ -97,8 +97,15 @@ for (const [name, bytes, tab, writes] of CASES) {
   });
 }
 
-test('a sheet whose rows are out of order is left to the full decode', async () => {
-  const bytes = plainBook(sheet(`<row r="1">${text('A1', 'Name')}</row><row r="3">${text('A3', 'Cy')}</row><row r="2">${text('A2', 'Bob')}</row>`), 'People');
-  const plans = plansOf(bytes, 'People', [{ method: 'POST', url: '/sheets/TAB', body: '{"Name":"Zoe"}' }]);
-  assert.equal(await foldXlsxStreaming(bytes, plans), null);
-});
+const LEFT_TO_THE_FULL_DECODE: [string, string][] = [
+  ['rows out of order', `<row r="1">${text('A1', 'Name')}</row><row r="3">${text('A3', 'Cy')}</row><row r="2">${text('A2', 'Bob')}</row>`],
+  ['a row past row 1,048,576', `<row r="1">${text('A1', 'Name')}</row><row r="2">${text('A2', 'Bob')}</row><row r="999999999"><c r="B999999999" s="1"/></row>`],
+];
+
+for (const [name, rows] of LEFT_TO_THE_FULL_DECODE) {
+  test(`left to the full decode: ${name}`, async () => {
+    const bytes = plainBook(sheet(rows), 'People');
+    const plans = plansOf(bytes, 'People', [{ method: 'POST', url: '/sheets/TAB', body: '{"Name":"Zoe"}' }]);
+    assert.equal(await foldXlsxStreaming(bytes, plans), null);
+  });
+}

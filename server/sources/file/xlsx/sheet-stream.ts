@@ -154,6 +154,11 @@ export class PartWriter {
     if (!this.#deflater.write(bytes)) await new Promise((resolve) => this.#deflater.once('drain', resolve));
   }
 
+  /** Stops deflating: the part will not be written (its sheet could not be read). */
+  abandon(): void {
+    this.#deflater.destroy();
+  }
+
   async finish(): Promise<{ readonly method: 8; readonly raw: Uint8Array; readonly crc: number; readonly size: number }> {
     await this.flush();
     this.#deflater.end();

@@ -19,7 +19,7 @@ import { readSheet, PartWriter, type RawRow } from './sheet-stream.ts';
 import { RowShift } from './ranges.ts';
 import { Styles } from './styles.ts';
 import { slotsOf } from './write.ts';
-import { LOAD_LIMITS } from '../limits.ts';
+import { FORMAT_LIMITS, LOAD_LIMITS } from '../limits.ts';
 import { entryText, packedEntry, replacedEntry, writeZip, type ZipEntry } from '../zip.ts';
 
 /** Rows kept from the top of a sheet to find its header row in; a sheet whose header lies lower is folded the old way. */
@@ -65,9 +65,8 @@ export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly Write
 interface Survey {
   head: string;
   tail: string;
-  /** Whether a row of each number exists, and whether it holds a cell. */
-  readonly exists: Set<number>;
-  readonly withCells: Set<number>;
+  /** Which rows exist, and which hold a cell. */
+  readonly rows: RowFlags;
   /** The XML of the rows to decode, by number. */
   readonly kept: Map<number, RawRow>;
   /** Every row up to this number is in `kept`. */
@@ -81,7 +80,7 @@ interface Survey {
 
 /** The first read; null when the sheet's rows are not in ascending order or too many rows would be decoded. */
 async function surveySheet(entry: ZipEntry, plans: readonly WritePlan[]): Promise<Survey | null> {
-  const survey: Survey = { head: '', tail: '', exists: new Set(), withCells: new Set(), kept: new Map(), keptThrough: 0, firstValueRow: null, masters: new Map(), lastRow: null };
+  const survey: Survey = { head: '', tail: '', rows: new RowFlags(), kept: new Map(), keptThrough: 0, firstValueRow: null, masters: new Map(), lastRow: null };
   let inOrder = true;
   let valueRows = 0;
   let prefixOpen = true;
@@ -90,11 +89,11 @@ async function surveySheet(entry: ZipEntry, plans: readonly WritePlan[]): Promis
     head: (text) => (survey.head = text),
     tail: (text) => (survey.tail = text),
     row: (row) => {
-      if (survey.exists.has(row.number) || (survey.lastRow !== null && row.number < survey.lastRow.number)) inOrder = false;
-      survey.exists.add(row.number);
+      // Out of order, or past the last row a sheet can have (a hostile r="999999999"): the full decode's to judge.
+      if ((survey.lastRow !== null && row.number <= survey.lastRow.number) || !(row.number >= 1 && row.number <= FORMAT_LIMITS.xlsx!.rows)) inOrder = false;
       survey.lastRow = row;
       const hasCell = /<(?:\w+:)?c\b/.test(row.inner);
-      if (hasCell) survey.withCells.add(row.number);
+      if (inOrder) survey.rows.add(row.number, hasCell);
       const hasValue = hasCell && /<(?:\w+:)?(?:v|is)\b/.test(row.inner);
       if (hasValue && survey.firstValueRow === null) {
         survey.firstValueRow = row.number;
@@ -156,7 +155,12 @@ function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey): Dec
     const other = pack.sheets.find((candidate) => candidate.part === entry.name && candidate.kind === 'worksheet');
     return other === undefined ? entry : replacedEntry(entry, EMPTY_SHEET, 0);
   });
-  const book = readBook(writeZip(entries));
+  let book: ReturnType<typeof readBook>;
+  try {
+    book = readBook(writeZip(entries));
+  } catch {
+    return null; // the full decode reads the file itself, and says what is wrong with it
+  }
   const names = pack.sheets.map((candidate) => candidate.name);
   if (names.length !== book.SheetNames.length || names.some((name, index) => name !== book.SheetNames[index])) return null;
   const tab = tabsOfBook(book).find((candidate) => candidate.name === sheet.name);
@@ -183,7 +187,7 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
     if (slot.origin === null) continue;
     if (slot.origin <= lastOrigin) return null;
     lastOrigin = slot.origin;
-    if (slot.written && survey.exists.has(slot.origin) && !survey.kept.has(slot.origin)) return null;
+    if (slot.written && survey.rows.exists(slot.origin) && !survey.kept.has(slot.origin)) return null;
   }
   const shift = RowShift.of(slots, oldRowCount);
   const prefix = /<(\w+:)?worksheet\b/.exec(survey.head)?.[1] ?? '';
@@ -194,7 +198,7 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
   // (with styles of their own, so the real ones gain nothing unused), they tell where cells end.
   const dryStyles = new Styles(stylesXml);
   const copied = new Set<number>();
-  for (const slot of slots) if (!slot.written && slot.origin !== null) copied.add(slot.origin);
+  if (survey.masters.size > 0) for (const slot of slots) if (!slot.written && slot.origin !== null) copied.add(slot.origin);
   const pastTheData = Math.max(slots.length, oldRowCount);
   // The shared formulas whose text stays in the sheet: rows copied, and the written rows' kept cells (below).
   const masters = new Set<string>();
@@ -204,7 +208,7 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
   for (let index = 0; index < slots.length; index++) {
     const slot = slots[index];
     if (!slot.written) {
-      if (slot.origin !== null && survey.withCells.has(slot.origin)) lastRow = index + 1;
+      if (slot.origin !== null && survey.rows.holdsCells(slot.origin)) lastRow = index + 1;
       continue;
     }
     const built = buildRow(slot, xmlRow(slot.origin === null ? undefined : survey.kept.get(slot.origin)), index + 1, prefix, shift, () => null, dryStyles, decoded.date1904);
@@ -213,7 +217,7 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
     if (built.cells !== undefined && built.cells.length > 0) lastRow = index + 1;
     for (const cell of built.cells ?? []) lastColumn = Math.max(lastColumn, cell.column);
   }
-  for (const number of survey.withCells) if (number > Math.max(slots.length, oldRowCount)) lastRow = Math.max(lastRow, number);
+  for (let number = pastTheData + 1; number <= survey.rows.last; number++) if (survey.rows.holdsCells(number)) lastRow = number;
 
   const writer = new PartWriter();
   // A written row takes its cells' style from the nearest styled cell above, within 1,000 rows
@@ -248,22 +252,55 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
       if (built !== null) put(built, position);
     }
   };
-  await readSheet(entry, {
-    head: (text) => writer.write(`${setDimension(text, lastRow, lastColumn)}<${prefix}sheetData>`),
-    row: (row) => {
-      if (row.number > pastTheData) {
-        // Rows past the data (formatting only, as a template has) keep their numbers.
+  try {
+    await readSheet(entry, {
+      head: (text) => writer.write(`${setDimension(text, lastRow, lastColumn)}<${prefix}sheetData>`),
+      row: (row) => {
+        if (row.number > pastTheData) {
+          // Rows past the data (formatting only, as a template has) keep their numbers.
+          writeSlotsThrough(Infinity);
+          put(row, row.number);
+          return;
+        }
+        writeSlotsThrough(row.number, row);
+      },
+      tail: (text) => {
         writeSlotsThrough(Infinity);
-        put(row, row.number);
-        return;
-      }
-      writeSlotsThrough(row.number, row);
-    },
-    tail: (text) => {
-      writeSlotsThrough(Infinity);
-      writer.write(`</${prefix}sheetData>${shift.removesRows ? shift.shiftRanges(text) : text}`);
-    },
-    pieceDone: () => writer.flush(),
-  });
+        writer.write(`</${prefix}sheetData>${shift.removesRows ? shift.shiftRanges(text) : text}`);
+      },
+      pieceDone: () => writer.flush(),
+    });
+  } catch (error) {
+    writer.abandon();
+    throw error;
+  }
   return packedEntry(entry, await writer.finish());
 }
+
+/** A byte per row number (a million rows: 1 MB, where two sets of numbers took tens). */
+class RowFlags {
+  #flags = new Uint8Array(1024);
+  /** The highest row number seen. */
+  last = 0;
+
+  add(number: number, holdsCells: boolean): void {
+    if (number >= this.#flags.length) {
+      const grown = new Uint8Array(Math.max(number + 1, this.#flags.length * 2));
+      grown.set(this.#flags);
+      this.#flags = grown;
+    }
+    this.#flags[number] = holdsCells ? EXISTS | HOLDS_CELLS : EXISTS;
+    this.last = Math.max(this.last, number);
+  }
+
+  exists(number: number): boolean {
+    return ((this.#flags[number] ?? 0) & EXISTS) !== 0;
+  }
+
+  holdsCells(number: number): boolean {
+    return ((this.#flags[number] ?? 0) & HOLDS_CELLS) !== 0;
+  }
+}
+
+const EXISTS = 1;
+const HOLDS_CELLS = 2;
