@@ -42,8 +42,15 @@ export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<
     if (result !== null) return { result, ranIn: 'worker' };
   }
   if (needsSheetJs(job.format)) await loadSheetJs();
-  return { result: foldFile(job, await readFile(job.path)), ranIn: 'main thread' };
+  return { result: await foldFile(job, await readFile(job.path)), ranIn: 'main thread' };
 }
+
+/**
+ * A small young generation: the streaming .xlsx fold (xlsx/stream-fold.ts) makes garbage a row
+ * at a time, and V8's default lets it grow to about 100 MB before collecting it; with 12 MB the
+ * fold's peak was a third of that and the fold no slower (docs/benchmarks.md, "Big files").
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 12 };
 
 type WorkerMessage = FoldResult | { readonly kind: 'started' } | { readonly kind: 'error'; readonly message: string };
 
@@ -52,7 +59,7 @@ function foldInWorker(job: FoldJob, module: URL): Promise<FoldResult | null> {
   return new Promise((resolve, reject) => {
     let worker: Worker;
     try {
-      worker = new Worker(module, { workerData: job });
+      worker = new Worker(module, { workerData: job, resourceLimits: WORKER_LIMITS });
     } catch {
       resolve(null);
       return;

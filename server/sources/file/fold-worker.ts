@@ -15,7 +15,7 @@ if (port !== null) {
   port.on('message', () => undefined);
   port.postMessage({ kind: 'started' });
   try {
-    const result = foldFile(job, readFileSync(job.path));
+    const result = await foldFile(job, readFileSync(job.path));
     if (result.kind === 'folded') {
       // Handed over, not copied: a buffer of exactly these bytes can move to the main thread.
       const bytes = result.bytes.byteOffset === 0 && result.bytes.byteLength === result.bytes.buffer.byteLength ? result.bytes : result.bytes.slice();

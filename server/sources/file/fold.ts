@@ -1,14 +1,17 @@
 // Folding the journal into the workbook file, as one job: the file's bytes as last read and the
-// journaled writes in -> the new file's bytes out. The job decodes the file afresh, applies the
-// writes and encodes (codec.ts): the server itself keeps only the rows (model.ts), not what
-// writing the file back needs (SheetJS's parsed book, each row's source cells). The same
-// function runs in a worker thread (fold-worker.ts, started by fold-runner.ts), so a 100k-row
-// workbook is encoded without holding the server's event loop, or here when no worker starts.
+// journaled writes in -> the new file's bytes out. An .xlsx streams each written sheet, decoding
+// only the rows the writes touch (xlsx/stream-fold.ts); otherwise, and for an .xlsx whose rows
+// that cannot read, the job decodes the file afresh, applies the writes and encodes (codec.ts):
+// the server itself keeps only the rows (model.ts), not what writing the file back needs
+// (SheetJS's parsed book, each row's source cells). The same function runs in a worker thread
+// (fold-worker.ts, started by fold-runner.ts), so a 100k-row workbook is encoded without
+// holding the server's event loop, or here when no worker starts.
 import { decodeWorkbook, encodeWorkbook } from './codec.ts';
 import type { FileFormat } from './format.ts';
 import { fingerprint } from '../../durable/disk.ts';
 import type { JournalEntry } from './journal.ts';
 import { applyKeepingCells } from './rebase.ts';
+import { foldXlsxStreaming } from './xlsx/stream-fold.ts';
 
 export interface FoldJob {
   /** The workbook file, read by whoever runs the job (a worker reads it itself: nothing big is copied between threads). */
@@ -28,8 +31,12 @@ export type FoldResult =
   | { readonly kind: 'changed' };
 
 /** The whole fold of `bytes`, the file read now; throws an Error when they cannot be decoded or written (the journal keeps the writes). */
-export function foldFile(job: FoldJob, bytes: Uint8Array): FoldResult {
+export async function foldFile(job: FoldJob, bytes: Uint8Array): Promise<FoldResult> {
   if (fingerprint(bytes) !== job.expected) return { kind: 'changed' };
+  if (job.format === 'xlsx') {
+    const streamed = await foldXlsxStreaming(bytes, job.entries.map((entry) => entry.plan));
+    if (streamed !== null) return { kind: 'folded', bytes: streamed, fingerprint: fingerprint(streamed) };
+  }
   const decoded = decodeWorkbook(bytes, job.format, job.tabName);
   const plans = job.entries.map((entry) => entry.plan);
   // Each replaced row keeps the source cells of the columns it did not set (write-cells.ts).

@@ -152,20 +152,25 @@ function formatMiB(bytes: number): string {
 export function replacedEntry(like: EntryStamp, content: Uint8Array | string, method: 0 | 8 = 8): ZipEntry {
   const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content;
   const raw = method === 0 ? bytes : zlib.deflateRawSync(bytes);
+  return packedEntry(like, { method, raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), crc: crc32(bytes), size: bytes.length });
+}
+
+/** A new part whose content was packed already (a worksheet deflated as it was written, xlsx/stream-fold.ts), stamped as `like`. */
+export function packedEntry(like: EntryStamp, packed: Pick<ZipEntry, 'method' | 'raw' | 'crc' | 'size'>): ZipEntry {
   return {
     name: like.name,
-    method,
+    method: packed.method,
     // Only the name's encoding carries over: other bits describe how the old bytes were packed.
     flags: (like.flags ?? 0) & UTF8_NAMES,
     time: like.time ?? 0,
     // 1980-01-01, the first day an MS-DOS date can hold.
     date: like.date ?? 0x21,
-    crc: crc32(bytes),
-    size: bytes.length,
+    crc: packed.crc,
+    size: packed.size,
     versionMadeBy: like.versionMadeBy ?? 20,
     internalAttributes: like.internalAttributes ?? 0,
     externalAttributes: like.externalAttributes ?? 0,
-    raw: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength),
+    raw: packed.raw,
   };
 }
 
@@ -238,11 +243,12 @@ const CRC_TABLE = (() => {
 })();
 
 /** zlib's own where the runtime has it (Node 22.2+), about 20x faster than the table. */
-const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
+const nativeCrc32 = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
 
-export function crc32(bytes: Uint8Array): number {
-  if (typeof nativeCrc32 === 'function') return nativeCrc32(bytes) >>> 0;
-  let crc = 0xffffffff;
+/** The CRC-32 of `bytes`; with `previous`, of the bytes it was the CRC of followed by these (a part written in pieces). */
+export function crc32(bytes: Uint8Array, previous = 0): number {
+  if (typeof nativeCrc32 === 'function') return nativeCrc32(bytes, previous) >>> 0;
+  let crc = (previous ^ 0xffffffff) >>> 0;
   for (let index = 0; index < bytes.length; index++) crc = CRC_TABLE[(crc ^ bytes[index]) & 0xff] ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }

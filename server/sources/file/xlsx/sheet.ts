@@ -26,7 +26,7 @@ export interface RowSlot {
   readonly setColumns: ReadonlySet<number>;
 }
 
-interface XmlRow {
+export interface XmlRow {
   readonly number: number;
   /** The `<row ...>` start tag (or `<row .../>`). */
   readonly start: string;
@@ -104,7 +104,7 @@ function parseCells(xml: string, row: number): XmlCell[] {
   return cells;
 }
 
-function renumberRow(row: XmlRow, number: number, shift: RowShift): XmlRow {
+export function renumberRow(row: XmlRow, number: number, shift: RowShift): XmlRow {
   const start = setRowNumber(row.start, number);
   if (start.endsWith('/>')) return { number, start, inner: '', xml: start };
   // Cells without `r` take their place from their order, which does not change.
@@ -127,7 +127,7 @@ function setRowNumber(start: string, number: number): string {
   return /\sr="\d*"/.test(start) ? start.replace(/\sr="\d*"/, ` r="${number}"`) : start.replace(/^<((?:\w+:)?row)\b/, `<$1 r="${number}"`);
 }
 
-function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, prefix: string, shift: RowShift, inherited: (column: number) => number | null, styles: Styles, date1904: boolean): XmlRow | null {
+export function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, prefix: string, shift: RowShift, inherited: (column: number) => number | null, styles: Styles, date1904: boolean): XmlRow | null {
   const { row, originRow, setColumns } = slot;
   const kept = new Map((origin === undefined ? [] : cellsOf(origin)).map((cell) => [cell.column, cell]));
   const width = Math.max(row.text.length, row.value.length, row.formula?.length ?? 0, ...[...kept.keys()].map((column) => column + 1));
@@ -167,7 +167,7 @@ function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, pre
 }
 
 /** The style of the nearest cell above in `column`, below the header row. */
-function styleAbove(rows: readonly XmlRow[], column: number): number | null {
+export function styleAbove(rows: readonly XmlRow[], column: number): number | null {
   for (let index = rows.length - 1, looked = 0; index >= 0 && looked < 1000; index--, looked++) {
     if (rows[index].number < 2) break;
     const cell = cellsOf(rows[index]).find((candidate) => candidate.column === column);
@@ -177,7 +177,7 @@ function styleAbove(rows: readonly XmlRow[], column: number): number | null {
 }
 
 /** `<col min="2" max="3" style="4"/>` -> columns B and C take style 4. */
-function parseColumnStyles(head: string): (column: number) => number | null {
+export function parseColumnStyles(head: string): (column: number) => number | null {
   const spans = (head.match(/<(?:\w+:)?col\b[^>]*>/g) ?? []).flatMap((tag) => {
     const style = attribute(tag, 'style');
     return style === null ? [] : [{ min: Number(attribute(tag, 'min')) - 1, max: Number(attribute(tag, 'max')) - 1, style: Number(style) }];
@@ -191,17 +191,23 @@ function parseColumnStyles(head: string): (column: number) => number | null {
  * of the sheet; a reader takes the dimension as a hint only).
  */
 function withDimension(head: string, rows: readonly XmlRow[]): string {
-  const tag = /<(?:\w+:)?dimension\b[^>]*>/.exec(head);
-  if (tag === null) return head;
-  const oldEnd = /:?\$?([A-Za-z]+)\$?\d+"/.exec(attribute(tag[0], 'ref') === null ? '' : `${attribute(tag[0], 'ref')}"`);
-  let lastColumn = oldEnd === null ? 0 : columnIndex(oldEnd[1]);
   let lastRow = 0;
+  let lastColumn = 0;
   for (const row of rows) {
     if (!/<(?:\w+:)?c\b/.test(row.inner)) continue;
     lastRow = row.number;
     for (const cell of row.cells ?? []) lastColumn = Math.max(lastColumn, cell.column);
   }
-  const ref = lastRow === 0 ? 'A1' : `A1:${columnName(lastColumn)}${lastRow}`;
+  return setDimension(head, lastRow, lastColumn);
+}
+
+/** `head` with its `<dimension ref>` set to end at `lastRow` (0: no cells) and at least at column `lastColumn` (0-based). */
+export function setDimension(head: string, lastRow: number, lastColumn: number): string {
+  const tag = /<(?:\w+:)?dimension\b[^>]*>/.exec(head);
+  if (tag === null) return head;
+  const oldEnd = /:?\$?([A-Za-z]+)\$?\d+"/.exec(attribute(tag[0], 'ref') === null ? '' : `${attribute(tag[0], 'ref')}"`);
+  const endColumn = Math.max(oldEnd === null ? 0 : columnIndex(oldEnd[1]), lastColumn);
+  const ref = lastRow === 0 ? 'A1' : `A1:${columnName(endColumn)}${lastRow}`;
   return head.slice(0, tag.index) + tag[0].replace(/\sref="[^"]*"/, ` ref="${ref}"`) + head.slice(tag.index + tag[0].length);
 }
 
@@ -212,11 +218,21 @@ function withDimension(head: string, rows: readonly XmlRow[]): string {
  */
 function dropOrphanSharedFormulas(body: string): string {
   if (!body.includes('t="shared"')) return body;
+  return dropOrphans(body, sharedMasters(body));
+}
+
+/** The `si` of every cell in `xml` that holds a shared formula's text (its master). */
+export function sharedMasters(xml: string): Set<string> {
   const masters = new Set<string>();
-  for (const tag of body.match(/<(?:\w+:)?f\b[^>]*>/g) ?? []) {
+  for (const tag of xml.match(/<(?:\w+:)?f\b[^>]*>/g) ?? []) {
     if (attribute(tag, 't') === 'shared' && attribute(tag, 'ref') !== null) masters.add(attribute(tag, 'si') ?? '');
   }
-  return body.replace(/<(?:\w+:)?f\b[^>]*?(?:\/>|>[^<]*<\/(?:\w+:)?f>)/g, (element) => {
+  return masters;
+}
+
+/** `xml` without the shared formulas whose master is not among `masters`. */
+export function dropOrphans(xml: string, masters: ReadonlySet<string>): string {
+  return xml.replace(/<(?:\w+:)?f\b[^>]*?(?:\/>|>[^<]*<\/(?:\w+:)?f>)/g, (element) => {
     const tag = /^<[^>]*>/.exec(element)![0];
     return attribute(tag, 't') === 'shared' && attribute(tag, 'ref') === null && !masters.has(attribute(tag, 'si') ?? '') ? '' : element;
   });

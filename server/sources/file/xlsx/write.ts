@@ -92,7 +92,7 @@ interface Slot {
   origin: number | null;
   originRow: SheetRow | null;
   written: boolean;
-  setColumns: Set<number>;
+  setColumns: ReadonlySet<number>;
 }
 
 /**
@@ -100,8 +100,8 @@ interface Slot {
  * replaced rows, then removed ones, then appended ones (which take the place of rows past the
  * data, keeping what those held right of the headers).
  */
-function slotsOf(before: readonly SheetRow[], plans: readonly WritePlan[], after: readonly SheetRow[]): RowSlot[] {
-  let slots: Slot[] = before.map((row, index) => ({ origin: index + 1, originRow: row, written: false, setColumns: new Set<number>() }));
+export function slotsOf(before: readonly SheetRow[], plans: readonly WritePlan[], after: readonly SheetRow[]): RowSlot[] {
+  let slots: Slot[] = before.map((row, index) => ({ origin: index + 1, originRow: row, written: false, setColumns: NO_COLUMNS }));
   // Data rows start below the header row, which empty rows may push down (lib/apply-plan.ts).
   const firstDataRow = headerRowIndex(before) + 1;
   for (const plan of plans) {
@@ -132,5 +132,8 @@ function slotsOf(before: readonly SheetRow[], plans: readonly WritePlan[], after
 
 function pastTheData(position: number, oldRowCount: number): Slot {
   const number = position + 1;
-  return { origin: number > oldRowCount ? number : null, originRow: number > oldRowCount ? EMPTY_ROW : null, written: false, setColumns: new Set() };
+  return { origin: number > oldRowCount ? number : null, originRow: number > oldRowCount ? EMPTY_ROW : null, written: false, setColumns: NO_COLUMNS };
 }
+
+/** The columns of a row no write set: one set shared by them all (a write makes a new one), as a 100k-row tab has as many slots. */
+const NO_COLUMNS: ReadonlySet<number> = new Set<number>();
