@@ -38,8 +38,11 @@ export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly Write
     return null; // the full decode says why this package cannot be written
   }
   if (pack.entries.some((entry) => entry.size > LOAD_LIMITS.partBytes)) return null;
+  // A workbook without a styles part (issue 24, part 11): the full decode adds one when a write
+  // needs a date style (write.ts, withStylesPart); such a file is small and rare.
+  if (pack.stylesPart === null) return null;
   const byName = new Map(pack.entries.map((entry) => [entry.name, entry]));
-  const stylesXml = pack.stylesPart === null ? null : entryText(byName.get(pack.stylesPart)!);
+  const stylesXml = entryText(byName.get(pack.stylesPart)!);
   const styles = new Styles(stylesXml);
   const written = pack.sheets.filter((sheet) => plans.some((plan) => plan.tab === sheet.name));
   const unknown = plans.find((plan) => !pack.sheets.some((sheet) => sheet.name === plan.tab));
