@@ -51,7 +51,8 @@ export function formatNumber(format: string, value: number, date1904 = false): s
  * locale's, which for en-US are `dddd, mmmm d, yyyy` and `h:mm:ss AM/PM`.
  */
 export function withSystemFormats(format: string): string {
-  if (!/\[\$-(?:F[48]00|x-sys(?:date|time))\]/i.test(format)) return format;
+  // Runs per number cell at load: most formats have no `[$-` at all.
+  if (!format.includes('[$-') || !/\[\$-(?:F[48]00|x-sys(?:date|time))\]/i.test(format)) return format;
   return splitSections(format).map(systemSection).join(';');
 }
 
