@@ -6,8 +6,12 @@
 import { sheetJs } from './sheetjs.ts';
 import { serialToIso } from '../dates.ts';
 
-/** Shows a number (a date serial in the given date system) as its format says. */
-export type NumberFormatter = (value: number, date1904: boolean) => string;
+/**
+ * Shows a number (a date serial in the given date system) as its format says; undefined where
+ * SSF shows that number right (a positive duration), so that the text SheetJS already made
+ * while reading the cell serves.
+ */
+export type NumberFormatter = (value: number, date1904: boolean) => string | undefined;
 
 /** One section of a format code (`#,##0.00_)` of `#,##0.00_);(#,##0.00)`), read once. */
 interface Section {
@@ -42,7 +46,7 @@ export function excelFormatter(format: string): NumberFormatter | null {
 /** The text of a number in a format, as Excel shows it. */
 export function formatNumber(format: string, value: number, date1904 = false): string {
   const formatter = excelFormatter(format);
-  return formatter === null ? ssf(format, value, date1904) : formatter(value, date1904);
+  return formatter?.(value, date1904) ?? ssf(format, value, date1904);
 }
 
 /**
@@ -72,7 +76,7 @@ function formatterOf(format: string): NumberFormatter | null {
   return (value, date1904) => {
     const { section, signed } = chooseSection(sections, value, hasConditions);
     const own = section.engineering !== null || section.japaneseEra !== null || (value < 0 && (hasConditions || section.elapsed));
-    if (!own) return ssf(code, value, date1904);
+    if (!own) return code === format ? undefined : ssf(code, value, date1904);
     return (signed ? '-' : '') + showSection(section, Math.abs(value), date1904);
   };
 }

@@ -117,12 +117,13 @@ function readNumber(cell: CellObject, serial: number, date1904: boolean): [strin
 /** SheetJS's text for the cell, unless the format is one it shows differently from Excel (number-format.ts). */
 function shownNumber(cell: CellObject, format: string, serial: number, date1904: boolean): string {
   const formatter = excelFormatter(format);
-  if (formatter === null) return cell.w ?? formatValue(format, serial);
+  let shown: string | undefined;
   try {
-    return formatter(serial, date1904);
+    shown = formatter?.(serial, date1904);
   } catch {
-    return cell.w ?? String(serial);
+    // A format our formatter cannot show either keeps SheetJS's text.
   }
+  return shown ?? cell.w ?? formatValue(format, serial);
 }
 
 function formatOf(cell: CellObject): string {
