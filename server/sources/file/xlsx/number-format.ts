@@ -73,10 +73,13 @@ function formatterOf(format: string): NumberFormatter | null {
   const ownSections = sections.some((section) => section.engineering !== null || section.japaneseEra !== null);
   const elapsed = sections.some((section) => section.elapsed);
   if (!hasConditions && !ownSections && !elapsed) return code === format ? null : (value, date1904) => ssf(code, value, date1904);
+  const same = (value: number, date1904: boolean) => (code === format ? undefined : ssf(code, value, date1904));
   return (value, date1904) => {
+    // Conditions and elapsed times go wrong only below zero: a positive duration is SSF's.
+    if (value >= 0 && !ownSections) return same(value, date1904);
     const { section, signed } = chooseSection(sections, value, hasConditions);
     const own = section.engineering !== null || section.japaneseEra !== null || (value < 0 && (hasConditions || section.elapsed));
-    if (!own) return code === format ? undefined : ssf(code, value, date1904);
+    if (!own) return same(value, date1904);
     return (signed ? '-' : '') + showSection(section, Math.abs(value), date1904);
   };
 }
