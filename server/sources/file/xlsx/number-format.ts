@@ -4,7 +4,8 @@
 // down), `[$-411]ggge"年"m"月"d"日"` of 44197 `令和3年1月1日` and `[$-F800]` of 123
 // `Wednesday, May 2, 1900`. Every other format is left to SSF, as it was.
 import { sheetJs } from './sheetjs.ts';
-import { serialToIso } from '../dates.ts';
+import { engineeringOf, showEngineering, type Engineering } from './engineering-notation.ts';
+import { japaneseLocale, withJapaneseEra, type EraYears } from './japanese-eras.ts';
 
 /**
  * Shows a number (a date serial in the given date system) as its format says; undefined where
@@ -19,8 +20,7 @@ interface Section {
   readonly condition: Condition | null;
   readonly elapsed: boolean;
   readonly engineering: Engineering | null;
-  /** `gannen` (`[$-ja-JP-x-gannen]`) shows an era's first year as 元 instead of 1. */
-  readonly japaneseEra: 'numeric' | 'gannen' | null;
+  readonly japaneseEra: EraYears | null;
 }
 
 interface Condition {
@@ -173,119 +173,6 @@ export function splitSections(format: string): string[] {
 function closing(format: string, from: number, char: string): number {
   const at = format.indexOf(char, from + 1);
   return at === -1 ? format.length : at;
-}
-
-// Engineering notation: `##0.0E+0` puts exponents in multiples of three (the digits before the
-// point), with one to three digits before it: 123.45 -> `123.5E+0`, 1234.5 -> `1.2E+3`.
-
-interface Engineering {
-  /** The digits before the point, and so the step between exponents. */
-  readonly period: number;
-  readonly decimals: number;
-  readonly point: boolean;
-  readonly e: string;
-  readonly plus: boolean;
-  readonly exponentDigits: number;
-}
-
-const ENGINEERING = /^\s*([#0]+)(\.(0*))?([eE])([+-])(0+)\s*$/;
-
-function engineeringOf(codes: string): Engineering | null {
-  const match = ENGINEERING.exec(codes);
-  // `0.00E+00` has no `#`: plain scientific notation, which SSF shows right.
-  if (match === null || !match[1].includes('#') || match[1].length < 2) return null;
-  return { period: match[1].length, decimals: (match[3] ?? '').length, point: match[2] !== undefined, e: match[4], plus: match[5] === '+', exponentDigits: match[6].length };
-}
-
-/**
- * Rounds half away from zero on the decimal value, as Excel does: the 15 significant digits
- * Excel keeps of 123.45 (a double just above 123.45) are `123450000000000`, so `123.5E+0`.
- */
-function showEngineering(format: Engineering, value: number): string {
-  const zeros = '0'.repeat(format.decimals);
-  if (value === 0 || !Number.isFinite(value)) return `0${format.point ? `.${zeros}` : ''}${format.e}${format.plus ? '+' : ''}${'0'.repeat(format.exponentDigits)}`;
-  const [mantissa, exponentText] = value.toExponential(14).split('e');
-  let digits = mantissa.replace('.', '').replace(/0+$/, '');
-  let exponent = Number(exponentText);
-  for (;;) {
-    const shift = Math.floor(exponent / format.period) * format.period;
-    const whole = exponent - shift + 1;
-    const kept = roundDigits(digits, whole + format.decimals);
-    // 999.96 rounds to 1000.0: one digit more, so the exponent steps up and the point moves.
-    if (kept.length > whole + format.decimals) {
-      digits = kept;
-      exponent += 1;
-      continue;
-    }
-    const padded = kept.padEnd(whole + format.decimals, '0');
-    const sign = shift < 0 ? '-' : format.plus ? '+' : '';
-    const fraction = format.point ? `.${padded.slice(whole)}` : '';
-    return `${padded.slice(0, whole)}${fraction}${format.e}${sign}${String(Math.abs(shift)).padStart(format.exponentDigits, '0')}`;
-  }
-}
-
-/** The first `count` digits of a digit string, rounded half up on the next one (one longer on a carry out). */
-function roundDigits(digits: string, count: number): string {
-  if (digits.length <= count) return digits;
-  const kept = digits.slice(0, count);
-  if (digits.charCodeAt(count) < 53 /* '5' */) return kept;
-  const carried = (BigInt(kept || '0') + 1n).toString();
-  return kept === '' ? carried : carried.padStart(kept.length, '0');
-}
-
-// Japanese eras (`[$-411]ggge"年"`): `g` the era's initial in Latin letters, `gg` its first
-// character, `ggg` (or more) its name; `e` the year of the era, `ee` (or more) two digits, as
-// Excel documents them and SpreadJS lists them (developer.mescius.com/spreadjs/docs/features/
-// culture/eraformat). Eras from the day each began; serial 1 is 1900, in Meiji 33.
-
-const ERAS: readonly { start: string; name: string; initial: string; latin: string }[] = [
-  { start: '2019-05-01', name: '令和', initial: '令', latin: 'R' },
-  { start: '1989-01-08', name: '平成', initial: '平', latin: 'H' },
-  { start: '1926-12-25', name: '昭和', initial: '昭', latin: 'S' },
-  { start: '1912-07-30', name: '大正', initial: '大', latin: 'T' },
-  { start: '1868-09-08', name: '明治', initial: '明', latin: 'M' },
-];
-
-/** Whether a section names the Japanese locale: `[$-411]` (an LCID whose language is 0x0411), `[$-ja-JP]`, `[$-ja-JP-x-gannen]`. */
-function japaneseLocale(section: string): 'numeric' | 'gannen' | null {
-  for (const [, tag] of section.matchAll(/\[\$[^\]-]*-([^\]]+)\]/g)) {
-    if (/^ja-jp-x-gannen$/i.test(tag)) return 'gannen';
-    if (/^ja(?:-jp)?$/i.test(tag)) return 'numeric';
-    if (/^[0-9a-f]+$/i.test(tag) && (Number.parseInt(tag, 16) & 0xffff) === 0x0411) return 'numeric';
-  }
-  return null;
-}
-
-/** The section with its era codes replaced by the era of the date, as quoted text. */
-function withJapaneseEra(section: string, years: 'numeric' | 'gannen', serial: number, date1904: boolean): string {
-  const iso = serialToIso(serial, date1904).slice(0, 10);
-  const era = ERAS.find((candidate) => iso >= candidate.start) ?? ERAS[ERAS.length - 1];
-  const number = Number(iso.slice(0, 4)) - Number(era.start.slice(0, 4)) + 1;
-  const year = number === 1 && years === 'gannen' ? '元' : String(number);
-  let out = '';
-  for (let i = 0; i < section.length; i++) {
-    const char = section[i];
-    if (char === '\\') {
-      out += section.slice(i, i + 2);
-      i++;
-    } else if (char === '"' || char === '[') {
-      const end = closing(section, i, char === '"' ? '"' : ']');
-      // A bare locale tag (`[$-411]`) has done its work; SSF shows one as `$` in a section left without date codes.
-      if (!/^\[\$-[^\]]*\]$/.test(section.slice(i, end + 1))) out += section.slice(i, end + 1);
-      i = end;
-    } else if (char === 'g' || char === 'G' || char === 'e' || char === 'E') {
-      let end = i;
-      while (end < section.length && section[end].toLowerCase() === char.toLowerCase()) end++;
-      const run = end - i;
-      const text = char.toLowerCase() === 'g' ? (run === 1 ? era.latin : run === 2 ? era.initial : era.name) : run === 1 ? year : year.padStart(2, '0');
-      out += `"${text}"`;
-      i = end - 1;
-    } else if (char === '.' && section[i + 1] !== '0') {
-      // `[$-411]ge.m.d` (H31.4.30): SSF takes a bare point for a decimal point, `.0` being fractional seconds.
-      out += '\\.';
-    } else out += char;
-  }
-  return out;
 }
 
 function ssf(format: string, value: number, date1904: boolean): string {
