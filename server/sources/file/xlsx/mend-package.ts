@@ -1,8 +1,9 @@
 // What SheetJS's .xlsx reader gets wrong, mended in the package's XML before it reads it (the
 // bytes on disk are never changed): `<si><t>ARREST BOOKINGS for </t><r><t>01/30/17</t></r></si>`
 // reads whole instead of "ARREST BOOKINGS for ", `&#128105;` reads as 👩 instead of U+F469, and
-// a cell in built-in format 14 shows `10/20/2016` instead of `10/20/16`. Also what is no
-// readable package at all: a workbook encrypted with a password says so.
+// a cell in built-in format 14 shows `10/20/2016` instead of `10/20/16` (and in 39
+// `1,234,567.89 `). Also what is no readable package at all: a workbook encrypted with a
+// password says so.
 import { Buffer } from 'node:buffer';
 import { sheetJs } from './sheetjs.ts';
 
@@ -63,7 +64,7 @@ export function mendXlsxPackage(zip: ZipContainer): void {
     const before = bytes.toString('latin1');
     let text = astralCharacters(before);
     if (hasRuns) text = wholeRichText(text);
-    if (isStyles) text = fourDigitYears(text);
+    if (isStyles) text = declareBuiltInFormats(text);
     if (text !== before) entry.content = Buffer.from(text, 'latin1');
   });
 }
@@ -119,21 +120,28 @@ export function wholeRichText(latin1: string): string {
 }
 
 /**
- * Built-in number formats 14 and 22 are "the locale's short date" (and time). SheetJS renders
- * them `m/d/yy`; Excel in en-US and LibreOffice show `10/20/2016`. Declaring them in the styles
- * part (unless the file declares them itself) makes SheetJS render four-digit years; the
- * cells keep ids 14 and 22.
+ * Built-in number formats a file uses by id without declaring them, as Excel (en-US) shows them.
+ * Formats 14 and 22 are "the locale's short date" (and time): SheetJS renders them `m/d/yy`;
+ * Excel and LibreOffice show `10/20/2016`. Formats 37 to 40 end their positive section in `_)`
+ * (Excel's own codes, as openpyxl's BUILTIN_FORMATS lists them): SheetJS's table has
+ * `#,##0.00;(#,##0.00)` for 39, so 1234567.89 showed `1,234,567.89` where Excel shows
+ * `1,234,567.89 `, the space as wide as the negative's `)`. Declaring them in the styles part
+ * (unless the file declares them itself) makes SheetJS render them so; the cells keep their ids.
  */
-const BUILT_IN_DATES: readonly [id: number, code: string][] = [
+const BUILT_IN_FORMATS: readonly [id: number, code: string][] = [
   [14, 'm/d/yyyy'],
   [22, 'm/d/yyyy h:mm'],
+  [37, '#,##0_);(#,##0)'],
+  [38, '#,##0_);[Red](#,##0)'],
+  [39, '#,##0.00_);(#,##0.00)'],
+  [40, '#,##0.00_);[Red](#,##0.00)'],
 ];
 
-export function fourDigitYears(latin1: string): string {
+export function declareBuiltInFormats(latin1: string): string {
   const sheet = /<((?:\w+:)?)styleSheet\b[^>]*>/.exec(latin1);
   if (sheet === null) return latin1;
   const prefix = sheet[1];
-  const declared = BUILT_IN_DATES.filter(([id]) => !new RegExp(`<(?:\\w+:)?numFmt\\b[^>]*\\bnumFmtId="${id}"`).test(latin1));
+  const declared = BUILT_IN_FORMATS.filter(([id]) => !new RegExp(`<(?:\\w+:)?numFmt\\b[^>]*\\bnumFmtId="${id}"`).test(latin1));
   if (declared.length === 0) return latin1;
   const formats = declared.map(([id, code]) => `<${prefix}numFmt numFmtId="${id}" formatCode="${code}"/>`).join('');
   const list = /<((?:\w+:)?)numFmts\b([^>]*?)(\/?)>/.exec(latin1);

@@ -6,6 +6,7 @@ import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, ty
 import { daysToDuration, formatIsDuration, formatIsTimeOnly, serialToIso } from '../dates.ts';
 import { isMacroEnabled, mendXlsxPackage, type ZipContainer } from './mend-package.ts';
 import { readZip, unpackEntry } from '../zip.ts';
+import { excelFormatter, formatNumber, withSystemFormats } from './number-format.ts';
 
 export type Cells = readonly (CellObject | undefined)[];
 
@@ -117,13 +118,27 @@ export function readCell(cell: CellObject | undefined, date1904: boolean): [stri
 }
 
 function readNumber(cell: CellObject, serial: number, date1904: boolean): [string, TypedValue] {
-  const format = formatOf(cell);
-  const shown = cell.w ?? formatValue(format, serial);
+  const code = formatOf(cell);
+  const shown = shownNumber(cell, code, serial, date1904);
+  // `[$-F800]` is the system long date whatever follows it: a date, typed as one.
+  const format = withSystemFormats(code);
   if (!Number.isFinite(serial)) return [shown, serial];
   // `[h]:mm:ss` is elapsed time (255:10:10), not a date in January 1900.
   if (formatIsDuration(format)) return [shown, daysToDuration(serial)];
   if (!isDateFormat(format)) return [shown, serial];
   return [shown, { iso: serialToIso(serial, date1904, serial < 1 && formatIsTimeOnly(format)) }];
+}
+
+/** SheetJS's text for the cell, unless the format is one it shows differently from Excel (number-format.ts). */
+function shownNumber(cell: CellObject, format: string, serial: number, date1904: boolean): string {
+  const formatter = excelFormatter(format);
+  let shown: string | undefined;
+  try {
+    shown = formatter?.(serial, date1904);
+  } catch {
+    // A format our formatter cannot show either keeps SheetJS's text.
+  }
+  return shown ?? cell.w ?? formatValue(format, serial);
 }
 
 function formatOf(cell: CellObject): string {
@@ -142,7 +157,7 @@ export function isDateFormat(format: string): boolean {
 
 export function formatValue(format: string, value: number): string {
   try {
-    return String(sheetJs().SSF.format(format, value));
+    return formatNumber(format, value);
   } catch {
     // A format SheetJS cannot render still has a value worth showing.
     return String(value);
