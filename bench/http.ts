@@ -20,12 +20,14 @@
 // `BENCH_SCALE=1` measures instead how a durable POST's rate follows the tab's size (issue 24): one
 // sheetrest (Node unless BENCH_RUNTIMES says otherwise, `--log-level warn`) per size of BENCH_SIZES
 // (default 1000,100000,1000000), all running at once, each loaded with `POST one row` in turn for
-// ROUNDS rounds (paired: a slow spell on the machine falls on every size alike), the median each and
+// ROUNDS rounds (paired: a slow spell on the machine falls on every size alike; before each run
+// every server is left to finish the fold its last run started), the median each and
 // its ratio to the smallest size's (targets: >= 0.8x at 100k rows, >= 0.5x at 1M). The files are
 // .csv, as in the issue's figures (BENCH_FORMAT=xlsx for .xlsx: there a fold, which writes wait
 // for, takes seconds at 100k rows and bounds the rate instead).
 import autocannon from 'autocannon';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -275,7 +277,13 @@ async function runScale(dir: string): Promise<void> {
       const post = (index: number, seconds = SECONDS) => load(targets[index], { path: `/sheets/bench-${sizes[index]}`, method: 'POST', body: row }, seconds);
       for (let index = 0; index < sizes.length; index++) await post(index, 1);
       const runs: Measured[][] = sizes.map(() => []);
-      for (let round = 0; round < ROUNDS; round++) for (let index = 0; index < sizes.length; index++) runs[index].push(await post(index));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (let index = 0; index < sizes.length; index++) {
+          // A server folds its journal once writes stop: the next size's run must not pay for it.
+          await Promise.all(targets.map(quiet));
+          runs[index].push(await post(index));
+        }
+      }
       const smallest = median(runs[0])!.rps;
       for (let index = 0; index < sizes.length; index++) {
         const ours = median(runs[index])!;
@@ -289,6 +297,27 @@ async function runScale(dir: string): Promise<void> {
     } finally {
       await Promise.all(targets.map(stopProcess));
     }
+  }
+}
+
+/** Resolves once the process has used under 5% of a core for half a second (its fold is over), or after a minute. */
+async function quiet(target: Target): Promise<void> {
+  const cpu = () => {
+    try {
+      const fields = readFileSync(`/proc/${target.process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return NaN;
+    }
+  };
+  const ticksPerHalfSecond = 50;
+  const deadline = Date.now() + 60_000;
+  let last = cpu();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = cpu();
+    if (!(now - last > 0.05 * ticksPerHalfSecond)) return;
+    last = now;
   }
 }
 
