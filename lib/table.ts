@@ -143,9 +143,17 @@ export class Table {
       for (const kept of [this.#rowBytes.text, this.#rowBytes.raw]) {
         if (kept.has(chunk)) continue;
         let bytes: (Uint8Array | undefined)[] | undefined;
+        // Rows come in runs from one chunk: its kept bytes are looked up once per run.
+        let fromChunk: Chunk | undefined;
+        let fromBytes: (Uint8Array | undefined)[] | undefined;
         for (let index = 0; index < chunk.length; index++) {
           const old = origins[index];
-          const from = old === -1 ? undefined : kept.get(this.#grid.chunks[old >>> CHUNK_BITS])?.[old & (CHUNK_ROWS - 1)];
+          if (old === -1) continue;
+          if (this.#grid.chunks[old >>> CHUNK_BITS] !== fromChunk) {
+            fromChunk = this.#grid.chunks[old >>> CHUNK_BITS];
+            fromBytes = kept.get(fromChunk);
+          }
+          const from = fromBytes?.[old & (CHUNK_ROWS - 1)];
           if (from !== undefined) (bytes ??= [])[index] = from;
         }
         if (bytes !== undefined) kept.set(chunk, bytes);

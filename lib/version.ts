@@ -101,6 +101,9 @@ export function deriveVersion(tab: Tab, next: Tab, plan: WritePlan): void {
   states.set(parent.states.subarray(0, same * 2));
   tabHashes.set(next, { states, known: same });
   const firstDataRow = headerRowOf(before) + 1;
+  // The chunk the last carried row came from, and its hashes: rows come in runs from one chunk.
+  let fromChunk: Chunk | undefined;
+  let fromLanes: Int32Array | undefined;
   for (const { chunk, origins } of newChunks(before, after, plan.removed.map((index) => firstDataRow + index))) {
     if (chunkHashes.has(chunk)) continue;
     const lanes = new Int32Array(chunk.length * 2);
@@ -108,7 +111,11 @@ export function deriveVersion(tab: Tab, next: Tab, plan: WritePlan): void {
       // Identity, not the plan, decides what is rehashed: a row the plan replaced (or an appended
       // row that took an empty row's place) is a new object, so a hash is never carried over wrongly.
       const old = origins[index];
-      const from = old === -1 ? undefined : chunkHashes.get(before.chunks[old >>> CHUNK_BITS]);
+      if (old !== -1 && before.chunks[old >>> CHUNK_BITS] !== fromChunk) {
+        fromChunk = before.chunks[old >>> CHUNK_BITS];
+        fromLanes = chunkHashes.get(fromChunk);
+      }
+      const from = old === -1 ? undefined : fromLanes;
       if (from !== undefined) {
         const at = (old & (CHUNK_ROWS - 1)) * 2;
         lanes[index * 2] = from[at];
