@@ -150,15 +150,16 @@ export function tabWithRows(name: string, rows: Rows, visibility: Tab['visibilit
 }
 
 /**
- * `headerRowIndex` of these rows, asking the first chunk only when it names the header row (it
- * does unless the tab starts with 1,024 rows holding no text).
+ * `headerRowIndex` of these rows, asked chunk by chunk: of the first chunk holding any text (the
+ * first, unless the tab starts with 1,024 rows holding none), so a write never builds the array.
  */
 export function headerRowOf(rows: Rows): number {
-  const first = rows.chunks[0];
-  if (first === undefined) return 0;
-  const index = headerRowIndex(first);
-  if (index !== 0 || rows.chunks.length === 1 || first[0].text.some((text) => text.trim() !== '')) return index;
-  return headerRowIndex(rows.toArray());
+  for (let c = 0; c < rows.chunks.length; c++) {
+    const chunk = rows.chunks[c];
+    const index = headerRowIndex(chunk);
+    if (index !== 0 || chunk[0].text.some((text) => text.trim() !== '')) return c * CHUNK_ROWS + index;
+  }
+  return 0;
 }
 
 /** Chunks `after` begins with that are the very chunks `before` begins with. */
