@@ -44,8 +44,9 @@ export class Table {
    * derives from this one: a whole-tab read after a write encodes only the chunks the write made.
    */
   #rowBytes: RowBytes = { text: new WeakMap(), raw: new WeakMap() };
-  #lastText: KeptChunk | undefined;
-  #lastRaw: KeptChunk | undefined;
+  /** The caches of `#rowBytes` for this table's chunks, by chunk index, as they are asked for. */
+  #textChunks: ((Uint8Array | undefined)[] | undefined)[] | undefined;
+  #rawChunks: ((Uint8Array | undefined)[] | undefined)[] | undefined;
   readonly #answers = new Map<string, Uint8Array>();
 
   constructor(tab: Tab) {
@@ -192,18 +193,21 @@ export class Table {
   /** One data row as UTF-8 JSON, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
   rowBytes(index: number, raw: boolean): Uint8Array {
     const grid = this.headerRow + 1 + index;
-    const chunk = this.#grid.chunks[grid >>> CHUNK_BITS];
-    if (chunk === undefined) return encoder.encode(this.rowJson(index, raw));
-    // Whole-tab reads ask row after row: the last chunk's cache is at hand.
-    const last = raw ? this.#lastRaw : this.#lastText;
-    let cache: (Uint8Array | undefined)[];
-    if (last !== undefined && last.chunk === chunk) cache = last.bytes;
-    else {
+    const c = grid >>> CHUNK_BITS;
+    // This table's own list of its chunks' caches: a sorted read asks rows in any order, and an
+    // array index per row costs less than a WeakMap lookup.
+    const caches = raw ? (this.#rawChunks ??= []) : (this.#textChunks ??= []);
+    let cache = caches[c];
+    if (cache === undefined) {
+      const chunk = this.#grid.chunks[c];
+      if (chunk === undefined) return encoder.encode(this.rowJson(index, raw));
       const kept = raw ? this.#rowBytes.raw : this.#rowBytes.text;
-      cache = kept.get(chunk) ?? [];
-      if (!kept.has(chunk)) kept.set(chunk, cache);
-      if (raw) this.#lastRaw = { chunk, bytes: cache };
-      else this.#lastText = { chunk, bytes: cache };
+      cache = kept.get(chunk);
+      if (cache === undefined) {
+        cache = [];
+        kept.set(chunk, cache);
+      }
+      caches[c] = cache;
     }
     const at = grid & (CHUNK_ROWS - 1);
     let bytes = cache[at];
@@ -223,11 +227,6 @@ export class Table {
 interface RowBytes {
   readonly text: WeakMap<Chunk, (Uint8Array | undefined)[]>;
   readonly raw: WeakMap<Chunk, (Uint8Array | undefined)[]>;
-}
-
-interface KeptChunk {
-  readonly chunk: Chunk;
-  readonly bytes: (Uint8Array | undefined)[];
 }
 
 /** The per-column work of a table, done on first use and kept with it. */
