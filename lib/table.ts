@@ -45,8 +45,7 @@ export class Table {
    */
   #rowBytes: RowBytes = { text: new WeakMap(), raw: new WeakMap() };
   /** The caches of `#rowBytes` for this table's chunks, by chunk index, as they are asked for. */
-  #textChunks: ((Uint8Array | undefined)[] | undefined)[] | undefined;
-  #rawChunks: ((Uint8Array | undefined)[] | undefined)[] | undefined;
+  readonly #chunkBytes: ((Uint8Array | undefined)[] | undefined)[] = [];
   readonly #answers = new Map<string, Uint8Array>();
 
   constructor(tab: Tab) {
@@ -193,13 +192,12 @@ export class Table {
   /** One data row as UTF-8 JSON, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
   rowBytes(index: number, raw: boolean): Uint8Array {
     const grid = this.headerRow + 1 + index;
-    const c = grid >>> CHUNK_BITS;
-    // This table's own list of its chunks' caches: a sorted read asks rows in any order, and an
-    // array index per row costs less than a WeakMap lookup.
-    const caches = raw ? (this.#rawChunks ??= []) : (this.#textChunks ??= []);
-    let cache = caches[c];
+    // This table's own list of its chunks' caches (text at 2c, raw at 2c + 1): a sorted read asks
+    // rows in any order, and an array index per row costs less than a WeakMap lookup.
+    const slot = (grid >>> CHUNK_BITS) * 2 + (raw ? 1 : 0);
+    let cache = this.#chunkBytes[slot];
     if (cache === undefined) {
-      const chunk = this.#grid.chunks[c];
+      const chunk = this.#grid.chunks[grid >>> CHUNK_BITS];
       if (chunk === undefined) return encoder.encode(this.rowJson(index, raw));
       const kept = raw ? this.#rowBytes.raw : this.#rowBytes.text;
       cache = kept.get(chunk);
@@ -207,7 +205,7 @@ export class Table {
         cache = [];
         kept.set(chunk, cache);
       }
-      caches[c] = cache;
+      this.#chunkBytes[slot] = cache;
     }
     const at = grid & (CHUNK_ROWS - 1);
     let bytes = cache[at];
