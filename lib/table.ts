@@ -193,7 +193,15 @@ export class Table {
   rowBytes(index: number, raw: boolean): Uint8Array {
     const grid = this.headerRow + 1 + index;
     // This table's own list of its chunks' caches (text at 2c, raw at 2c + 1): a sorted read asks
-    // rows in any order, and an array index per row costs less than a WeakMap lookup.
+    // rows in any order, and an array index per row costs less than a WeakMap lookup. Kept small
+    // so that it inlines into the loop of a whole-tab read; the rest is in #bytesOf.
+    const cache = this.#chunkBytes[(grid >>> CHUNK_BITS) * 2 + (raw ? 1 : 0)];
+    const bytes = cache?.[grid & (CHUNK_ROWS - 1)];
+    return bytes ?? this.#bytesOf(index, grid, raw);
+  }
+
+  /** Encodes a row not encoded yet (and finds its chunk's cache the first time). */
+  #bytesOf(index: number, grid: number, raw: boolean): Uint8Array {
     const slot = (grid >>> CHUNK_BITS) * 2 + (raw ? 1 : 0);
     let cache = this.#chunkBytes[slot];
     if (cache === undefined) {
