@@ -16,13 +16,23 @@
 // per runtime, on copies of the file: at `--log-level warn` (no line per request) and at the
 // default `info` (one JSON line per request, its stderr going to a file, as to a log collector);
 // the info column is measured for the reads.
+//
+// `BENCH_SCALE=1` measures instead how a durable POST's rate follows the tab's size (issue 24): one
+// sheetrest (Node unless BENCH_RUNTIMES says otherwise, `--log-level warn`) per size of BENCH_SIZES
+// (default 1000,100000,1000000), all running at once, each loaded with `POST one row` in turn for
+// ROUNDS rounds (paired: a slow spell on the machine falls on every size alike; before each run
+// every server is left to finish the fold its last run started), the median each and
+// its ratio to the smallest size's (targets: >= 0.8x at 100k rows, >= 0.5x at 1M). The files are
+// .csv, as in the issue's figures (BENCH_FORMAT=xlsx for .xlsx: there a fold, which writes wait
+// for, takes seconds at 100k rows and bounds the rate instead).
 import autocannon from 'autocannon';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, memoryMb, ROOT, startProcess, stopProcess, type Runtime, type Target } from './processes.ts';
-import { generate, writeBenchBook, type Row } from './rows.ts';
+import { generate, writeBenchBook, writeBenchCsv, type Row } from './rows.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -243,7 +253,83 @@ function cell({ rps, p99 }: Measured): string {
   return `${Math.round(rps).toLocaleString('en-US')} (p99 ${p99} ms)`;
 }
 
+/** BENCH_SCALE: the POST rate per tab size, the sizes' servers up together and loaded round-robin. */
+async function runScale(dir: string): Promise<void> {
+  const sizes = (process.env.BENCH_SIZES ?? '1000,100000,1000000').split(',').map(Number);
+  const row = JSON.stringify({ Name: 'Zed Newman', Age: 33, City: 'Lisbon', Score: 50.5, Joined: '2024-03-01', Active: true });
+  console.log(`# POST one row against the tab's size (.${process.env.BENCH_FORMAT ?? 'csv'}): ${SECONDS}s per run, median of ${ROUNDS} round-robin runs, ${CONNECTIONS} connections, Node ${process.version}, ${TOOL} on 127.0.0.1\n`);
+  console.log('| runtime | rows | POST one row, warn (req/s) | runs | ratio to the smallest tab | peak RSS |');
+  console.log('|---|---:|---:|---|---|---:|');
+  const format = process.env.BENCH_FORMAT ?? 'csv';
+  const file = (size: number) => `bench-${size}.${format}`;
+  for (const size of sizes) await (format === 'csv' ? writeBenchCsv : writeBenchBook)(join(dir, file(size)), generate(size));
+  for (const runtime of RUNTIMES) {
+    const targets: Target[] = [];
+    try {
+      for (const size of sizes) {
+        const home = join(dir, `${runtime}-scale-${size}`);
+        await mkdir(home, { recursive: true });
+        await copyFile(join(dir, file(size)), join(home, file(size)));
+        const port = await freePort();
+        const args = ['server/main.ts', join(home, file(size)), '--port', String(port), '--log-level', 'warn', '--state-dir', join(home, 'state')];
+        targets.push(await startProcess({ name: `sheetrest ${runtime} ${size}`, runtime, args, port, probe: `/sheets/bench-${size}?_limit=1`, log: join(home, 'stderr.log') }));
+      }
+      const post = (index: number, seconds = SECONDS) => load(targets[index], { path: `/sheets/bench-${sizes[index]}`, method: 'POST', body: row }, seconds);
+      for (let index = 0; index < sizes.length; index++) await post(index, 1);
+      const runs: Measured[][] = sizes.map(() => []);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (let index = 0; index < sizes.length; index++) {
+          // A server folds its journal once writes stop: the next size's run must not pay for it.
+          await Promise.all(targets.map(quiet));
+          runs[index].push(await post(index));
+        }
+      }
+      const smallest = median(runs[0])!.rps;
+      for (let index = 0; index < sizes.length; index++) {
+        const ours = median(runs[index])!;
+        const errors = runs[index].reduce((sum, run) => sum + run.errors, 0);
+        const all = runs[index].map((run) => Math.round(run.rps)).join(', ');
+        console.log(
+          `| ${runtime} | ${sizes[index].toLocaleString('en-US')} | ${cell(ours)} | ${all} | ${(ours.rps / smallest).toFixed(2)}x | ` +
+            `${memoryMb(targets[index].process, 'VmHWM').toFixed(0)} MB${errors > 0 ? ` — ${errors} errors/non-2xx!` : ''} |`,
+        );
+      }
+    } finally {
+      await Promise.all(targets.map(stopProcess));
+    }
+  }
+}
+
+/** Resolves once the process has used under 5% of a core for half a second (its fold is over), or after a minute. */
+async function quiet(target: Target): Promise<void> {
+  const cpu = () => {
+    try {
+      const fields = readFileSync(`/proc/${target.process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return NaN;
+    }
+  };
+  const ticksPerHalfSecond = 50;
+  const deadline = Date.now() + 60_000;
+  let last = cpu();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = cpu();
+    if (!(now - last > 0.05 * ticksPerHalfSecond)) return;
+    last = now;
+  }
+}
+
 const dir = workDir;
+if (process.env.BENCH_SCALE === '1') {
+  try {
+    await runScale(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 console.log(`# HTTP benchmark: ${SECONDS}s per run, median of ${ROUNDS}, ${CONNECTIONS} connections, Node ${process.version}, ${TOOL} on 127.0.0.1\n`);
 console.log('| runtime | rows | operation | sheetrest, warn (req/s) | sheetrest, info | bare server, same runtime | routed bare server | json-server (Node) | ratio |');
 console.log('|---|---:|---|---:|---:|---:|---:|---:|---|');

@@ -1,6 +1,6 @@
 // The rows the HTTP benchmarks serve: `generate(1000)` gives 1,000 people with names, ages,
 // cities, scores, dates and flags, the same every run; `writeBenchBook` writes them as the
-// one-tab .xlsx (`People`) sheetrest serves.
+// one-tab .xlsx (`People`) sheetrest serves, `writeBenchCsv` as a .csv file.
 import { writeFile } from 'node:fs/promises';
 import * as XLSX from '@e965/xlsx';
 
@@ -40,4 +40,11 @@ export async function writeBenchBook(path: string, rows: readonly Row[]): Promis
   const workbook = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(workbook, sheet, 'People');
   await writeFile(path, XLSX.write(workbook, { type: 'buffer', bookType: 'xlsx' }));
+}
+
+/** The rows as a .csv file (a header line, then one line per row; no field needs quotes). */
+export async function writeBenchCsv(path: string, rows: readonly Row[]): Promise<void> {
+  const lines = [HEADER.join(',')];
+  for (const row of rows) lines.push(HEADER.map((column) => String(row[column])).join(','));
+  await writeFile(path, lines.join('\n') + '\n');
 }

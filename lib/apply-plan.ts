@@ -3,7 +3,8 @@
 // turns the same plan into range writes instead.
 import { deriveTable } from './table.ts';
 import { deriveVersion } from './version.ts';
-import { headerRowIndex, type SheetRow, type Tab, type Workbook } from './workbook.ts';
+import { gridRows, headerRowOf, tabWithRows } from './rows.ts';
+import type { SheetRow, Tab, Workbook } from './workbook.ts';
 import type { WritePlan } from './write-plan.ts';
 
 /**
@@ -16,33 +17,31 @@ export function dataRowToSheetRow(index: number, headerRow = 0): number {
 
 /** Where data row `index` of a tab is in its rows (0-based grid row). */
 export function gridRowOf(tab: Tab, index: number): number {
-  return headerRowIndex(tab.rows) + 1 + index;
+  return headerRowOf(gridRows(tab)) + 1 + index;
 }
 
-/** Applies a plan to a tab, returning a new tab; the old one is left as it was. */
+/**
+ * Applies a plan to a tab, returning a new tab; the old one is left as it was. Its cost follows
+ * the plan, not the tab: the new tab shares every chunk of rows the plan leaves alone (rows.ts).
+ */
 export function applyPlanToTab(tab: Tab, plan: WritePlan): Tab {
-  const rows: SheetRow[] = tab.rows.slice();
-  const firstDataRow = headerRowIndex(tab.rows) + 1;
-  for (const { index, row } of plan.replaced) rows[firstDataRow + index] = row;
-  if (plan.removed.length > 0) {
-    const removed = new Set(plan.removed.map((index) => firstDataRow + index));
-    let kept = 0;
-    for (let position = 0; position < rows.length; position++) {
-      if (!removed.has(position)) rows[kept++] = rows[position];
-    }
-    rows.length = kept;
-  }
+  const before = gridRows(tab);
+  const rows = before.edit();
+  const firstDataRow = headerRowOf(before) + 1;
+  for (const { index, row } of plan.replaced) rows.set(firstDataRow + index, row);
+  if (plan.removed.length > 0) rows.remove(plan.removed.map((index) => firstDataRow + index));
   if (plan.appended !== null) {
     let position = firstDataRow + plan.appended.start;
     while (rows.length < position) rows.push({ text: [], value: [] });
     // Rows below the table are empty up to the last header, but may hold cells right of it:
     // an appended row takes such a row's place and keeps those cells.
     for (const row of plan.appended.rows) {
-      rows[position] = position < rows.length ? keepCellsBeyond(row, rows[position]) : row;
+      if (position < rows.length) rows.set(position, keepCellsBeyond(row, rows.at(position)!));
+      else rows.push(row);
       position++;
     }
   }
-  const next: Tab = tab.visibility === undefined ? { name: tab.name, rows } : { name: tab.name, rows, visibility: tab.visibility };
+  const next = tabWithRows(tab.name, rows.done(), tab.visibility);
   // The next tab's table starts from this one's column indexes rather than from nothing.
   deriveTable(tab, next, plan);
   deriveVersion(tab, next, plan);

@@ -8,8 +8,9 @@
 import type { WritePlan } from './write-plan.ts';
 import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { fold } from './match.ts';
-import { carryRows, composeDelta, emptyDelta, type RowDelta } from './row-delta.ts';
-import { cellText, EMPTY_ROW, headerRowIndex, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
+import type { RowDelta } from './row-delta.ts';
+import { CHUNK_BITS, CHUNK_ROWS, gridRows, headerRowOf, newChunks, type Chunk, type Rows } from './rows.ts';
+import { cellText, EMPTY_ROW, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
 
 export interface Column {
   readonly name: string;
@@ -28,7 +29,7 @@ export class Table {
   readonly rowCount: number;
   /** The header row's index in the tab's rows (0: sheet row 1); data row n is grid row headerRow + 1 + n. */
   readonly headerRow: number;
-  readonly #grid: readonly SheetRow[];
+  readonly #grid: Rows;
   readonly #byName: Map<string, Column>;
   readonly #texts = new Map<number, ColumnText>();
   readonly #values = new Map<number, TypedValue[]>();
@@ -38,14 +39,21 @@ export class Table {
    * it is worked out only when a `*text*` search is about to index, not on every request.
    */
   textIndexRoom: () => number = () => DEFAULT_TEXT_INDEX_BYTES;
-  readonly #rowBytes: { text?: (Uint8Array | undefined)[]; raw?: (Uint8Array | undefined)[] } = {};
+  /**
+   * Each row's UTF-8 JSON, kept per chunk of rows (rows.ts) and shared with the tables a write
+   * derives from this one: a whole-tab read after a write encodes only the chunks the write made.
+   */
+  #rowBytes: RowBytes = { text: new WeakMap(), raw: new WeakMap() };
+  /** The caches of `#rowBytes` for this table's chunks, by chunk index, as they are asked for. */
+  readonly #chunkBytes: ((Uint8Array | undefined)[] | undefined)[] = [];
   readonly #answers = new Map<string, Uint8Array>();
 
   constructor(tab: Tab) {
     this.name = tab.name;
-    this.#grid = tab.rows;
-    this.headerRow = headerRowIndex(tab.rows);
-    const header = tab.rows[this.headerRow] ?? EMPTY_ROW;
+    const rows = gridRows(tab);
+    this.#grid = rows;
+    this.headerRow = headerRowOf(rows);
+    const header = rows.at(this.headerRow) ?? EMPTY_ROW;
     const columns: Column[] = [];
     const byName = new Map<string, Column>();
     let width = 0;
@@ -61,8 +69,8 @@ export class Table {
     this.columns = columns;
     this.width = width;
     this.#byName = byName;
-    let last = tab.rows.length - 1;
-    while (last > this.headerRow && !rowHasValue(tab.rows[last], width)) last--;
+    let last = rows.length - 1;
+    while (last > this.headerRow && !rowHasValue(rows.at(last)!, width)) last--;
     this.rowCount = Math.max(last - this.headerRow, 0);
   }
 
@@ -72,7 +80,7 @@ export class Table {
 
   /** Data row `index` (zero-based): the row `index + 1` rows below the header row. */
   row(index: number): SheetRow {
-    return this.#grid[this.headerRow + 1 + index] ?? EMPTY_ROW;
+    return this.#grid.at(this.headerRow + 1 + index) ?? EMPTY_ROW;
   }
 
   /** The case-folded displayed text of one column, for every data row; computed once per table. */
@@ -125,15 +133,30 @@ export class Table {
   derive(tab: Tab, plan: WritePlan): Table {
     const next = new Table(tab);
     // A plan never changes the header row; a tab with other headers shares nothing.
-    if (next.headerRow !== this.headerRow || tab.rows[next.headerRow] !== this.#grid[this.headerRow]) return next;
-    // Each row's kept UTF-8 goes with it: a whole-tab read after a write encodes only the rows
-    // the write touched, instead of making a new small buffer for every row of every version.
-    const kinds = ['text', 'raw'] as const;
-    if (this.#rowBytes.text !== undefined || this.#rowBytes.raw !== undefined) {
-      const delta = composeDelta(emptyDelta(this.rowCount), plan, next.rowCount);
-      for (const kind of kinds) {
-        const kept = this.#rowBytes[kind];
-        if (kept !== undefined) next.#rowBytes[kind] = carryRows<Uint8Array | undefined>(delta, kept, next.rowCount, () => undefined);
+    if (next.headerRow !== this.headerRow || next.#grid.at(next.headerRow) !== this.#grid.at(this.headerRow)) return next;
+    // The same columns: a chunk both tables hold encodes to the same bytes in each, and a chunk
+    // the write made takes the bytes of the rows it kept (a read after a write encodes only the
+    // rows the write touched).
+    next.#rowBytes = this.#rowBytes;
+    const removed = plan.removed.map((index) => this.headerRow + 1 + index);
+    for (const { chunk, origins } of newChunks(this.#grid, next.#grid, removed)) {
+      for (const kept of [this.#rowBytes.text, this.#rowBytes.raw]) {
+        if (kept.has(chunk)) continue;
+        let bytes: (Uint8Array | undefined)[] | undefined;
+        // Rows come in runs from one chunk: its kept bytes are looked up once per run.
+        let fromChunk: Chunk | undefined;
+        let fromBytes: (Uint8Array | undefined)[] | undefined;
+        for (let index = 0; index < chunk.length; index++) {
+          const old = origins[index];
+          if (old === -1) continue;
+          if (this.#grid.chunks[old >>> CHUNK_BITS] !== fromChunk) {
+            fromChunk = this.#grid.chunks[old >>> CHUNK_BITS];
+            fromBytes = kept.get(fromChunk);
+          }
+          const from = fromBytes?.[old & (CHUNK_ROWS - 1)];
+          if (from !== undefined) (bytes ??= [])[index] = from;
+        }
+        if (bytes !== undefined) kept.set(chunk, bytes);
       }
     }
     const composed = new Map<RowDelta, RowDelta>();
@@ -168,11 +191,35 @@ export class Table {
 
   /** One data row as UTF-8 JSON, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
   rowBytes(index: number, raw: boolean): Uint8Array {
-    const cache = raw ? (this.#rowBytes.raw ??= new Array(this.rowCount)) : (this.#rowBytes.text ??= new Array(this.rowCount));
-    let bytes = cache[index];
+    const grid = this.headerRow + 1 + index;
+    // This table's own list of its chunks' caches (text at 2c, raw at 2c + 1): a sorted read asks
+    // rows in any order, and an array index per row costs less than a WeakMap lookup. Kept small
+    // so that it inlines into the loop of a whole-tab read; the rest is in #bytesOf.
+    const cache = this.#chunkBytes[(grid >>> CHUNK_BITS) * 2 + (raw ? 1 : 0)];
+    const bytes = cache?.[grid & (CHUNK_ROWS - 1)];
+    return bytes ?? this.#bytesOf(index, grid, raw);
+  }
+
+  /** Encodes a row not encoded yet (and finds its chunk's cache the first time). */
+  #bytesOf(index: number, grid: number, raw: boolean): Uint8Array {
+    const slot = (grid >>> CHUNK_BITS) * 2 + (raw ? 1 : 0);
+    let cache = this.#chunkBytes[slot];
+    if (cache === undefined) {
+      const chunk = this.#grid.chunks[grid >>> CHUNK_BITS];
+      if (chunk === undefined) return encoder.encode(this.rowJson(index, raw));
+      const kept = raw ? this.#rowBytes.raw : this.#rowBytes.text;
+      cache = kept.get(chunk);
+      if (cache === undefined) {
+        cache = [];
+        kept.set(chunk, cache);
+      }
+      this.#chunkBytes[slot] = cache;
+    }
+    const at = grid & (CHUNK_ROWS - 1);
+    let bytes = cache[at];
     if (bytes === undefined) {
       bytes = encoder.encode(this.rowJson(index, raw));
-      cache[index] = bytes;
+      cache[at] = bytes;
     }
     return bytes;
   }
@@ -181,6 +228,11 @@ export class Table {
   rowJson(index: number, raw: boolean): string {
     return objectJson(this.columns, this.row(index), raw);
   }
+}
+
+interface RowBytes {
+  readonly text: WeakMap<Chunk, (Uint8Array | undefined)[]>;
+  readonly raw: WeakMap<Chunk, (Uint8Array | undefined)[]>;
 }
 
 /** The per-column work of a table, done on first use and kept with it. */

@@ -1,27 +1,36 @@
 // Validators for HTTP caching: a version of each tab that changes whenever its content does, and
 // the strong ETags built from it. A version is a 64-bit hash of the tab's rows (each cell's text
 // and typed value), so the same content has the same version whichever way it was reached: loaded
-// from a file, replayed from a journal after a restart, or derived by a write. A write derives the
-// next tab's row hashes from the last tab's, hashing only the rows it changed, so keeping versions
-// costs a pass over the row hashes per write, not over the cells.
+// from a file, replayed from a journal after a restart, or derived by a write. Row hashes are kept
+// per chunk of rows (rows.ts) and a tab keeps its hasher's state after each chunk, so a write that
+// appends a row hashes that row and redoes the version from its chunk on: a few thousand steps,
+// whatever the tab's size.
 //
 // An ETag names what it validates and the request it answers: `"t<tab version>-<request digest>"`
 // for a tab's rows, `"r<row hash>-<digest>"` for one row read by index (it survives writes to
 // other rows), `"w<workbook version>-<digest>"` for `/tabs`. `If-Match` on a write compares the
 // validator part only, so any read of the tab (or of the row) gives a usable precondition.
 import type { WritePlan } from './write-plan.ts';
-import { headerRowIndex, isSheetDate, type SheetRow, type Tab, type Workbook } from './workbook.ts';
+import { CHUNK_BITS, CHUNK_ROWS, gridRows, headerRowOf, newChunks, sharedChunks, type Chunk } from './rows.ts';
+import { isSheetDate, type SheetRow, type Tab, type Workbook } from './workbook.ts';
 
 /** A validator's kind: the rows of a tab, one row, or the list of tabs. */
 export type ValidatorKind = 't' | 'r' | 'w';
 
+/**
+ * A tab's version hashes its name, then each row's two lanes in order; kept so that a write
+ * redoes only what follows its first changed chunk: `states` holds the hasher's two lanes after
+ * each chunk (chunk c at 2c and 2c + 1), the first `known` of them worked out.
+ */
 interface TabHashes {
-  /** Two 32-bit lanes per row of the tab (grid row p at 2p and 2p + 1). */
-  readonly rows: Int32Array;
+  readonly states: Int32Array;
+  known: number;
   version?: string;
 }
 
 const tabHashes = new WeakMap<Tab, TabHashes>();
+/** Two 32-bit lanes per row of a chunk (its row i at 2i and 2i + 1), kept with the chunk. */
+const chunkHashes = new WeakMap<Chunk, Int32Array>();
 const workbookVersions = new WeakMap<Workbook, string>();
 
 /** The tab's content version: 16 hex digits. Computed once per tab object. */
@@ -29,9 +38,20 @@ export function tabVersion(tab: Tab): string {
   const hashes = hashesOf(tab);
   if (hashes.version === undefined) {
     const hasher = new Hasher();
-    hasher.text(tab.name);
-    const rows = hashes.rows;
-    for (let index = 0; index < rows.length; index += 2) hasher.pair(rows[index], rows[index + 1]);
+    const { chunks } = gridRows(tab);
+    const states = hashes.states;
+    if (hashes.known === 0) hasher.text(tab.name);
+    else {
+      hasher.h1 = states[hashes.known * 2 - 2];
+      hasher.h2 = states[hashes.known * 2 - 1];
+    }
+    for (let c = hashes.known; c < chunks.length; c++) {
+      const rows = rowHashesOf(chunks[c]);
+      for (let index = 0; index < rows.length; index += 2) hasher.pair(rows[index], rows[index + 1]);
+      states[c * 2] = hasher.h1;
+      states[c * 2 + 1] = hasher.h2;
+    }
+    hashes.known = chunks.length;
     hashes.version = hasher.digest();
   }
   return hashes.version;
@@ -39,9 +59,13 @@ export function tabVersion(tab: Tab): string {
 
 /** The version of data row `gridRow` (0-based in the tab's rows): its cells' hash. */
 export function rowVersion(tab: Tab, gridRow: number): string {
-  const rows = hashesOf(tab).rows;
+  const rows = gridRows(tab);
   const hasher = new Hasher();
-  if (gridRow * 2 < rows.length) hasher.pair(rows[gridRow * 2], rows[gridRow * 2 + 1]);
+  if (gridRow >= 0 && gridRow < rows.length) {
+    const lanes = rowHashesOf(rows.chunks[gridRow >>> CHUNK_BITS]);
+    const at = (gridRow & (CHUNK_ROWS - 1)) * 2;
+    hasher.pair(lanes[at], lanes[at + 1]);
+  }
   return hasher.digest();
 }
 
@@ -62,30 +86,44 @@ export function workbookVersion(workbook: Workbook): string {
 }
 
 /**
- * `next` is `tab` with `plan` applied (`applyPlanToTab`): when `tab`'s rows were hashed, the next
- * tab's are derived, rehashing only rows that are not the very same objects as before.
+ * `next` is `tab` with `plan` applied (`applyPlanToTab`): when `tab`'s version was worked out,
+ * the next tab keeps its hasher's states up to the first chunk the plan changed, and each new
+ * chunk takes the row hashes of the rows it shares with the tab before (the same objects), so
+ * only the rows the plan wrote are hashed cell by cell.
  */
 export function deriveVersion(tab: Tab, next: Tab, plan: WritePlan): void {
   const parent = tabHashes.get(tab);
   if (parent === undefined || tabHashes.has(next)) return;
-  const firstDataRow = headerRowIndex(tab.rows) + 1;
-  const removed = new Set(plan.removed.map((index) => firstDataRow + index));
-  const rows = new Int32Array(next.rows.length * 2);
-  let position = 0;
-  for (let old = 0; old < tab.rows.length && position < next.rows.length; old++) {
-    if (removed.has(old)) continue;
-    // Identity, not the plan, decides what is rehashed: a row the plan replaced (or an appended
-    // row that took an empty row's place) is a new object, so a hash is never carried over wrongly.
-    if (next.rows[position] === tab.rows[old]) {
-      rows[position * 2] = parent.rows[old * 2];
-      rows[position * 2 + 1] = parent.rows[old * 2 + 1];
-    } else {
-      hashRowInto(next.rows[position], rows, position);
+  const before = gridRows(tab);
+  const after = gridRows(next);
+  const same = Math.min(parent.known, sharedChunks(before, after));
+  const states = new Int32Array(after.chunks.length * 2);
+  states.set(parent.states.subarray(0, same * 2));
+  tabHashes.set(next, { states, known: same });
+  const firstDataRow = headerRowOf(before) + 1;
+  // The chunk the last carried row came from, and its hashes: rows come in runs from one chunk.
+  let fromChunk: Chunk | undefined;
+  let fromLanes: Int32Array | undefined;
+  for (const { chunk, origins } of newChunks(before, after, plan.removed.map((index) => firstDataRow + index))) {
+    if (chunkHashes.has(chunk)) continue;
+    const lanes = new Int32Array(chunk.length * 2);
+    for (let index = 0; index < chunk.length; index++) {
+      // Identity, not the plan, decides what is rehashed: a row the plan replaced (or an appended
+      // row that took an empty row's place) is a new object, so a hash is never carried over wrongly.
+      const old = origins[index];
+      if (old !== -1 && before.chunks[old >>> CHUNK_BITS] !== fromChunk) {
+        fromChunk = before.chunks[old >>> CHUNK_BITS];
+        fromLanes = chunkHashes.get(fromChunk);
+      }
+      const from = old === -1 ? undefined : fromLanes;
+      if (from !== undefined) {
+        const at = (old & (CHUNK_ROWS - 1)) * 2;
+        lanes[index * 2] = from[at];
+        lanes[index * 2 + 1] = from[at + 1];
+      } else hashRowInto(chunk[index], lanes, index);
     }
-    position++;
+    chunkHashes.set(chunk, lanes);
   }
-  for (; position < next.rows.length; position++) hashRowInto(next.rows[position], rows, position);
-  tabHashes.set(next, { rows });
 }
 
 /** An ETag: `"<kind><version>-<digest of the request key>"`. */
@@ -188,12 +226,21 @@ function hex(word: number): string {
 function hashesOf(tab: Tab): TabHashes {
   let hashes = tabHashes.get(tab);
   if (hashes === undefined) {
-    const rows = new Int32Array(tab.rows.length * 2);
-    for (let position = 0; position < tab.rows.length; position++) hashRowInto(tab.rows[position], rows, position);
-    hashes = { rows };
+    hashes = { states: new Int32Array(gridRows(tab).chunks.length * 2), known: 0 };
     tabHashes.set(tab, hashes);
   }
   return hashes;
+}
+
+/** The row hashes of a chunk, worked out once per chunk (versions of a tab share chunks). */
+function rowHashesOf(chunk: Chunk): Int32Array {
+  let lanes = chunkHashes.get(chunk);
+  if (lanes === undefined) {
+    lanes = new Int32Array(chunk.length * 2);
+    for (let index = 0; index < chunk.length; index++) hashRowInto(chunk[index], lanes, index);
+    chunkHashes.set(chunk, lanes);
+  }
+  return lanes;
 }
 
 /**

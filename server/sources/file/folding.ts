@@ -10,6 +10,7 @@
 import { realpath, unlink } from 'node:fs/promises';
 import { commitTempFile, errorCode, fileIdentity, isPermissionError, writeTempFile } from '../../durable/disk.ts';
 import { FoldBackoff, RETRY_CAP_MS } from './backoff.ts';
+import { gridRows } from '../../../lib/rows.ts';
 import { formatCsvInSteps } from './csv/fold.ts';
 import { runFold } from './fold-runner.ts';
 import type { Freshness } from './freshness.ts';
@@ -122,7 +123,9 @@ export class Folding {
 
   /** The CSV file of the rows held here, in pieces (csv/fold.ts). */
   async #csvFold(): Promise<{ kind: 'folded'; bytes: readonly Uint8Array[]; fingerprint: string }> {
-    const { pieces, fingerprint: print } = await formatCsvInSteps(this.#state.durable.tabs[0]?.rows ?? [], this.#state.csvStyle);
+    // Through the tab's chunks, whose lines the last fold kept (csv/fold.ts).
+    const tab = this.#state.durable.tabs[0];
+    const { pieces, fingerprint: print } = await formatCsvInSteps(tab === undefined ? [] : gridRows(tab), this.#state.csvStyle);
     return { kind: 'folded', bytes: pieces, fingerprint: print };
   }
 

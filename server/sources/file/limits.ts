@@ -3,7 +3,8 @@
 // characters") instead of a 201 whose fold can never succeed. CSV stores anything.
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
-import { headerRowIndex, type SheetRow, type Workbook } from '../../../lib/workbook.ts';
+import { gridRows, headerRowOf } from '../../../lib/rows.ts';
+import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import type { FileFormat } from './format.ts';
 import type { JournalEntry } from './journal.ts';
 
@@ -46,10 +47,12 @@ export function refuseUnstorable(format: FileFormat, plan: WritePlan, after: Wor
   const limits = FORMAT_LIMITS[format];
   if (limits === null) return null;
   const tab = after.tabs.find((candidate) => candidate.name === plan.tab);
-  if (tab !== undefined && tab.rows.length > limits.rows) {
-    return apiError('invalid_body', `The tab "${plan.tab}" would have ${count(tab.rows.length)} rows; an .${format} sheet holds at most ${count(limits.rows)}. Nothing was written.`);
+  // Through the tab's chunks: its `rows` array would be built for this alone (lib/rows.ts).
+  const rows = tab === undefined ? undefined : gridRows(tab);
+  if (rows !== undefined && rows.length > limits.rows) {
+    return apiError('invalid_body', `The tab "${plan.tab}" would have ${count(rows.length)} rows; an .${format} sheet holds at most ${count(limits.rows)}. Nothing was written.`);
   }
-  const headers = tab === undefined ? [] : (tab.rows[headerRowIndex(tab.rows)]?.text ?? []);
+  const headers = rows === undefined ? [] : (rows.at(headerRowOf(rows))?.text ?? []);
   for (const [index, row] of writtenRows(plan)) {
     const problem = unstorableCell(row, limits);
     if (problem === null) continue;

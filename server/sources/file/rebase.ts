@@ -4,6 +4,7 @@
 // planned; its appended rows go after whatever the tab ends with now.
 import { applyPlan, gridRowOf } from '../../../lib/apply-plan.ts';
 import type { WritePlan } from '../../../lib/write-plan.ts';
+import { gridRows } from '../../../lib/rows.ts';
 import { tableOf } from '../../../lib/table.ts';
 import type { SheetRow, Tab, TypedValue, Workbook } from '../../../lib/workbook.ts';
 import type { Expected, JournalEntry } from './journal.ts';
@@ -20,7 +21,7 @@ export function expectationOf(workbook: Workbook, plan: WritePlan): Expected {
   const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
   if (tab === undefined) return { dataRows: 0, rows: [] };
   const indexes = [...new Set([...plan.replaced.map((replaced) => replaced.index), ...plan.removed])].sort((a, b) => a - b);
-  return { dataRows: dataRowCount(tab), rows: indexes.map((index) => [index, trimmedValues(tab.rows[gridRowOf(tab, index)])] as const) };
+  return { dataRows: dataRowCount(tab), rows: indexes.map((index) => [index, trimmedValues(gridRows(tab).at(gridRowOf(tab, index)))] as const) };
 }
 
 function trimmedValues(row: SheetRow | undefined): TypedValue[] {
@@ -42,7 +43,7 @@ export function replan(workbook: Workbook, entry: JournalEntry): WritePlan | nul
   const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
   if (tab === undefined) return null;
   for (const [index, values] of expected.rows) {
-    if (!sameRow(trimmedValues(tab.rows[gridRowOf(tab, index)]), values)) return null;
+    if (!sameRow(trimmedValues(gridRows(tab).at(gridRowOf(tab, index))), values)) return null;
   }
   if (plan.appended === null) return plan;
   const shift = dataRowCount(tab) - expected.dataRows;
@@ -84,7 +85,7 @@ export function keepCells(workbook: Workbook, plan: WritePlan): void {
   const tab = workbook.tabs.find((candidate) => candidate.name === plan.tab);
   if (tab === undefined) return;
   for (const replaced of plan.replaced) {
-    const before = tab.rows[gridRowOf(tab, replaced.index)];
+    const before = gridRows(tab).at(gridRowOf(tab, replaced.index));
     if (before === undefined) continue;
     rememberReplacedCells(before, replaced.row, replaced.columns);
     keepVerbatim(before, replaced.row, replaced.columns);

@@ -17,6 +17,7 @@
 //   this batch's own writes, applied to the kept tab as Google confirms them, have changed since.
 import { isEmptyPlan, type WritePlan } from '../../../lib/write-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
+import { gridRows } from '../../../lib/rows.ts';
 import type { Tab, Workbook } from '../../../lib/workbook.ts';
 import type { Planned } from '../source.ts';
 import type { SpreadsheetCoordination } from './shared-spreadsheet.ts';
@@ -321,7 +322,7 @@ export class GroupCommit {
       } else if (kind === 'cells') {
         const sheetId = reader.cache.sheetIds().get(tab);
         if (sheetId === undefined) throw apiError('tab_not_found', `The tab "${tab}" no longer exists.`);
-        const requests = plannedSteps.flatMap((step) => cellRequests(sheetId, step.plan, headerRowOf(step), step.before?.rows.length ?? 0));
+        const requests = plannedSteps.flatMap((step) => cellRequests(sheetId, step.plan, headerRowOf(step), step.before === undefined ? 0 : gridRows(step.before).length));
         await this.#deps.call('write', 'once', watched((signal) => api.batchUpdate(requests, signal)));
       } else {
         const requests = deleteRequest(plannedSteps, reader.cache.sheetIds());

@@ -7,7 +7,8 @@
 // On a tab read in the batch, writes of mixed kinds are one `spreadsheets.batchUpdate` of cell
 // and row requests (encode-cells.ts). A segment stays under Google's recommended 2 MB payload
 // and a bounded number of writes.
-import { headerRowIndex, type Tab } from '../../../lib/workbook.ts';
+import { gridRows, headerRowOf as headerRowOfRows } from '../../../lib/rows.ts';
+import type { Tab } from '../../../lib/workbook.ts';
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import { appendedValues, deleteRequests, replacedRanges, sheetRowOf, type DeleteDimensionRequest, type UserEnteredValue, type ValueRange } from './encode-plan.ts';
 
@@ -80,7 +81,8 @@ function rowBytes(texts: readonly string[]): number {
 }
 
 export function headerRowOf(step: PlannedStep): number {
-  return step.before === undefined ? 0 : headerRowIndex(step.before.rows);
+  // Through the tab's chunks: a tab a write made would otherwise build its rows array (lib/rows.ts).
+  return step.before === undefined ? 0 : headerRowOfRows(gridRows(step.before));
 }
 
 /** Appends to one tab: every row in order, placed from the first step's start (`'People'!A62`). */

@@ -43,6 +43,19 @@ function recordOf(row: SheetRow, record: RecordText): string {
   return formatted(row) + ','.repeat(record.commas);
 }
 
+/** A row's line: its record and its line ending (its own, kept from the file, or the file's). */
+export function formatLine(row: SheetRow, style: CsvStyle): string {
+  const kept = sources.get(row);
+  if (typeof kept === 'object' && 'lineEnding' in kept) return recordOf(row, kept.record) + kept.lineEnding;
+  return (kept === undefined ? formatted(row) : recordOf(row, kept)) + style.lineEnding;
+}
+
+/** The line ending `formatLine` ends a row's line with. */
+export function lineEndingOf(row: SheetRow, style: CsvStyle): string {
+  const kept = sources.get(row);
+  return typeof kept === 'object' && 'lineEnding' in kept ? kept.lineEnding : style.lineEnding;
+}
+
 /**
  * The text of `rows` from `start` to `end` (exclusive), each followed by its line ending: its
  * own, or the file's; none after the last row of a file that had no final newline.
@@ -50,12 +63,8 @@ function recordOf(row: SheetRow, record: RecordText): string {
 export function formatRecords(rows: readonly SheetRow[], style: CsvStyle, start = 0, end = rows.length): string {
   let text = '';
   for (let index = start; index < end; index++) {
-    const row = rows[index];
-    const kept = sources.get(row);
-    const ownEnding = typeof kept === 'object' && 'lineEnding' in kept;
-    const record = ownEnding ? kept.record : kept;
-    text += record === undefined ? formatted(row) : recordOf(row, record);
-    if (index < rows.length - 1 || style.finalNewline) text += ownEnding ? kept.lineEnding : style.lineEnding;
+    const line = formatLine(rows[index], style);
+    text += index < rows.length - 1 || style.finalNewline ? line : line.slice(0, line.length - lineEndingOf(rows[index], style).length);
   }
   return text;
 }
