@@ -9,6 +9,7 @@ import type { FileFormat } from './format.ts';
 import { fingerprint } from '../../durable/disk.ts';
 import type { JournalEntry } from './journal.ts';
 import { applyKeepingCells } from './rebase.ts';
+import type { AlterPart } from './xml/well-formed.ts';
 
 export interface FoldJob {
   /** The workbook file, read by whoever runs the job (a worker reads it itself: nothing big is copied between threads). */
@@ -27,13 +28,16 @@ export type FoldResult =
   /** The bytes are not the file the entries were planned on: look at the file again. */
   | { readonly kind: 'changed' };
 
-/** The whole fold of `bytes`, the file read now; throws an Error when they cannot be decoded or written (the journal keeps the writes). */
-export function foldFile(job: FoldJob, bytes: Uint8Array): FoldResult {
+/**
+ * The whole fold of `bytes`, the file read now; throws an Error when they cannot be decoded or
+ * written, or a written part would not be well-formed XML (the journal keeps the writes).
+ */
+export function foldFile(job: FoldJob, bytes: Uint8Array, alterPart?: AlterPart): FoldResult {
   if (fingerprint(bytes) !== job.expected) return { kind: 'changed' };
   const decoded = decodeWorkbook(bytes, job.format, job.tabName);
   const plans = job.entries.map((entry) => entry.plan);
   // Each replaced row keeps the source cells of the columns it did not set (write-cells.ts).
   const workbook = plans.reduce(applyKeepingCells, decoded.workbook);
-  const encoded = encodeWorkbook(workbook, decoded, plans).bytes;
+  const encoded = encodeWorkbook(workbook, decoded, plans, alterPart).bytes;
   return { kind: 'folded', bytes: encoded, fingerprint: fingerprint(encoded) };
 }

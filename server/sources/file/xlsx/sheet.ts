@@ -7,7 +7,7 @@
 import type { SheetRow } from '../../../../lib/workbook.ts';
 import { sameValue } from '../write-cells.ts';
 import { DATE_FORMAT, DATE_TIME_FORMAT, TIME_FORMAT } from '../dates.ts';
-import { attribute } from './package.ts';
+import { attribute, startTags, withAttribute } from '../xml/attributes.ts';
 import { cellContent, columnIndex, columnName } from './cells.ts';
 import { RowShift } from './ranges.ts';
 import type { Styles } from './styles.ts';
@@ -114,17 +114,19 @@ function renumberRow(row: XmlRow, number: number, shift: RowShift): XmlRow {
 
 /** Every `r="B7"` of the cells in `xml` moved to row `number`, and shared formulas' ranges with them. */
 function renumberCells(xml: string, number: number, shift: RowShift): string {
-  let cells = xml.replace(CELL_REF, `$1$2${number}"`);
+  // Either quote, as the file wrote it: `r='B7'` becomes `r='B5'`.
+  let cells = xml.replace(CELL_REF, `$1$2$3${number}$2`);
   // A shared or array formula's range moves with the rows it covers.
-  if (shift.removesRows && cells.includes('ref="')) cells = cells.replace(FORMULA_REF, (_all, head: string, ref: string) => `${head}${shift.shiftRef(ref) ?? ref}"`);
+  if (shift.removesRows && cells.includes('ref')) cells = cells.replace(FORMULA_REF, (_all, head: string, quote: string, ref: string) => `${head}${quote}${shift.shiftRef(ref) ?? ref}${quote}`);
   return cells;
 }
 
-const CELL_REF = /(<(?:\w+:)?c\b[^>]*?\sr=")([A-Za-z]+)\d+"/g;
-const FORMULA_REF = /(<(?:\w+:)?f\b[^>]*?\sref=")([^"]*)"/g;
+const CELL_REF = /(<(?:\w+:)?c\b[^>]*?\sr\s*=\s*)(["'])([A-Za-z]+)\d+\2/g;
+const FORMULA_REF = /(<(?:\w+:)?f\b[^>]*?\sref\s*=\s*)(["'])([^"']*)\2/g;
 
+/** The row's `r` set, in place (whichever quote it had) or added after the name. */
 function setRowNumber(start: string, number: number): string {
-  return /\sr="\d*"/.test(start) ? start.replace(/\sr="\d*"/, ` r="${number}"`) : start.replace(/^<((?:\w+:)?row)\b/, `<$1 r="${number}"`);
+  return withAttribute(start, 'r', String(number));
 }
 
 function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, prefix: string, shift: RowShift, inherited: (column: number) => number | null, styles: Styles, date1904: boolean): XmlRow | null {
@@ -161,7 +163,7 @@ function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, pre
   }
   if (origin === undefined && cells.length === 0) return null;
   // `spans` is only a hint for readers, and written cells may fall outside it.
-  const start = setRowNumber(origin?.start.replace(/\sspans="[^"]*"/, '').replace(/\/>$/, '>') ?? `<${prefix}row>`, number);
+  const start = setRowNumber(origin === undefined ? `<${prefix}row>` : withAttribute(origin.start, 'spans', null).replace(/\s*\/>$/, '>'), number);
   const inner = cells.map((cell) => cell.xml).join('');
   return { number, start, inner, cells, xml: `${start}${inner}</${prefix}row>` };
 }
@@ -178,7 +180,7 @@ function styleAbove(rows: readonly XmlRow[], column: number): number | null {
 
 /** `<col min="2" max="3" style="4"/>` -> columns B and C take style 4. */
 function parseColumnStyles(head: string): (column: number) => number | null {
-  const spans = (head.match(/<(?:\w+:)?col\b[^>]*>/g) ?? []).flatMap((tag) => {
+  const spans = startTags(head, 'col').flatMap((tag) => {
     const style = attribute(tag, 'style');
     return style === null ? [] : [{ min: Number(attribute(tag, 'min')) - 1, max: Number(attribute(tag, 'max')) - 1, style: Number(style) }];
   });
@@ -193,7 +195,7 @@ function parseColumnStyles(head: string): (column: number) => number | null {
 function withDimension(head: string, rows: readonly XmlRow[]): string {
   const tag = /<(?:\w+:)?dimension\b[^>]*>/.exec(head);
   if (tag === null) return head;
-  const oldEnd = /:?\$?([A-Za-z]+)\$?\d+"/.exec(attribute(tag[0], 'ref') === null ? '' : `${attribute(tag[0], 'ref')}"`);
+  const oldEnd = /\$?([A-Za-z]+)\$?\d+$/.exec(attribute(tag[0], 'ref') ?? '');
   let lastColumn = oldEnd === null ? 0 : columnIndex(oldEnd[1]);
   let lastRow = 0;
   for (const row of rows) {
@@ -202,7 +204,7 @@ function withDimension(head: string, rows: readonly XmlRow[]): string {
     for (const cell of row.cells ?? []) lastColumn = Math.max(lastColumn, cell.column);
   }
   const ref = lastRow === 0 ? 'A1' : `A1:${columnName(lastColumn)}${lastRow}`;
-  return head.slice(0, tag.index) + tag[0].replace(/\sref="[^"]*"/, ` ref="${ref}"`) + head.slice(tag.index + tag[0].length);
+  return head.slice(0, tag.index) + withAttribute(tag[0], 'ref', ref) + head.slice(tag.index + tag[0].length);
 }
 
 /**
@@ -211,9 +213,9 @@ function withDimension(head: string, rows: readonly XmlRow[]): string {
  * would otherwise refuse the file).
  */
 function dropOrphanSharedFormulas(body: string): string {
-  if (!body.includes('t="shared"')) return body;
+  if (!/\st\s*=\s*["']shared["']/.test(body)) return body;
   const masters = new Set<string>();
-  for (const tag of body.match(/<(?:\w+:)?f\b[^>]*>/g) ?? []) {
+  for (const tag of startTags(body, 'f')) {
     if (attribute(tag, 't') === 'shared' && attribute(tag, 'ref') !== null) masters.add(attribute(tag, 'si') ?? '');
   }
   return body.replace(/<(?:\w+:)?f\b[^>]*?(?:\/>|>[^<]*<\/(?:\w+:)?f>)/g, (element) => {
