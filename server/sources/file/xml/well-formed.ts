@@ -6,7 +6,9 @@
 // alone (a fold's one or two), scanning with indexOf and char codes: for its cost on a 100k-row
 // sheet see docs/benchmarks.md ("Well-formedness check").
 
+const LT = 60;
 const GT = 62;
+const AMP = 38;
 const SLASH = 47;
 const BANG = 33;
 const QUESTION = 63;
@@ -14,15 +16,11 @@ const EQUALS = 61;
 const QUOTE = 34;
 const APOSTROPHE = 39;
 
-/** Characters XML 1.0 does not allow, even escaped as text (the writers spell them `_x0001_`). */
-const FORBIDDEN_CHARACTER = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 const PREDEFINED_ENTITIES = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
 
 /** Null when `xml` is well-formed, else what is wrong and where (line and column, 1-based). */
 export function wellFormedProblem(xml: string): string | null {
-  const forbidden = FORBIDDEN_CHARACTER.exec(xml);
-  if (forbidden !== null) return located(xml, forbidden.index, `character U+${forbidden[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}, which XML does not allow`);
-  return new Checker(xml).run();
+  return scan(xml);
 }
 
 /**
@@ -42,159 +40,199 @@ export function checkWrittenParts(parts: ReadonlyMap<string, string>): void {
   }
 }
 
-class Checker {
-  readonly #xml: string;
-  readonly #open: string[] = [];
-  #rootSeen = false;
-  /** Inside a DOCTYPE other entities may be declared: then any name is taken. */
-  #anyEntity = false;
-
-  constructor(xml: string) {
-    this.#xml = xml;
-  }
-
-  run(): string | null {
-    const xml = this.#xml;
-    let at = xml.charCodeAt(0) === 0xfeff ? 1 : 0;
-    while (at < xml.length) {
-      const lt = xml.indexOf('<', at);
-      const textEnd = lt === -1 ? xml.length : lt;
-      if (textEnd > at) {
-        const problem = this.#text(at, textEnd);
-        if (problem !== null) return problem;
+/**
+ * The scan, one function over local variables (a class with private fields and a method per tag
+ * took six times as long: 5 million tags in a 100k-row sheet). Names are compared as offsets into
+ * the text and sliced only to say what is wrong.
+ */
+function scan(xml: string): string | null {
+  const length = xml.length;
+  let openStart = new Int32Array(64);
+  let openLength = new Int32Array(64);
+  let depth = 0;
+  // Reused for every tag (an array emptied and refilled per tag kept the collector busy).
+  let attributeStart = new Int32Array(16);
+  let attributeLength = new Int32Array(16);
+  let attributes = 0;
+  let rootSeen = false;
+  // After a DOCTYPE, entities it declares may be used: then any name is taken.
+  let anyEntity = false;
+  let at = xml.charCodeAt(0) === 0xfeff ? 1 : 0;
+  while (at < length) {
+    const lt = xml.indexOf('<', at);
+    const textEnd = lt === -1 ? length : lt;
+    if (depth === 0) {
+      for (let k = at; k < textEnd; k++) if (!isSpace(xml.charCodeAt(k))) return located(xml, k, 'text outside the root element');
+    } else {
+      // Char by char within the text: an indexOf would run on to the next `&` far beyond it.
+      for (let k = at; k < textEnd; k++) {
+        const char = xml.charCodeAt(k);
+        if (char === AMP) {
+          const problem = referenceProblem(xml, k, textEnd, anyEntity);
+          if (problem !== null) return problem;
+        } else if (isForbidden(char)) {
+          return forbidden(xml, k);
+        } else if (char === GT && k >= at + 2 && xml.charCodeAt(k - 1) === 93 && xml.charCodeAt(k - 2) === 93) {
+          return located(xml, k - 2, '"]]>" in text');
+        }
       }
-      if (lt === -1) break;
-      const next = xml.charCodeAt(lt + 1);
-      const end = next === BANG ? this.#declaration(lt) : next === QUESTION ? this.#instruction(lt) : next === SLASH ? this.#endTag(lt) : this.#startTag(lt);
+    }
+    if (lt === -1) break;
+    const next = xml.charCodeAt(lt + 1);
+    if (next === BANG || next === QUESTION) {
+      const end = next === QUESTION ? instructionEnd(xml, lt) : declarationEnd(xml, lt, depth, rootSeen);
       if (typeof end === 'string') return end;
+      if (xml.startsWith('<!DOCTYPE', lt)) anyEntity = true;
       at = end;
+      continue;
     }
-    if (this.#open.length > 0) return located(xml, xml.length, `<${this.#open[this.#open.length - 1]}> is never closed`);
-    if (!this.#rootSeen) return 'it has no root element';
-    return null;
-  }
-
-  /** Text between tags: whitespace only outside the root; references that resolve, and no `]]>`, inside it. */
-  #text(start: number, end: number): string | null {
-    const xml = this.#xml;
-    if (this.#open.length === 0) {
-      for (let at = start; at < end; at++) if (!isSpace(xml.charCodeAt(at))) return located(xml, at, 'text outside the root element');
-      return null;
-    }
-    for (let amp = xml.indexOf('&', start); amp !== -1 && amp < end; amp = xml.indexOf('&', amp + 1)) {
-      const problem = this.#reference(amp, end);
-      if (problem !== null) return problem;
-    }
-    const cdataEnd = xml.indexOf(']]>', start);
-    if (cdataEnd !== -1 && cdataEnd < end) return located(xml, cdataEnd, '"]]>" in text');
-    return null;
-  }
-
-  /** `&amp;`, `&#38;` or `&#x26;` at `amp`, ending before `end`. */
-  #reference(amp: number, end: number): string | null {
-    const xml = this.#xml;
-    const semicolon = xml.indexOf(';', amp);
-    if (semicolon === -1 || semicolon >= end || semicolon - amp > 64) return located(xml, amp, '"&" that starts no reference (write it as &amp;)');
-    const body = xml.slice(amp + 1, semicolon);
-    if (body.startsWith('#')) {
-      const code = /^#x[0-9a-fA-F]+$/.test(body) ? Number.parseInt(body.slice(2), 16) : /^#[0-9]+$/.test(body) ? Number(body.slice(1)) : Number.NaN;
-      if (!isXmlCharacter(code)) return located(xml, amp, `character reference &${body}; to no character XML allows`);
-      return null;
-    }
-    if (PREDEFINED_ENTITIES.has(body) || (this.#anyEntity && /^[A-Za-z_][\w.-]*$/.test(body))) return null;
-    return located(xml, amp, `unknown entity &${body};`);
-  }
-
-  /** A comment, CDATA section or DOCTYPE at `lt`; returns where it ends or what is wrong. */
-  #declaration(lt: number): number | string {
-    const xml = this.#xml;
-    if (xml.startsWith('<!--', lt)) {
-      const end = xml.indexOf('-->', lt + 4);
-      return end === -1 ? located(xml, lt, 'a comment that is never closed') : end + 3;
-    }
-    if (xml.startsWith('<![CDATA[', lt)) {
-      if (this.#open.length === 0) return located(xml, lt, 'a CDATA section outside the root element');
-      const end = xml.indexOf(']]>', lt + 9);
-      return end === -1 ? located(xml, lt, 'a CDATA section that is never closed') : end + 3;
-    }
-    if (xml.startsWith('<!DOCTYPE', lt) && !this.#rootSeen && this.#open.length === 0) {
-      this.#anyEntity = true;
-      let depth = 0;
-      for (let at = lt + 9; at < xml.length; at++) {
-        const char = xml.charCodeAt(at);
-        if (char === 91) depth++;
-        else if (char === 93) depth--;
-        else if (char === GT && depth <= 0) return at + 1;
+    if (next === SLASH) {
+      let k = lt + 2;
+      while (k < length && isNameCharacter(xml.charCodeAt(k))) k++;
+      const nameLength = k - lt - 2;
+      while (k < length && isSpace(xml.charCodeAt(k))) k++;
+      if (nameLength === 0 || xml.charCodeAt(k) !== GT) return located(xml, lt, `a malformed end tag </${xml.slice(lt + 2, lt + 2 + nameLength)}`);
+      if (depth === 0) return located(xml, lt, `</${xml.slice(lt + 2, lt + 2 + nameLength)}> closes no element`);
+      depth--;
+      if (openLength[depth] !== nameLength || !sameText(xml, openStart[depth], lt + 2, nameLength)) {
+        return located(xml, lt, `</${xml.slice(lt + 2, lt + 2 + nameLength)}> closes <${xml.slice(openStart[depth], openStart[depth] + openLength[depth])}>`);
       }
-      return located(xml, lt, 'a DOCTYPE that is never closed');
+      at = k + 1;
+      continue;
     }
-    return located(xml, lt, '"<!" that starts no comment, CDATA section or DOCTYPE');
-  }
-
-  #instruction(lt: number): number | string {
-    const end = this.#xml.indexOf('?>', lt + 2);
-    return end === -1 ? located(this.#xml, lt, 'a processing instruction that is never closed') : end + 2;
-  }
-
-  #endTag(lt: number): number | string {
-    const xml = this.#xml;
-    let at = lt + 2;
-    while (at < xml.length && isNameCharacter(xml.charCodeAt(at))) at++;
-    const name = xml.slice(lt + 2, at);
-    while (at < xml.length && isSpace(xml.charCodeAt(at))) at++;
-    if (name === '' || xml.charCodeAt(at) !== GT) return located(xml, lt, `a malformed end tag </${name}`);
-    const open = this.#open.pop();
-    if (open !== name) return located(xml, lt, open === undefined ? `</${name}> closes no element` : `</${name}> closes <${open}>`);
-    return at + 1;
-  }
-
-  #startTag(lt: number): number | string {
-    const xml = this.#xml;
-    if (!isNameStart(xml.charCodeAt(lt + 1))) return located(xml, lt, '"<" that starts no tag (write it as &lt;)');
-    if (this.#open.length === 0 && this.#rootSeen) return located(xml, lt, 'a second root element');
-    let at = lt + 1;
-    while (at < xml.length && isNameCharacter(xml.charCodeAt(at))) at++;
-    const name = xml.slice(lt + 1, at);
-    // Few tags have more than a handful of attributes: a list is quicker than a set.
-    const names: string[] = [];
+    if (!isNameStart(next)) return located(xml, lt, '"<" that starts no tag (write it as &lt;)');
+    if (depth === 0 && rootSeen) return located(xml, lt, 'a second root element');
+    let k = lt + 1;
+    while (k < length && isNameCharacter(xml.charCodeAt(k))) k++;
+    const nameLength = k - lt - 1;
+    attributes = 0;
     for (;;) {
-      const spaced = at;
-      while (at < xml.length && isSpace(xml.charCodeAt(at))) at++;
-      const char = xml.charCodeAt(at);
+      const spaced = k;
+      while (k < length && isSpace(xml.charCodeAt(k))) k++;
+      const char = xml.charCodeAt(k);
       if (char === GT) {
-        this.#open.push(name);
-        this.#rootSeen = true;
-        return at + 1;
+        if (depth === openStart.length) {
+          openStart = grown(openStart);
+          openLength = grown(openLength);
+        }
+        openStart[depth] = lt + 1;
+        openLength[depth] = nameLength;
+        depth++;
+        rootSeen = true;
+        at = k + 1;
+        break;
       }
       if (char === SLASH) {
-        if (xml.charCodeAt(at + 1) !== GT) return located(xml, at, `"/" not followed by ">" in <${name}>`);
-        this.#rootSeen = true;
-        return at + 2;
+        if (xml.charCodeAt(k + 1) !== GT) return located(xml, k, `"/" not followed by ">" in <${xml.slice(lt + 1, lt + 1 + nameLength)}>`);
+        rootSeen = true;
+        at = k + 2;
+        break;
       }
-      if (at >= xml.length) return located(xml, lt, `<${name}> is cut off`);
-      if (at === spaced || !isNameStart(char)) return located(xml, at, `an attribute of <${name}> not set off by whitespace, or not a name`);
-      const nameStart = at;
-      while (at < xml.length && isNameCharacter(xml.charCodeAt(at))) at++;
-      const attribute = xml.slice(nameStart, at);
-      while (at < xml.length && isSpace(xml.charCodeAt(at))) at++;
-      if (xml.charCodeAt(at) !== EQUALS) return located(xml, nameStart, `attribute "${attribute}" of <${name}> has no value`);
-      at++;
-      while (at < xml.length && isSpace(xml.charCodeAt(at))) at++;
-      const quote = xml.charCodeAt(at);
-      if (quote !== QUOTE && quote !== APOSTROPHE) return located(xml, at, `the value of "${attribute}" in <${name}> is not quoted`);
-      const close = xml.indexOf(quote === QUOTE ? '"' : "'", at + 1);
-      if (close === -1) return located(xml, at, `the value of "${attribute}" in <${name}> is never closed`);
-      const lessThan = xml.indexOf('<', at + 1);
-      if (lessThan !== -1 && lessThan < close) return located(xml, lessThan, `"<" in the value of "${attribute}" in <${name}>`);
-      for (let amp = xml.indexOf('&', at + 1); amp !== -1 && amp < close; amp = xml.indexOf('&', amp + 1)) {
-        const problem = this.#reference(amp, close);
-        if (problem !== null) return problem;
+      if (k >= length) return located(xml, lt, `<${xml.slice(lt + 1, lt + 1 + nameLength)}> is cut off`);
+      if (k === spaced || !isNameStart(char)) return located(xml, k, `an attribute of <${xml.slice(lt + 1, lt + 1 + nameLength)}> not set off by whitespace, or not a name`);
+      const attribute = k;
+      while (k < length && isNameCharacter(xml.charCodeAt(k))) k++;
+      const attributeNameLength = k - attribute;
+      while (k < length && isSpace(xml.charCodeAt(k))) k++;
+      if (xml.charCodeAt(k) !== EQUALS) return located(xml, attribute, `attribute "${xml.slice(attribute, attribute + attributeNameLength)}" of <${xml.slice(lt + 1, lt + 1 + nameLength)}> has no value`);
+      k++;
+      while (k < length && isSpace(xml.charCodeAt(k))) k++;
+      const quote = xml.charCodeAt(k);
+      if (quote !== QUOTE && quote !== APOSTROPHE) return located(xml, k, `the value of "${xml.slice(attribute, attribute + attributeNameLength)}" in <${xml.slice(lt + 1, lt + 1 + nameLength)}> is not quoted`);
+      const close = xml.indexOf(quote === QUOTE ? '"' : "'", k + 1);
+      if (close === -1) return located(xml, k, `the value of "${xml.slice(attribute, attribute + attributeNameLength)}" in <${xml.slice(lt + 1, lt + 1 + nameLength)}> is never closed`);
+      for (let inside = k + 1; inside < close; inside++) {
+        const valueChar = xml.charCodeAt(inside);
+        if (valueChar === LT) return located(xml, inside, `"<" in the value of "${xml.slice(attribute, attribute + attributeNameLength)}" in <${xml.slice(lt + 1, lt + 1 + nameLength)}>`);
+        if (isForbidden(valueChar)) return forbidden(xml, inside);
+        if (valueChar === AMP) {
+          const problem = referenceProblem(xml, inside, close, anyEntity);
+          if (problem !== null) return problem;
+        }
       }
-      if (names.includes(attribute)) return located(xml, nameStart, `duplicate attribute "${attribute}" in <${name}>`);
-      names.push(attribute);
-      at = close + 1;
+      // Few tags have more than a handful of attributes: a list is quicker than a set.
+      for (let other = 0; other < attributes; other++) {
+        if (attributeLength[other] === attributeNameLength && sameText(xml, attributeStart[other], attribute, attributeNameLength)) {
+          return located(xml, attribute, `duplicate attribute "${xml.slice(attribute, attribute + attributeNameLength)}" in <${xml.slice(lt + 1, lt + 1 + nameLength)}>`);
+        }
+      }
+      if (attributes === attributeStart.length) {
+        attributeStart = grown(attributeStart);
+        attributeLength = grown(attributeLength);
+      }
+      attributeStart[attributes] = attribute;
+      attributeLength[attributes] = attributeNameLength;
+      attributes++;
+      k = close + 1;
     }
   }
+  if (depth > 0) return located(xml, length, `<${xml.slice(openStart[depth - 1], openStart[depth - 1] + openLength[depth - 1])}> is never closed`);
+  if (!rootSeen) return 'it has no root element';
+  return null;
+}
+
+/** A character XML 1.0 does not allow in text or values, even escaped (the writers spell them `_x0001_`). */
+function isForbidden(char: number): boolean {
+  return (char < 0x20 && char !== 9 && char !== 10 && char !== 13) || char === 0xfffe || char === 0xffff;
+}
+
+function forbidden(xml: string, at: number): string {
+  return located(xml, at, `character U+${xml.charCodeAt(at).toString(16).toUpperCase().padStart(4, '0')}, which XML does not allow`);
+}
+
+function grown(list: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const bigger = new Int32Array(list.length * 2);
+  bigger.set(list);
+  return bigger;
+}
+
+/** `&amp;`, `&#38;` or `&#x26;` at `amp`, ending before `end`. */
+function referenceProblem(xml: string, amp: number, end: number, anyEntity: boolean): string | null {
+  const semicolon = xml.indexOf(';', amp);
+  if (semicolon === -1 || semicolon >= end || semicolon - amp > 64) return located(xml, amp, '"&" that starts no reference (write it as &amp;)');
+  const body = xml.slice(amp + 1, semicolon);
+  if (body.startsWith('#')) {
+    const code = /^#x[0-9a-fA-F]+$/.test(body) ? Number.parseInt(body.slice(2), 16) : /^#[0-9]+$/.test(body) ? Number(body.slice(1)) : Number.NaN;
+    if (!isXmlCharacter(code)) return located(xml, amp, `character reference &${body}; to no character XML allows`);
+    return null;
+  }
+  if (PREDEFINED_ENTITIES.has(body) || (anyEntity && /^[A-Za-z_][\w.-]*$/.test(body))) return null;
+  return located(xml, amp, `unknown entity &${body};`);
+}
+
+/** A comment, CDATA section or DOCTYPE at `lt`: where it ends, or what is wrong. */
+function declarationEnd(xml: string, lt: number, depth: number, rootSeen: boolean): number | string {
+  if (xml.startsWith('<!--', lt)) {
+    const end = xml.indexOf('-->', lt + 4);
+    return end === -1 ? located(xml, lt, 'a comment that is never closed') : end + 3;
+  }
+  if (xml.startsWith('<![CDATA[', lt)) {
+    if (depth === 0) return located(xml, lt, 'a CDATA section outside the root element');
+    const end = xml.indexOf(']]>', lt + 9);
+    return end === -1 ? located(xml, lt, 'a CDATA section that is never closed') : end + 3;
+  }
+  if (xml.startsWith('<!DOCTYPE', lt) && !rootSeen && depth === 0) {
+    let nesting = 0;
+    for (let at = lt + 9; at < xml.length; at++) {
+      const char = xml.charCodeAt(at);
+      if (char === 91) nesting++;
+      else if (char === 93) nesting--;
+      else if (char === GT && nesting <= 0) return at + 1;
+    }
+    return located(xml, lt, 'a DOCTYPE that is never closed');
+  }
+  return located(xml, lt, '"<!" that starts no comment, CDATA section or DOCTYPE');
+}
+
+function instructionEnd(xml: string, lt: number): number | string {
+  const end = xml.indexOf('?>', lt + 2);
+  return end === -1 ? located(xml, lt, 'a processing instruction that is never closed') : end + 2;
+}
+
+/** Whether the `length` characters at `a` and at `b` are the same. */
+function sameText(xml: string, a: number, b: number, length: number): boolean {
+  for (let n = 0; n < length; n++) if (xml.charCodeAt(a + n) !== xml.charCodeAt(b + n)) return false;
+  return true;
 }
 
 function isSpace(char: number): boolean {
