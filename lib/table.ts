@@ -9,7 +9,7 @@ import type { WritePlan } from './write-plan.ts';
 import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { fold } from './match.ts';
 import { carryRows, composeDelta, emptyDelta, type RowDelta } from './row-delta.ts';
-import { cellText, EMPTY_ROW, headerRowIndex, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
+import { cellText, EMPTY_ROW, headerBlock, headerRowIndex, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
 
 export interface Column {
   readonly name: string;
@@ -26,7 +26,7 @@ export class Table {
   readonly width: number;
   /** Number of data rows. */
   readonly rowCount: number;
-  /** The header row's index in the tab's rows (0: sheet row 1); data row n is grid row headerRow + 1 + n. */
+  /** The header (block's last) row's index in the tab's rows (0: sheet row 1); data row n is grid row headerRow + 1 + n. */
   readonly headerRow: number;
   readonly #grid: readonly SheetRow[];
   readonly #byName: Map<string, Column>;
@@ -45,7 +45,8 @@ export class Table {
     this.name = tab.name;
     this.#grid = tab.rows;
     this.headerRow = headerRowIndex(tab.rows);
-    const header = tab.rows[this.headerRow] ?? EMPTY_ROW;
+    // A header block (merged headers over rows 1-2) is named by its first row.
+    const header = tab.rows[headerBlock(tab.rows).first] ?? EMPTY_ROW;
     const columns: Column[] = [];
     const byName = new Map<string, Column>();
     let width = 0;

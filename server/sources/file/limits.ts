@@ -3,7 +3,7 @@
 // characters") instead of a 201 whose fold can never succeed. CSV stores anything.
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
-import { headerRowIndex, type SheetRow, type Workbook } from '../../../lib/workbook.ts';
+import { headerBlock, type SheetRow, type Workbook } from '../../../lib/workbook.ts';
 import type { FileFormat } from './format.ts';
 import type { JournalEntry } from './journal.ts';
 
@@ -49,7 +49,7 @@ export function refuseUnstorable(format: FileFormat, plan: WritePlan, after: Wor
   if (tab !== undefined && tab.rows.length > limits.rows) {
     return apiError('invalid_body', `The tab "${plan.tab}" would have ${count(tab.rows.length)} rows; an .${format} sheet holds at most ${count(limits.rows)}. Nothing was written.`);
   }
-  const headers = tab === undefined ? [] : (tab.rows[headerRowIndex(tab.rows)]?.text ?? []);
+  const headers = tab === undefined ? [] : (tab.rows[headerBlock(tab.rows).first]?.text ?? []);
   for (const [index, row] of writtenRows(plan)) {
     const problem = unstorableCell(row, limits);
     if (problem === null) continue;

@@ -2,7 +2,7 @@
 // that one cell's element in content.xml; every other row and cell keeps its exact XML, every
 // other part of the package its exact bytes, and `mimetype` stays the first entry, stored.
 // A new cell takes the style of the cell it replaces, else of the cell above it (not the header's).
-import { createInterner, type SheetRow, type Tab, type Workbook } from '../../../../lib/workbook.ts';
+import { createInterner, headerRowIndex, type SheetRow, type Tab, type Workbook } from '../../../../lib/workbook.ts';
 import { LOAD_LIMITS } from '../limits.ts';
 import { cellAttributes, cellRunOf, markRow, readOdsContent, readRowXml, resizedRun, rowRuns, type CellRun, type OdsContent, type OdsTable, type RowRun } from './read.ts';
 import { buildCell, emptyCell, lendable, type CellInfo } from './cell-write.ts';
@@ -106,6 +106,8 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
   let anchor: RowRun | null = null;
   let written = 0;
   const above: Above = { rowStyle: null, cell: null };
+  // The header block's last row (lib/workbook.ts): its cells, merged or bold, lend nothing to data.
+  const lastHeader = headerRowIndex(rows);
   const emit = (run: RowRun) => {
     const list = anchored.get(anchor) ?? [];
     list.push(run);
@@ -121,7 +123,7 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
       if (kept !== run) for (let k = n; k < n + repeat; k++) markRow(rows[k], kept, interner);
       emit(kept);
       above.rowStyle = attribute(run.startTag, 'table:style-name');
-      above.cell = n + repeat - 1 === 0 ? null : cellLookup(run);
+      above.cell = n + repeat - 1 <= lastHeader ? null : cellLookup(run);
       written += repeat;
       n += repeat;
       continue;
@@ -130,7 +132,7 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
     const newRun = readRowXml(xml, kinds);
     markRow(rows[n], newRun, interner);
     emit(newRun);
-    above.cell = n === 0 ? null : (column) => cells[column];
+    above.cell = n <= lastHeader ? null : (column) => cells[column];
     written++;
     n++;
   }

@@ -48,7 +48,8 @@ interface XmlCell {
   readonly style: number | null;
 }
 
-export function rewriteSheet(xml: string, slots: readonly RowSlot[], oldRowCount: number, styles: Styles, date1904: boolean): string {
+/** `headerRows`: the rows of the header block (lib/workbook.ts `headerBlock`), whose styles new data cells never take. */
+export function rewriteSheet(xml: string, slots: readonly RowSlot[], oldRowCount: number, styles: Styles, date1904: boolean, headerRows = 1): string {
   const prefix = /<(\w+:)?worksheet\b/.exec(xml)?.[1] ?? '';
   const data = /<(\w+:)?sheetData\b[^>]*?(?:\/>|>([\s\S]*?)<\/\1?sheetData>)/.exec(xml);
   if (data === null) throw new Error('a written sheet has no <sheetData>');
@@ -65,7 +66,7 @@ export function rewriteSheet(xml: string, slots: readonly RowSlot[], oldRowCount
       if (origin !== undefined) out.push(origin.number === number ? origin : renumberRow(origin, number, shift));
       continue;
     }
-    const built = buildRow(slot, origin, number, prefix, shift, (column) => styleAbove(out, column) ?? columnStyles(column), styles, date1904);
+    const built = buildRow(slot, origin, number, prefix, shift, (column) => styleAbove(out, column, headerRows) ?? columnStyles(column), styles, date1904);
     if (built !== null) out.push(built);
   }
   // Rows past the data (formatting only, as a template has) keep their numbers, unless written over.
@@ -168,10 +169,10 @@ function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, pre
   return { number, start, inner, cells, xml: `${start}${inner}</${prefix}row>` };
 }
 
-/** The style of the nearest cell above in `column`, below the header row. */
-function styleAbove(rows: readonly XmlRow[], column: number): number | null {
+/** The style of the nearest cell above in `column`, below the header block. */
+function styleAbove(rows: readonly XmlRow[], column: number, headerRows: number): number | null {
   for (let index = rows.length - 1, looked = 0; index >= 0 && looked < 1000; index--, looked++) {
-    if (rows[index].number < 2) break;
+    if (rows[index].number <= headerRows) break;
     const cell = cellsOf(rows[index]).find((candidate) => candidate.column === column);
     if (cell !== undefined && cell.style !== null) return cell.style;
   }

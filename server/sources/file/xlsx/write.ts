@@ -33,7 +33,7 @@ export function foldIntoXlsx(pack: XlsxPackage, workbook: Workbook, decodedRows:
     if (sheet.kind !== 'worksheet') throw new Error(`the tab "${tab.name}" is a ${sheet.kind}, not a worksheet`);
     const slots = slotsOf(before, tabPlans, tab.rows);
     const entry = byName.get(sheet.part)!;
-    written.set(sheet.part, rewriteSheet(entryText(entry), slots, before.length, styles, date1904));
+    written.set(sheet.part, rewriteSheet(entryText(entry), slots, before.length, styles, date1904, headerRowIndex(before) + 1));
   }
   const stylesXml = styles.changedXml;
   if (stylesXml !== null && pack.stylesPart !== null) written.set(pack.stylesPart, stylesXml);
