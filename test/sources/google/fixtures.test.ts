@@ -1,7 +1,8 @@
 // Every golden fixture (fixtures/*.json) replayed through the real handler over a Google source
 // on the Sheets API emulator: the fixture's workbook becomes a spreadsheet, each case a request
 // to `app.fetch`, checked exactly as the engine runner checks it. A cell whose displayed text
-// no number format can produce skips its file, naming the cell, rather than pass by pretence.
+// no number format can produce skips its file, naming the cell, rather than pass by pretence;
+// so does a file whose tabs have merged cells, which the Google source does not read.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -62,6 +63,10 @@ test('golden fixtures over the Google source (emulator)', async (t) => {
 
   for (const { file, fixture } of fixtures) {
     await t.test(file, async (t) => {
+      if (fixture.workbook.tabs.some((tab) => (tab.merges ?? []).length > 0)) {
+        t.skip('the Google source does not read merged cells (docs/decisions.md, issue 24 part 2), so its header block is one row');
+        return;
+      }
       const spreadsheetId = emulator.createSpreadsheet({
         sheets: fixture.workbook.tabs.map((tab) => ({ title: tab.name, rows: tab.rows.map((cells) => cells.map(emulatorCell)) })),
         access: { [TOKEN]: 'writer' },
