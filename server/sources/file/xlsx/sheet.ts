@@ -115,19 +115,24 @@ function renumberRow(row: XmlRow, number: number, shift: RowShift): XmlRow {
 
 /** Every `r="B7"` of the cells in `xml` moved to row `number`, and shared formulas' ranges with them. */
 function renumberCells(xml: string, number: number, shift: RowShift): string {
-  // Either quote, as the file wrote it: `r='B7'` becomes `r='B5'`.
-  let cells = xml.replace(CELL_REF, `$1$2$3${number}$2`);
+  // Most writers quote with `"`: their rows take the quick pattern; a row with an apostrophe
+  // anywhere takes the one for either quote (`r='B7'` -> `r='B5'`, the file's quote kept).
+  const quoted = xml.includes("'");
+  let cells = quoted ? xml.replace(CELL_REF, `$1$2$3${number}$2`) : xml.replace(CELL_REF_DOUBLE, `$1$2${number}"`);
   // A shared or array formula's range moves with the rows it covers.
   if (shift.removesRows && cells.includes('ref')) cells = cells.replace(FORMULA_REF, (_all, head: string, quote: string, ref: string) => `${head}${quote}${shift.shiftRef(ref) ?? ref}${quote}`);
   return cells;
 }
 
+const CELL_REF_DOUBLE = /(<(?:\w+:)?c\b[^>]*?\sr=")([A-Za-z]+)\d+"/g;
 const CELL_REF = /(<(?:\w+:)?c\b[^>]*?\sr\s*=\s*)(["'])([A-Za-z]+)\d+\2/g;
 const FORMULA_REF = /(<(?:\w+:)?f\b[^>]*?\sref\s*=\s*)(["'])([^"']*)\2/g;
+const ROW_NUMBER = /\sr="\d*"/;
 
-/** The row's `r` set, in place (whichever quote it had) or added after the name. */
+/** The row's `r` set in place (whichever quote it had), or added after the name. */
 function setRowNumber(start: string, number: number): string {
-  return withAttribute(start, 'r', String(number));
+  // The quick way for the usual `r="7"`; any other spelling through the attribute parser.
+  return ROW_NUMBER.test(start) ? start.replace(ROW_NUMBER, ` r="${number}"`) : withAttribute(start, 'r', String(number));
 }
 
 function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, prefix: string, shift: RowShift, inherited: (column: number) => number | null, styles: Styles, date1904: boolean): XmlRow | null {

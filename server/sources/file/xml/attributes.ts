@@ -30,9 +30,14 @@ export function attributeSpans(tag: string): AttributeSpan[] {
 }
 
 export function findAttribute(tag: string, name: string): AttributeSpan | null {
-  // Most tags are short and most lookups miss nothing: a tag that does not even hold the name is not scanned.
+  // A tag that does not even hold the name is not scanned; one that does, only up to it (every row's `r`).
   if (!tag.includes(name)) return null;
-  return attributeSpans(tag).find((span) => span.name === name) ?? null;
+  const pattern = ATTRIBUTE;
+  pattern.lastIndex = nameEnd(tag);
+  for (let match = pattern.exec(tag); match !== null; match = pattern.exec(tag)) {
+    if (match[1] === name) return { start: match.index, end: match.index + match[0].length, name, value: unescapeXml(match[2] ?? match[3]) };
+  }
+  return null;
 }
 
 /** An attribute's decoded value, or null when the tag has none by that name. */
