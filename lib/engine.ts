@@ -12,7 +12,7 @@ import { ifMatchRefusal, matchesAny, notModified, readTag, tabsTag, writeTag } f
 import { isWholeTable, selectRows } from './select.ts';
 import { DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { builtTable, tableOf, type Table } from './table.ts';
-import type { Tab, Workbook } from './workbook.ts';
+import { headerBlock, type Tab, type Workbook } from './workbook.ts';
 
 export interface EngineResult {
   readonly status: number;
@@ -68,11 +68,12 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
  * One entry of `GET /tabs`: the contract's name, rows and columns, then `visibility` (`visible`,
  * `hidden`, `veryHidden`) and `headerRow`, the sheet row (1-based) the columns are named in:
  * 1, or lower when the tab starts with empty rows; null when no row names a column (the tab
- * holds no text), so a tab answering 0 rows says why.
+ * holds no text), so a tab answering 0 rows says why. Under headers merged over rows 1-2 it is
+ * still 1, though data starts at row 3 (`headerBlock`).
  */
 function tabListing(tab: Tab): { name: string; rows: number; columns: number; visibility: string; headerRow: number | null } {
   const table = tableOf(tab);
-  const headerRow = table.columns.length === 0 ? null : table.headerRow + 1;
+  const headerRow = table.columns.length === 0 ? null : headerBlock(tab.rows).first + 1;
   return { name: tab.name, rows: table.rowCount, columns: table.columns.length, visibility: tab.visibility ?? 'visible', headerRow };
 }
 

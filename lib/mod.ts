@@ -12,6 +12,6 @@ export { coerceText, coerceWritten, displayText, parseIsoDate, parseCanonicalNum
 export { tableOf, Table, type Column } from './table.ts';
 export { gridRows, Rows, CHUNK_ROWS } from './rows.ts';
 export { compileMatcher, fold } from './match.ts';
-export { sheetDate, isSheetDate, createInterner, headerRowIndex, EMPTY_ROW, type Interner, type Workbook, type Tab, type TabVisibility, type SheetRow, type SheetDate, type TypedValue } from './workbook.ts';
+export { sheetDate, isSheetDate, createInterner, headerBlock, headerRowIndex, EMPTY_ROW, type Interner, type Workbook, type Tab, type TabVisibility, type SheetRow, type SheetDate, type TypedValue } from './workbook.ts';
 export { tabVersion, rowVersion, workbookVersion, entityTags, noneMatchHits, validatorOf } from './version.ts';
 export { buildOpenApi, isOpenApiPath, OPENAPI_VERSION, type OpenApiConnection, type QuotaPeriod } from './openapi.ts';

@@ -150,16 +150,11 @@ export function tabWithRows(name: string, rows: Rows, visibility: Tab['visibilit
 }
 
 /**
- * `headerRowIndex` of these rows, asked chunk by chunk: of the first chunk holding any text (the
- * first, unless the tab starts with 1,024 rows holding none), so a write never builds the array.
+ * `headerRowIndex` of these rows (the last row of the header block), read through `at`, so a
+ * write never builds the array.
  */
 export function headerRowOf(rows: Rows): number {
-  for (let c = 0; c < rows.chunks.length; c++) {
-    const chunk = rows.chunks[c];
-    const index = headerRowIndex(chunk);
-    if (index !== 0 || chunk[0].text.some((text) => text.trim() !== '')) return c * CHUNK_ROWS + index;
-  }
-  return 0;
+  return headerRowIndex(rows);
 }
 
 /** Chunks `after` begins with that are the very chunks `before` begins with. */

@@ -10,7 +10,7 @@ import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { fold } from './match.ts';
 import type { RowDelta } from './row-delta.ts';
 import { CHUNK_BITS, CHUNK_ROWS, gridRows, headerRowOf, newChunks, type Chunk, type Rows } from './rows.ts';
-import { cellText, EMPTY_ROW, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
+import { cellText, EMPTY_ROW, headerBlock, isSheetDate, rowHasValue, type SheetRow, type Tab, type TypedValue } from './workbook.ts';
 
 export interface Column {
   readonly name: string;
@@ -27,7 +27,7 @@ export class Table {
   readonly width: number;
   /** Number of data rows. */
   readonly rowCount: number;
-  /** The header row's index in the tab's rows (0: sheet row 1); data row n is grid row headerRow + 1 + n. */
+  /** The header (block's last) row's index in the tab's rows (0: sheet row 1); data row n is grid row headerRow + 1 + n. */
   readonly headerRow: number;
   readonly #grid: Rows;
   readonly #byName: Map<string, Column>;
@@ -53,7 +53,8 @@ export class Table {
     const rows = gridRows(tab);
     this.#grid = rows;
     this.headerRow = headerRowOf(rows);
-    const header = rows.at(this.headerRow) ?? EMPTY_ROW;
+    // A header block (merged headers over rows 1-2) is named by its first row.
+    const header = rows.at(headerBlock(rows).first) ?? EMPTY_ROW;
     const columns: Column[] = [];
     const byName = new Map<string, Column>();
     let width = 0;

@@ -21,6 +21,12 @@ export interface SheetRow {
   readonly value: readonly TypedValue[];
   /** The formula of each cell written as one (only where the connection allows formulas). */
   readonly formula?: readonly (string | undefined)[];
+  /**
+   * How many rows below this one a merged cell starting in it reaches (a merge over A1:A3 on
+   * row 1: 2); absent when none does. Sources set it, so that the header block
+   * (`headerBlock`) is found from the rows alone.
+   */
+  readonly mergedDown?: number;
 }
 
 export interface Tab {
@@ -59,16 +65,40 @@ export function isEmptyCell(row: SheetRow, column: number): boolean {
   return cellText(row, column) === '' && cellValue(row, column) === null;
 }
 
+/** Rows read by index: a tab's array, or its chunks as a write keeps them (lib/rows.ts). */
+export interface RowList {
+  readonly length: number;
+  at(index: number): SheetRow | undefined;
+}
+
 /**
- * The header row of a tab, as an index into its rows: row 1 (index 0), or when a tab starts
- * with empty rows, the first row holding any text (a table placed lower down, as people do).
- * 0 for a tab with no text at all. Data row n is then `rows[headerRowIndex(rows) + 1 + n]`.
+ * The header block of a tab, as indexes into its rows: `first` names the columns, data starts
+ * below `last`. `first` is row 1 (index 0), or when a tab starts with empty rows, the first row
+ * holding any text (a table placed lower down, as people do); 0 for a tab with no text at all.
+ * The block runs down as far as the merged cells of its rows reach: a header `Name` merged over
+ * rows 1-2 makes rows 1-2 the block, so data row 0 is row 3, never a cell the merge covers
+ * (where a write would be invisible in every spreadsheet program).
  */
-export function headerRowIndex(rows: readonly SheetRow[]): number {
+export function headerBlock(rows: RowList): { readonly first: number; readonly last: number } {
+  let first = 0;
   for (let index = 0; index < rows.length; index++) {
-    if (rows[index].text.some((text) => text.trim() !== '')) return index;
+    if (rows.at(index)!.text.some((text) => text.trim() !== '')) {
+      first = index;
+      break;
+    }
   }
-  return 0;
+  let last = first;
+  // A merge starting lower in the block (a sub-header over rows 2-3) stretches it further.
+  for (let index = first; index <= last && index < rows.length; index++) last = Math.max(last, index + (rows.at(index)!.mergedDown ?? 0));
+  return { first, last };
+}
+
+/**
+ * The last row of the header block (`headerBlock`), as an index into its rows: row 1 (index 0)
+ * for most tabs. Data row n is `rows[headerRowIndex(rows) + 1 + n]`.
+ */
+export function headerRowIndex(rows: RowList): number {
+  return headerBlock(rows).last;
 }
 
 /** True when any cell before `width` holds something; cells right of the last header do not count. */

@@ -17,6 +17,8 @@ export type FixtureCell =
 export interface FixtureTab {
   readonly name: string;
   readonly rows: readonly (readonly FixtureCell[])[];
+  /** Merged cells as a spreadsheet lists them (`A1:A2`): a merge reaching down marks its first row (`SheetRow.mergedDown`). */
+  readonly merges?: readonly string[];
 }
 
 export interface FixtureOptions {
@@ -105,8 +107,21 @@ export function fixtureRowToSheetRow(cells: readonly FixtureCell[]): SheetRow {
 }
 
 export function buildWorkbook(workbook: Fixture['workbook']): Workbook {
-  const tabs: Tab[] = workbook.tabs.map((tab) => ({ name: tab.name, rows: tab.rows.map(fixtureRowToSheetRow) }));
+  const tabs: Tab[] = workbook.tabs.map((tab) => ({ name: tab.name, rows: withMerges(tab.rows.map(fixtureRowToSheetRow), tab.merges ?? []) }));
   return { tabs };
+}
+
+const MERGE = /^[A-Z]+(\d+):[A-Z]+(\d+)$/;
+
+/** Rows with each merge that reaches down (`A1:A3`) marked on its first row, as the sources mark them. */
+function withMerges(rows: SheetRow[], merges: readonly string[]): SheetRow[] {
+  for (const merge of merges) {
+    const [, first, last] = MERGE.exec(merge)!;
+    const index = Number(first) - 1;
+    const down = Number(last) - Number(first);
+    if (down > 0 && index < rows.length) rows[index] = { ...rows[index], mergedDown: Math.max(down, rows[index].mergedDown ?? 0) };
+  }
+  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,6 +301,9 @@ export function validateFixture(data: unknown): string[] {
     if (!isPlainObject(tab) || typeof tab.name !== 'string' || !Array.isArray(tab.rows)) {
       problems.push(`tab ${index}: needs a name and rows`);
       continue;
+    }
+    if (tab.merges !== undefined && (!Array.isArray(tab.merges) || tab.merges.some((merge) => typeof merge !== 'string' || !MERGE.test(merge)))) {
+      problems.push(`tab ${tab.name}: merges must list ranges such as "A1:A2"`);
     }
     for (const [rowIndex, row] of tab.rows.entries()) {
       if (!Array.isArray(row)) problems.push(`tab ${tab.name} row ${rowIndex}: must be a list of cells`);

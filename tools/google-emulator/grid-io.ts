@@ -5,7 +5,7 @@ import { columnLetters, formatA1, type GridBox } from './a1.ts';
 import { badRequest } from './errors.ts';
 import type { Dimension, ReadOptions } from './options.ts';
 import { SheetReader } from './render.ts';
-import { clampToGrid, getCell, setCell, usedExtent, type ResolvedRange, type Sheet } from './store.ts';
+import { clampToGrid, getCell, mergesAfterInsert, setCell, usedExtent, type ResolvedRange, type Sheet } from './store.ts';
 import { cellFromInput, type InputValue, type ValueInputOption } from './user-entered.ts';
 
 export interface ValueRange {
@@ -152,4 +152,5 @@ export function findTable(sheet: Sheet, box: GridBox): GridBox | undefined {
 export function insertRows(sheet: Sheet, at: number, count: number): void {
   if (at < sheet.rows.length) sheet.rows.splice(at, 0, ...new Array<undefined>(count));
   sheet.rowCount += count;
+  mergesAfterInsert(sheet, at, count);
 }

@@ -9,7 +9,7 @@ import { listen, type LoggedRequest } from './listener.ts';
 import { Quota, type QuotaLimits } from './quota.ts';
 import { SheetReader } from './render.ts';
 import { seedCell, type EmulatorCell } from './seed.ts';
-import { getCell, newSheet, usedExtent, type Role, type Spreadsheet } from './store.ts';
+import { getCell, newSheet, usedExtent, type GridRange, type Role, type Spreadsheet } from './store.ts';
 import { TokenIssuer, type ServiceAccountKey } from './tokens.ts';
 
 export type { EmulatorCell } from './seed.ts';
@@ -35,7 +35,7 @@ export interface SpreadsheetInput {
    * `rowCount`/`columnCount`: the grid Google reports (`gridProperties`), when larger than the
    * rows need (default: the rows, at least 1,000 x 26 as a new Google sheet); empty beyond the rows.
    */
-  sheets: { title: string; rows: EmulatorCell[][]; rowCount?: number; columnCount?: number }[];
+  sheets: { title: string; rows: EmulatorCell[][]; rowCount?: number; columnCount?: number; merges?: GridRange[] }[];
   /** Bearer tokens (or principals: a refresh token, a service account's client_email) and API keys -> role. */
   access?: Record<string, Role>;
   /** "Anyone with the link": what any signed-in caller, and API keys for reading, may do. */
@@ -129,6 +129,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         const created = newSheet(index === 0 ? 0 : 1_000_000_000 + 7919 * index, sheet.title, index, sheet.rows.map((row) => row.map(seedCell)));
         created.rowCount = Math.max(created.rowCount, sheet.rowCount ?? 0);
         created.columnCount = Math.max(created.columnCount, sheet.columnCount ?? 0);
+        created.merges = (sheet.merges ?? []).map((merge) => ({ ...merge }));
         return created;
       });
       const access = new Map(Object.entries(input.access ?? {}));

@@ -8,7 +8,7 @@ import { badRequest } from './errors.ts';
 import { insertRows, MAX_CELL_CHARACTERS } from './grid-io.ts';
 import { boolParam } from './options.ts';
 import { SheetReader } from './render.ts';
-import { clampToGrid, getCell, newSheet, resolveRange, setCell, usedExtent, type ExtendedValue, type Sheet, type Spreadsheet } from './store.ts';
+import { clampToGrid, getCell, newSheet, resolveRange, mergesAfterDelete, setCell, usedExtent, type ExtendedValue, type Sheet, type Spreadsheet } from './store.ts';
 import type { Call } from './values-api.ts';
 
 export function getSpreadsheet(call: Call, withGridData: boolean): unknown {
@@ -20,10 +20,11 @@ export function getSpreadsheet(call: Call, withGridData: boolean): unknown {
     properties: { title: spreadsheet.title, locale: 'en_US', autoRecalc: 'ON_CHANGE', timeZone: 'Etc/GMT' },
     sheets: sheets.map((sheet) => {
       const properties = sheetProperties(sheet);
-      if (!withGridData) return { properties };
+      const merges = sheet.merges.length === 0 ? {} : { merges: sheet.merges.map((merge) => ({ sheetId: sheet.sheetId, ...merge })) };
+      if (!withGridData) return { properties, ...merges };
       const boxes = ranges.filter((range) => range.sheet === sheet).map((range) => clampToGrid(range));
       const whole = { startRow: 0, endRow: sheet.rowCount, startColumn: 0, endColumn: sheet.columnCount };
-      return { properties, data: (boxes.length === 0 ? [whole] : boxes).map((box) => gridData(sheet, box)) };
+      return { properties, ...merges, data: (boxes.length === 0 ? [whole] : boxes).map((box) => gridData(sheet, box)) };
     }),
     spreadsheetUrl: `https://docs.google.com/spreadsheets/d/${spreadsheet.spreadsheetId}/edit`,
   };
@@ -97,6 +98,7 @@ const REQUESTS: Readonly<Record<string, RequestHandler>> = {
     if (dimension === 'ROWS') {
       sheet.rows.splice(start, end - start);
       sheet.rowCount -= end - start;
+      mergesAfterDelete(sheet, start, end);
     } else {
       for (const row of sheet.rows) row?.splice(start, end - start);
       sheet.columnCount -= end - start;

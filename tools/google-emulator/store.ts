@@ -35,6 +35,34 @@ export interface Sheet {
   columnCount: number;
   /** Sparse: rows[r][c], undefined for an empty cell or row. */
   rows: ((Cell | undefined)[] | undefined)[];
+  /** Merged ranges (GridRange, end exclusive), as `sheets[].merges` gives them; moved with rows deleted or inserted. */
+  merges: GridRange[];
+}
+
+export interface GridRange {
+  startRowIndex: number;
+  endRowIndex: number;
+  startColumnIndex: number;
+  endColumnIndex: number;
+}
+
+/** Rows [start, end) deleted: merges below move up, merges over them shrink, a merge left one cell goes. */
+export function mergesAfterDelete(sheet: Sheet, start: number, end: number): void {
+  const at = (row: number): number => (row <= start ? row : row >= end ? row - (end - start) : start);
+  sheet.merges = sheet.merges.map((merge) => ({ ...merge, startRowIndex: at(merge.startRowIndex), endRowIndex: at(merge.endRowIndex) })).filter(isMerge);
+}
+
+/** `count` rows inserted before row `at`: merges below move down, a merge across it grows. */
+export function mergesAfterInsert(sheet: Sheet, at: number, count: number): void {
+  sheet.merges = sheet.merges.map((merge) => ({
+    ...merge,
+    startRowIndex: merge.startRowIndex >= at ? merge.startRowIndex + count : merge.startRowIndex,
+    endRowIndex: merge.endRowIndex > at ? merge.endRowIndex + count : merge.endRowIndex,
+  }));
+}
+
+function isMerge(merge: GridRange): boolean {
+  return (merge.endRowIndex - merge.startRowIndex) * (merge.endColumnIndex - merge.startColumnIndex) > 1;
 }
 
 export interface Spreadsheet {
@@ -54,7 +82,7 @@ export const DEFAULT_COLUMNS = 26;
 export function newSheet(sheetId: number, title: string, index: number, rows: (Cell | undefined)[][] = []): Sheet {
   // A loop, not Math.max(...rows): a spread of 200,000 rows overflows the stack.
   const width = rows.reduce((widest, row) => Math.max(widest, row.length), 0);
-  return { sheetId, title, index, rowCount: Math.max(DEFAULT_ROWS, rows.length), columnCount: Math.max(DEFAULT_COLUMNS, width), rows };
+  return { sheetId, title, index, rowCount: Math.max(DEFAULT_ROWS, rows.length), columnCount: Math.max(DEFAULT_COLUMNS, width), rows, merges: [] };
 }
 
 export function getCell(sheet: Sheet, row: number, column: number): Cell | undefined {

@@ -17,6 +17,7 @@ import { decodeOds, encodeOds, type OdsPackage } from './ods/write.ts';
 import { LOAD_LIMITS } from './limits.ts';
 import { readZip } from './zip.ts';
 import type { FileFormat } from './format.ts';
+import type { AlterPart } from './xml/well-formed.ts';
 
 /** The basename without its extension: a CSV file's one tab is named after it. */
 export function csvTabName(path: string): string {
@@ -129,8 +130,11 @@ export interface Encoded {
   readonly decoded: Decoded;
 }
 
-/** The file holding `workbook`, which is `previous` with `plans` applied in order. */
-export function encodeWorkbook(workbook: Workbook, previous: Decoded, plans: readonly WritePlan[]): Encoded {
+/**
+ * The file holding `workbook`, which is `previous` with `plans` applied in order. An .xlsx or
+ * .ods throws rather than write a part that is not well-formed XML (`alterPart`: the tests' seam).
+ */
+export function encodeWorkbook(workbook: Workbook, previous: Decoded, plans: readonly WritePlan[], alterPart?: AlterPart): Encoded {
   const decodedRows = new Map(workbook.tabs.map((tab) => [tab.name, tab.rows]));
   if (previous.format === 'csv' || previous.book === null) {
     const rows = workbook.tabs[0]?.rows ?? [];
@@ -139,10 +143,10 @@ export function encodeWorkbook(workbook: Workbook, previous: Decoded, plans: rea
   }
   if (previous.format === 'ods') {
     if (previous.ods === undefined) throw new Error('sheetrest cannot write this file back: its package did not read');
-    const { bytes, ods } = encodeOds(workbook, previous.decodedRows, previous.ods);
+    const { bytes, ods } = encodeOds(workbook, previous.decodedRows, previous.ods, alterPart);
     return { bytes, decoded: { ...previous, workbook, decodedRows, ods } };
   }
   if (previous.xlsx === null) throw new Error(`sheetrest cannot write this file back: ${previous.cannotWrite ?? 'its package did not read'}`);
-  const { bytes, pack } = foldIntoXlsx(previous.xlsx, workbook, previous.decodedRows, plans, bookUsesDate1904(previous.book));
+  const { bytes, pack } = foldIntoXlsx(previous.xlsx, workbook, previous.decodedRows, plans, bookUsesDate1904(previous.book), alterPart);
   return { bytes, decoded: { ...previous, workbook, decodedRows, xlsx: pack } };
 }

@@ -8,6 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { foldFile, type FoldJob, type FoldResult } from './fold.ts';
 import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
+import type { AlterPart } from './xml/well-formed.ts';
 
 const WORKER_MODULE = new URL('./fold-worker.js', import.meta.url);
 
@@ -30,6 +31,11 @@ export interface FoldOptions {
   readonly inlineBelowBytes?: number;
   /** The worker module (tests give one that cannot start). */
   readonly workerModule?: URL;
+  /**
+   * Changes a written part's XML before the fold checks it (tests break one on purpose). A fold
+   * given one runs on the main thread: a function cannot be handed to a worker.
+   */
+  readonly alterPart?: AlterPart;
 }
 
 /** Folds, in a worker when one starts; rejects with the fold's Error when the file cannot be written. */
@@ -37,12 +43,12 @@ export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<
   const inlineBelow = options.inlineBelowBytes ?? INLINE_BELOW_BYTES;
   // A file that cannot be looked at is the fold's to report: let the worker try.
   const size = inlineBelow > 0 ? await stat(job.path).then((stats) => stats.size, () => Infinity) : Infinity;
-  if (size >= inlineBelow) {
+  if (size >= inlineBelow && options.alterPart === undefined) {
     const result = await foldInWorker(job, options.workerModule ?? WORKER_MODULE);
     if (result !== null) return { result, ranIn: 'worker' };
   }
   if (needsSheetJs(job.format)) await loadSheetJs();
-  return { result: await foldFile(job, await readFile(job.path)), ranIn: 'main thread' };
+  return { result: await foldFile(job, await readFile(job.path), options.alterPart), ranIn: 'main thread' };
 }
 
 /**

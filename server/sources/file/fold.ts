@@ -11,6 +11,7 @@ import type { FileFormat } from './format.ts';
 import { fingerprint } from '../../durable/disk.ts';
 import type { JournalEntry } from './journal.ts';
 import { applyKeepingCells } from './rebase.ts';
+import type { AlterPart } from './xml/well-formed.ts';
 import { foldXlsxStreaming } from './xlsx/stream-fold.ts';
 
 export interface FoldJob {
@@ -30,10 +31,15 @@ export type FoldResult =
   /** The bytes are not the file the entries were planned on: look at the file again. */
   | { readonly kind: 'changed' };
 
-/** The whole fold of `bytes`, the file read now; throws an Error when they cannot be decoded or written (the journal keeps the writes). */
-export async function foldFile(job: FoldJob, bytes: Uint8Array): Promise<FoldResult> {
+/**
+ * The whole fold of `bytes`, the file read now; throws an Error when they cannot be decoded or
+ * written, or a written part would not be well-formed XML (the journal keeps the writes).
+ */
+export async function foldFile(job: FoldJob, bytes: Uint8Array, alterPart?: AlterPart): Promise<FoldResult> {
   if (fingerprint(bytes) !== job.expected) return { kind: 'changed' };
-  if (job.format === 'xlsx') {
+  // The streaming .xlsx fold checks what it writes itself (xlsx/stream-fold.ts); a test that
+  // breaks a written part on purpose (alterPart) takes the full path, where the seam is.
+  if (job.format === 'xlsx' && alterPart === undefined) {
     const streamed = await foldXlsxStreaming(bytes, job.entries.map((entry) => entry.plan));
     if (streamed !== null) return { kind: 'folded', bytes: streamed, fingerprint: fingerprint(streamed) };
   }
@@ -41,6 +47,6 @@ export async function foldFile(job: FoldJob, bytes: Uint8Array): Promise<FoldRes
   const plans = job.entries.map((entry) => entry.plan);
   // Each replaced row keeps the source cells of the columns it did not set (write-cells.ts).
   const workbook = plans.reduce(applyKeepingCells, decoded.workbook);
-  const encoded = encodeWorkbook(workbook, decoded, plans).bytes;
+  const encoded = encodeWorkbook(workbook, decoded, plans, alterPart).bytes;
   return { kind: 'folded', bytes: encoded, fingerprint: fingerprint(encoded) };
 }

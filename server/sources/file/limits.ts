@@ -3,8 +3,8 @@
 // characters") instead of a 201 whose fold can never succeed. CSV stores anything.
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
-import { gridRows, headerRowOf } from '../../../lib/rows.ts';
-import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
+import { gridRows } from '../../../lib/rows.ts';
+import { headerBlock, type SheetRow, type Workbook } from '../../../lib/workbook.ts';
 import type { FileFormat } from './format.ts';
 import type { JournalEntry } from './journal.ts';
 
@@ -52,7 +52,7 @@ export function refuseUnstorable(format: FileFormat, plan: WritePlan, after: Wor
   if (rows !== undefined && rows.length > limits.rows) {
     return apiError('invalid_body', `The tab "${plan.tab}" would have ${count(rows.length)} rows; an .${format} sheet holds at most ${count(limits.rows)}. Nothing was written.`);
   }
-  const headers = rows === undefined ? [] : (rows.at(headerRowOf(rows))?.text ?? []);
+  const headers = rows === undefined ? [] : (rows.at(headerBlock(rows).first)?.text ?? []);
   for (const [index, row] of writtenRows(plan)) {
     const problem = unstorableCell(row, limits);
     if (problem === null) continue;

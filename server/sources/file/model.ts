@@ -30,7 +30,9 @@ function rowOnly(row: SheetRow, interner: Interner): SheetRow {
   for (let c = 0; c < text.length; c++) text[c] = interner.text(row.text[c] ?? '');
   const value = new Array<TypedValue>(row.value.length);
   for (let c = 0; c < value.length; c++) value[c] = valueOnly(row.value[c] ?? null, interner);
-  return row.formula === undefined ? { text, value } : { text, value, formula: row.formula.slice() };
+  const kept: SheetRow = row.formula === undefined ? { text, value } : { text, value, formula: row.formula.slice() };
+  // A header merged down marks its row: the header block (lib/workbook.ts) is found from it.
+  return row.mergedDown === undefined ? kept : { ...kept, mergedDown: row.mergedDown };
 }
 
 function valueOnly(value: TypedValue, interner: Interner): TypedValue {

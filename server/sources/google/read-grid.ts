@@ -6,7 +6,7 @@ import { createInterner, type Interner, type SheetRow, type Tab, type TypedValue
 
 /** The fields of `spreadsheets.get` the source needs, and no more: Google sends less, and faster. */
 export const GRID_FIELDS =
-  'sheets(properties(sheetId,title,index,sheetType,hidden,gridProperties(rowCount,columnCount)),' +
+  'sheets(properties(sheetId,title,index,sheetType,hidden,gridProperties(rowCount,columnCount)),merges(startRowIndex,endRowIndex),' +
   'data(startRow,startColumn,rowData(values(formattedValue,effectiveValue,effectiveFormat(numberFormat(type))))))';
 
 /** The tabs without their cells: which is first, writes' sheet ids, and each grid's size. */
@@ -27,6 +27,8 @@ interface GoogleSheet {
     readonly gridProperties?: { readonly rowCount?: number | null; readonly columnCount?: number | null } | null;
   } | null;
   readonly data?: readonly GoogleGridData[] | null;
+  /** Merged ranges; Google leaves out an index that is 0. */
+  readonly merges?: readonly { readonly startRowIndex?: number | null; readonly endRowIndex?: number | null }[] | null;
 }
 
 interface GoogleGridData {
@@ -61,7 +63,7 @@ export function readSpreadsheet(spreadsheet: GoogleSpreadsheet): ReadSpreadsheet
   for (const sheet of sheets) {
     const name = sheet.properties?.title ?? '';
     sheetIds.set(name, sheet.properties?.sheetId ?? 0);
-    const rows = readRows(sheet.data ?? [], interner);
+    const rows = withMergesDown(readRows(sheet.data ?? [], interner), sheet.merges ?? []);
     // Google has one kind of hidden sheet (Excel's very hidden has no counterpart).
     tabs.push(sheet.properties?.hidden === true ? { name, rows, visibility: 'hidden' } : { name, rows });
   }
@@ -82,6 +84,21 @@ export function gridCells(spreadsheet: GoogleSpreadsheet): Map<string, number> {
   return cells;
 }
 
+/**
+ * Marks each row where a merge starts that spans rows below it (`A1:A3`: 2), so the header block
+ * (lib/workbook.ts `headerBlock`) reaches below headers merged down, as in the file source.
+ */
+function withMergesDown(rows: SheetRow[], merges: NonNullable<GoogleSheet['merges']>): SheetRow[] {
+  for (const merge of merges) {
+    const start = merge.startRowIndex ?? 0;
+    const down = (merge.endRowIndex ?? 0) - start - 1;
+    const row = rows[start];
+    if (row === undefined || down <= 0 || (row.mergedDown ?? 0) >= down) continue;
+    rows[start] = { ...row, mergedDown: down };
+  }
+  return rows;
+}
+
 function readRows(grids: readonly GoogleGridData[], interner: Interner): SheetRow[] {
   return readRowsInto([], grids, interner);
 }
@@ -95,6 +112,7 @@ export function readPage(rows: SheetRow[], page: GoogleSpreadsheet, name: string
   const sheet = (page.sheets ?? []).find((candidate) => (candidate.properties?.title ?? '') === name);
   if (sheet === undefined) return null;
   readRowsInto(rows, sheet.data ?? [], interner);
+  withMergesDown(rows, sheet.merges ?? []);
   const properties = sheet.properties;
   return { sheetId: properties?.sheetId ?? 0, hidden: properties?.hidden === true, rowCount: properties?.gridProperties?.rowCount ?? 0 };
 }

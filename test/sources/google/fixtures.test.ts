@@ -2,6 +2,7 @@
 // on the Sheets API emulator: the fixture's workbook becomes a spreadsheet, each case a request
 // to `app.fetch`, checked exactly as the engine runner checks it. A cell whose displayed text
 // no number format can produce skips its file, naming the cell, rather than pass by pretence.
+// A tab's merges (`A1:A2`) are seeded as the spreadsheet's merged ranges.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -48,6 +49,13 @@ function emulatorCell(cell: FixtureCell): EmulatorCell {
   return format === null ? { value: cell.value } : { value: cell.value, format };
 }
 
+/** `B1:C4` -> Google's GridRange (0-based, end exclusive). */
+function gridRange(merge: string): { startRowIndex: number; endRowIndex: number; startColumnIndex: number; endColumnIndex: number } {
+  const [, firstColumn, firstRow, lastColumn, lastRow] = /^([A-Z]+)(\d+):([A-Z]+)(\d+)$/.exec(merge)!;
+  const column = (letters: string) => [...letters].reduce((index, letter) => index * 26 + letter.charCodeAt(0) - 64, 0) - 1;
+  return { startRowIndex: Number(firstRow) - 1, endRowIndex: Number(lastRow), startColumnIndex: column(firstColumn), endColumnIndex: column(lastColumn) + 1 };
+}
+
 const fixtures = await loadFixtures();
 
 test('golden fixtures over the Google source (emulator)', async (t) => {
@@ -63,7 +71,7 @@ test('golden fixtures over the Google source (emulator)', async (t) => {
   for (const { file, fixture } of fixtures) {
     await t.test(file, async (t) => {
       const spreadsheetId = emulator.createSpreadsheet({
-        sheets: fixture.workbook.tabs.map((tab) => ({ title: tab.name, rows: tab.rows.map((cells) => cells.map(emulatorCell)) })),
+        sheets: fixture.workbook.tabs.map((tab) => ({ title: tab.name, rows: tab.rows.map((cells) => cells.map(emulatorCell)), merges: (tab.merges ?? []).map(gridRange) })),
         access: { [TOKEN]: 'writer' },
       });
       const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'accessToken', token: new Secret(TOKEN) }, freshnessMs: 60_000, quota: UNLIMITED });

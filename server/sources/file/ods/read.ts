@@ -137,8 +137,9 @@ function readTable(xml: string, open: RegExpExecArray, kinds: StyleKinds, budget
       pendingEmpty = [];
       pendingCount = 0;
       const shared = rowFromRun(run, width, interner);
+      const down = mergedDownOf(run);
       for (let n = 0; n < run.count; n++) {
-        const row: SheetRow = { text: shared.text, value: shared.value };
+        const row: SheetRow = down === 0 ? { text: shared.text, value: shared.value } : { text: shared.text, value: shared.value, mergedDown: down };
         rowRuns.set(row, run);
         sourceCells.set(row, shared.cells);
         rows.push(row);
@@ -153,6 +154,16 @@ function readTable(xml: string, open: RegExpExecArray, kinds: StyleKinds, budget
   // (other writers) hides it too.
   const hidden = attributes['table:display'] === 'false' || kinds.hiddenTables.has(attributes['table:style-name'] ?? '');
   return { table: { name, hidden, start: open.index, end, pieces, columnStyles }, rows };
+}
+
+/** How many rows below a merged cell of the row reaches (`table:number-rows-spanned="2"`: 1); 0 when none. */
+function mergedDownOf(run: RowRun): number {
+  let down = 0;
+  for (const cell of run.cells) {
+    if (!cell.attributeText.includes('rows-spanned')) continue;
+    down = Math.max(down, repeatOf(attributesOf(cell.attributeText)['table:number-rows-spanned']) - 1);
+  }
+  return down;
 }
 
 /** Parses one row element (as ods-package.ts writes it) into its run. */

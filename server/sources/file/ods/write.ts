@@ -2,11 +2,13 @@
 // that one cell's element in content.xml; every other row and cell keeps its exact XML, every
 // other part of the package its exact bytes, and `mimetype` stays the first entry, stored.
 // A new cell takes the style of the cell it replaces, else of the cell above it (not the header's).
-import { createInterner, type SheetRow, type Tab, type Workbook } from '../../../../lib/workbook.ts';
+import { createInterner, headerRowIndex, type SheetRow, type Tab, type Workbook } from '../../../../lib/workbook.ts';
 import { LOAD_LIMITS } from '../limits.ts';
 import { cellAttributes, cellRunOf, markRow, readOdsContent, readRowXml, resizedRun, rowRuns, type CellRun, type OdsContent, type OdsTable, type RowRun } from './read.ts';
 import { buildCell, emptyCell, lendable, type CellInfo } from './cell-write.ts';
 import { escapeXml, type StyleKinds } from './xml.ts';
+import { attribute, withAttribute } from '../xml/attributes.ts';
+import { checkWrittenParts, type AlterPart } from '../xml/well-formed.ts';
 import { sourceCells } from '../write-cells.ts';
 import { readZip, replacedEntry, unpackEntry, writeZip, type ZipEntry } from '../zip.ts';
 
@@ -42,9 +44,10 @@ export function decodeOds(bytes: Uint8Array): { tabs: Tab[]; hidden: boolean[]; 
 /**
  * The package with `workbook` folded in. Tabs still holding their decoded rows are copied as
  * they are. Afterwards `workbook`'s rows stand for the new file's XML, so the next fold again
- * changes only what the next writes touch.
+ * changes only what the next writes touch. Throws when content.xml would not be well-formed
+ * (`alterPart`: the tests' seam, fold-runner.ts).
  */
-export function encodeOds(workbook: Workbook, decodedRows: ReadonlyMap<string, readonly SheetRow[]>, ods: OdsPackage): { bytes: Uint8Array; ods: OdsPackage } {
+export function encodeOds(workbook: Workbook, decodedRows: ReadonlyMap<string, readonly SheetRow[]>, ods: OdsPackage, alterPart?: AlterPart): { bytes: Uint8Array; ods: OdsPackage } {
   const { content } = ods;
   const unknown = workbook.tabs.find((tab) => !content.tables.some((table) => table.name === tab.name));
   if (unknown !== undefined) throw new Error(`the tab "${unknown.name}" is not in the file`);
@@ -62,6 +65,9 @@ export function encodeOds(workbook: Workbook, decodedRows: ReadonlyMap<string, r
     at = table.end;
   }
   xml += content.xml.slice(at);
+  if (alterPart !== undefined) xml = alterPart('content.xml', xml);
+  // Only content.xml is written; a fold that would break it fails and the file stays as it was.
+  checkWrittenParts(new Map([['content.xml', xml]]));
   const entries = packageEntries(ods.entries, new TextEncoder().encode(xml));
   return { bytes: writeZip(entries), ods: { entries, content: { xml, tables, kinds: content.kinds }, stylesXml: ods.stylesXml } };
 }
@@ -100,6 +106,8 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
   let anchor: RowRun | null = null;
   let written = 0;
   const above: Above = { rowStyle: null, cell: null };
+  // The header block's last row (lib/workbook.ts): its cells, merged or bold, lend nothing to data.
+  const lastHeader = headerRowIndex(rows);
   const emit = (run: RowRun) => {
     const list = anchored.get(anchor) ?? [];
     list.push(run);
@@ -115,7 +123,7 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
       if (kept !== run) for (let k = n; k < n + repeat; k++) markRow(rows[k], kept, interner);
       emit(kept);
       above.rowStyle = attribute(run.startTag, 'table:style-name');
-      above.cell = n + repeat - 1 === 0 ? null : cellLookup(run);
+      above.cell = n + repeat - 1 <= lastHeader ? null : cellLookup(run);
       written += repeat;
       n += repeat;
       continue;
@@ -124,7 +132,7 @@ function writeTable(table: OdsTable, rows: readonly SheetRow[], decoded: readonl
     const newRun = readRowXml(xml, kinds);
     markRow(rows[n], newRun, interner);
     emit(newRun);
-    above.cell = n === 0 ? null : (column) => cells[column];
+    above.cell = n <= lastHeader ? null : (column) => cells[column];
     written++;
     n++;
   }
@@ -235,18 +243,4 @@ function writeRow(row: SheetRow, runs: ReadonlySet<RowRun>, above: Above, kinds:
     column += left;
   }
   return { xml: xml + '</table:table-row>', cells: written };
-}
-
-
-/** A start tag with an attribute set, replaced or (value null) removed. */
-function withAttribute(startTag: string, name: string, value: string | null): string {
-  const pattern = new RegExp(`\\s+${name.replace(/[.:-]/g, '\\$&')}\\s*=\\s*(?:"[^"]*"|'[^']*')`);
-  const without = startTag.replace(pattern, '');
-  if (value === null) return without;
-  return without.replace(/^(<[\w.:-]+)/, `$1 ${name}="${value}"`);
-}
-
-function attribute(startTag: string, name: string): string | null {
-  const match = new RegExp(`\\s${name.replace(/[.:-]/g, '\\$&')}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(startTag);
-  return match === null ? null : (match[1] ?? match[2]);
 }

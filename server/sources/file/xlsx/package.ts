@@ -3,6 +3,7 @@
 // zip part to rewrite. Read at open, so a package sheetrest could not write back is known before
 // any write is acknowledged.
 import { entryText, readZip, type ZipEntry } from '../zip.ts';
+import { attribute, attributeSpans, startTags } from '../xml/attributes.ts';
 
 export type SheetKind = 'worksheet' | 'chartsheet' | 'dialogsheet' | 'macrosheet' | 'unknown';
 
@@ -36,9 +37,10 @@ export function readPackage(bytes: Uint8Array): XlsxPackage {
   if (workbookPart === undefined) throw new Error('it names no workbook part');
   const workbookRels = relationships(text(relsPathOf(workbookPart)), folderOf(workbookPart));
   const sheets: PackageSheet[] = [];
-  for (const tag of text(workbookPart).match(/<(?:\w+:)?sheet\b[^>]*>/g) ?? []) {
-    const name = unescapeXml(attribute(tag, 'name') ?? '');
-    const id = /\s[\w]+:id\s*=\s*"([^"]*)"/.exec(tag)?.[1];
+  for (const tag of startTags(text(workbookPart), 'sheet')) {
+    const name = attribute(tag, 'name') ?? '';
+    // `r:id`, whatever prefix the package gave the relationships namespace.
+    const id = attributeSpans(tag).find((span) => /^[^:]+:id$/.test(span.name))?.value;
     const rel = workbookRels.find((candidate) => candidate.id === id);
     if (rel === undefined) throw new Error(`its tab "${name}" has no part`);
     const kind = (/\/(worksheet|chartsheet|dialogsheet|xlMacrosheet)$/.exec(rel.type)?.[1] ?? 'unknown').replace('xlMacrosheet', 'macrosheet') as SheetKind;
@@ -59,10 +61,10 @@ export interface Relationship {
 }
 
 export function relationships(xml: string, folder: string): Relationship[] {
-  return (xml.match(/<(?:\w+:)?Relationship\b[^>]*>/g) ?? []).flatMap((tag) => {
+  return startTags(xml, 'Relationship').flatMap((tag) => {
     const target = attribute(tag, 'Target');
     if (target === null || attribute(tag, 'TargetMode') === 'External') return [];
-    return [{ id: attribute(tag, 'Id') ?? '', type: attribute(tag, 'Type') ?? '', target: resolvePart(folder, unescapeXml(target)) }];
+    return [{ id: attribute(tag, 'Id') ?? '', type: attribute(tag, 'Type') ?? '', target: resolvePart(folder, target) }];
   });
 }
 
@@ -84,21 +86,4 @@ function resolvePart(folder: string, target: string): string {
     else if (segment !== '.' && segment !== '') resolved.push(segment);
   }
   return resolved.join('/');
-}
-
-const ATTRIBUTES = new Map<string, RegExp>();
-
-export function attribute(tag: string, name: string): string | null {
-  let pattern = ATTRIBUTES.get(name);
-  if (pattern === undefined) ATTRIBUTES.set(name, (pattern = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`)));
-  const match = pattern.exec(tag);
-  return match === null ? null : (match[1] ?? match[2]);
-}
-
-export function unescapeXml(text: string): string {
-  return text.replace(/&(?:#x([0-9a-fA-F]+)|#(\d+)|(amp|lt|gt|quot|apos));/g, (_all, hex: string, dec: string, named: string) => {
-    if (hex !== undefined) return String.fromCodePoint(parseInt(hex, 16));
-    if (dec !== undefined) return String.fromCodePoint(Number(dec));
-    return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[named as 'amp'];
-  });
 }

@@ -1,6 +1,8 @@
 // How a DELETE moves the rows below it, applied to a sheet's own ranges: with row 3 deleted,
 // a merge `A5:B6` becomes `A4:B5`, a validation on `C2:C10` covers `C2:C9`, and a merge that
 // lay wholly on row 3 is gone. Rows past the data (formatting only) keep their numbers.
+import { attribute, withAttribute } from '../xml/attributes.ts';
+
 export class RowShift {
   /** Old row numbers (1-based, ascending) no written row stands in any more. */
   readonly #removed: readonly number[];
@@ -51,24 +53,26 @@ export class RowShift {
 
   /** The part of a sheet after `<sheetData>`: merges, validations, conditional formats and hyperlinks moved. */
   shiftRanges(xml: string): string {
-    let out = xml.replace(/<(?:\w+:)?(?:mergeCell|hyperlink)\b[^>]*?\/>/g, (tag) => {
-      const ref = /\sref="([^"]*)"/.exec(tag)?.[1];
-      if (ref === undefined) return tag;
+    // Attributes in either quote (`ref='A5:B6'`), each rewritten where it stood.
+    let out = xml.replace(/<(?:\w+:)?(?:mergeCell|hyperlink)\b(?:[^>"']|"[^"]*"|'[^']*')*?\/>/g, (tag) => {
+      const ref = attribute(tag, 'ref');
+      if (ref === null) return tag;
       const shifted = this.shiftRef(ref);
-      return shifted === null ? '' : tag.replace(/\sref="[^"]*"/, ` ref="${shifted}"`);
+      return shifted === null ? '' : withAttribute(tag, 'ref', shifted);
     });
-    out = out.replace(/<((?:\w+:)?(?:dataValidation|conditionalFormatting))\b([^>]*?)(\/>|>[\s\S]*?<\/\1>)/g, (element, _name, attributes: string) => {
-      const sqref = /\ssqref="([^"]*)"/.exec(attributes)?.[1];
-      if (sqref === undefined) return element;
+    out = out.replace(/<((?:\w+:)?(?:dataValidation|conditionalFormatting))\b((?:[^>"']|"[^"]*"|'[^']*')*?)(\/>|>[\s\S]*?<\/\1>)/g, (element, name: string, attributes: string) => {
+      const start = `<${name}${attributes}>`;
+      const sqref = attribute(start, 'sqref');
+      if (sqref === null) return element;
       const shifted = this.shiftList(sqref);
-      return shifted === '' ? '' : element.replace(/\ssqref="[^"]*"/, ` sqref="${shifted}"`);
+      return shifted === '' ? '' : withAttribute(start, 'sqref', shifted).slice(0, -1) + element.slice(start.length - 1);
     });
     // Counts follow the elements that are left.
     out = out.replace(/(<((?:\w+:)?(?:mergeCells|dataValidations|hyperlinks))\b[^>]*>)([\s\S]*?)(<\/\2>)/g, (_all, open: string, name: string, inner: string, close: string) => {
       const child = name.replace(/s$/, '').replace(/^\w+:/, '');
       const count = (inner.match(new RegExp(`<(?:\\w+:)?${child}\\b`, 'g')) ?? []).length;
       if (count === 0) return '';
-      return `${open.replace(/\scount="\d*"/, ` count="${count}"`)}${inner}${close}`;
+      return `${attribute(open, 'count') === null ? open : withAttribute(open, 'count', String(count))}${inner}${close}`;
     });
     return out;
   }

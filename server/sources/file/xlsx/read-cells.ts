@@ -70,6 +70,17 @@ function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[
   // A column of dates repeats a few hundred days: one SheetDate per day, not one per cell.
   const interner = createInterner();
   for (let r = 0; r <= lastRow; r++) rows.push(rowOfCells(data[r] ?? [], date1904, interner));
+  return withMergesDown(rows, sheet['!merges'] ?? []);
+}
+
+/** Marks each row where a merge starts that spans rows below it (`A1:A2`): how far down it reaches. */
+function withMergesDown(rows: SheetRow[], merges: readonly { s: { r: number }; e: { r: number } }[]): SheetRow[] {
+  for (const merge of merges) {
+    const row = rows[merge.s.r];
+    const down = merge.e.r - merge.s.r;
+    if (row === undefined || down <= 0 || (row.mergedDown ?? 0) >= down) continue;
+    rows[merge.s.r] = { ...row, mergedDown: down };
+  }
   return rows;
 }
 

@@ -5,7 +5,7 @@
 // `</sheetData>`); `pieceDone` after each unpacked piece lets a writer catch up (backpressure).
 // Writing goes the other way: `PartWriter` deflates text as it is given and counts its CRC.
 import * as zlib from 'node:zlib';
-import { attribute } from './package.ts';
+import { attribute } from '../xml/attributes.ts';
 import { LOAD_LIMITS } from '../limits.ts';
 import { PartTooLarge, type ZipEntry } from '../zip.ts';
 import { crc32 } from '../zip.ts';

@@ -7,7 +7,7 @@
 import type { SheetRow } from '../../../../lib/workbook.ts';
 import { sameValue } from '../write-cells.ts';
 import { DATE_FORMAT, DATE_TIME_FORMAT, TIME_FORMAT } from '../dates.ts';
-import { attribute } from './package.ts';
+import { attribute, startTags, withAttribute } from '../xml/attributes.ts';
 import { cellContent, columnIndex, columnName } from './cells.ts';
 import { RowShift } from './ranges.ts';
 import type { Styles } from './styles.ts';
@@ -48,7 +48,8 @@ interface XmlCell {
   readonly style: number | null;
 }
 
-export function rewriteSheet(xml: string, slots: readonly RowSlot[], oldRowCount: number, styles: Styles, date1904: boolean): string {
+/** `headerRows`: the rows of the header block (lib/workbook.ts `headerBlock`), whose styles new data cells never take. */
+export function rewriteSheet(xml: string, slots: readonly RowSlot[], oldRowCount: number, styles: Styles, date1904: boolean, headerRows = 1): string {
   const prefix = /<(\w+:)?worksheet\b/.exec(xml)?.[1] ?? '';
   const data = /<(\w+:)?sheetData\b[^>]*?(?:\/>|>([\s\S]*?)<\/\1?sheetData>)/.exec(xml);
   if (data === null) throw new Error('a written sheet has no <sheetData>');
@@ -65,7 +66,7 @@ export function rewriteSheet(xml: string, slots: readonly RowSlot[], oldRowCount
       if (origin !== undefined) out.push(origin.number === number ? origin : renumberRow(origin, number, shift));
       continue;
     }
-    const built = buildRow(slot, origin, number, prefix, shift, (column) => styleAbove(out, column) ?? columnStyles(column), styles, date1904);
+    const built = buildRow(slot, origin, number, prefix, shift, (column) => styleAbove(out, column, headerRows) ?? columnStyles(column), styles, date1904);
     if (built !== null) out.push(built);
   }
   // Rows past the data (formatting only, as a template has) keep their numbers, unless written over.
@@ -114,17 +115,24 @@ export function renumberRow(row: XmlRow, number: number, shift: RowShift): XmlRo
 
 /** Every `r="B7"` of the cells in `xml` moved to row `number`, and shared formulas' ranges with them. */
 function renumberCells(xml: string, number: number, shift: RowShift): string {
-  let cells = xml.replace(CELL_REF, `$1$2${number}"`);
+  // Most writers quote with `"`: their rows take the quick pattern; a row with an apostrophe
+  // anywhere takes the one for either quote (`r='B7'` -> `r='B5'`, the file's quote kept).
+  const quoted = xml.includes("'");
+  let cells = quoted ? xml.replace(CELL_REF, `$1$2$3${number}$2`) : xml.replace(CELL_REF_DOUBLE, `$1$2${number}"`);
   // A shared or array formula's range moves with the rows it covers.
-  if (shift.removesRows && cells.includes('ref="')) cells = cells.replace(FORMULA_REF, (_all, head: string, ref: string) => `${head}${shift.shiftRef(ref) ?? ref}"`);
+  if (shift.removesRows && cells.includes('ref')) cells = cells.replace(FORMULA_REF, (_all, head: string, quote: string, ref: string) => `${head}${quote}${shift.shiftRef(ref) ?? ref}${quote}`);
   return cells;
 }
 
-const CELL_REF = /(<(?:\w+:)?c\b[^>]*?\sr=")([A-Za-z]+)\d+"/g;
-const FORMULA_REF = /(<(?:\w+:)?f\b[^>]*?\sref=")([^"]*)"/g;
+const CELL_REF_DOUBLE = /(<(?:\w+:)?c\b[^>]*?\sr=")([A-Za-z]+)\d+"/g;
+const CELL_REF = /(<(?:\w+:)?c\b[^>]*?\sr\s*=\s*)(["'])([A-Za-z]+)\d+\2/g;
+const FORMULA_REF = /(<(?:\w+:)?f\b[^>]*?\sref\s*=\s*)(["'])([^"']*)\2/g;
+const ROW_NUMBER = /\sr="\d*"/;
 
+/** The row's `r` set in place (whichever quote it had), or added after the name. */
 function setRowNumber(start: string, number: number): string {
-  return /\sr="\d*"/.test(start) ? start.replace(/\sr="\d*"/, ` r="${number}"`) : start.replace(/^<((?:\w+:)?row)\b/, `<$1 r="${number}"`);
+  // The quick way for the usual `r="7"`; any other spelling through the attribute parser.
+  return ROW_NUMBER.test(start) ? start.replace(ROW_NUMBER, ` r="${number}"`) : withAttribute(start, 'r', String(number));
 }
 
 export function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: number, prefix: string, shift: RowShift, inherited: (column: number) => number | null, styles: Styles, date1904: boolean): XmlRow | null {
@@ -161,15 +169,15 @@ export function buildRow(slot: RowSlot, origin: XmlRow | undefined, number: numb
   }
   if (origin === undefined && cells.length === 0) return null;
   // `spans` is only a hint for readers, and written cells may fall outside it.
-  const start = setRowNumber(origin?.start.replace(/\sspans="[^"]*"/, '').replace(/\/>$/, '>') ?? `<${prefix}row>`, number);
+  const start = setRowNumber(origin === undefined ? `<${prefix}row>` : withAttribute(origin.start, 'spans', null).replace(/\s*\/>$/, '>'), number);
   const inner = cells.map((cell) => cell.xml).join('');
   return { number, start, inner, cells, xml: `${start}${inner}</${prefix}row>` };
 }
 
-/** The style of the nearest cell above in `column`, below the header row. */
-export function styleAbove(rows: readonly XmlRow[], column: number): number | null {
+/** The style of the nearest cell above in `column`, below the header block (its last row is sheet row `headerRows`). */
+export function styleAbove(rows: readonly XmlRow[], column: number, headerRows: number): number | null {
   for (let index = rows.length - 1, looked = 0; index >= 0 && looked < 1000; index--, looked++) {
-    if (rows[index].number < 2) break;
+    if (rows[index].number <= headerRows) break;
     const cell = cellsOf(rows[index]).find((candidate) => candidate.column === column);
     if (cell !== undefined && cell.style !== null) return cell.style;
   }
@@ -178,7 +186,7 @@ export function styleAbove(rows: readonly XmlRow[], column: number): number | nu
 
 /** `<col min="2" max="3" style="4"/>` -> columns B and C take style 4. */
 export function parseColumnStyles(head: string): (column: number) => number | null {
-  const spans = (head.match(/<(?:\w+:)?col\b[^>]*>/g) ?? []).flatMap((tag) => {
+  const spans = startTags(head, 'col').flatMap((tag) => {
     const style = attribute(tag, 'style');
     return style === null ? [] : [{ min: Number(attribute(tag, 'min')) - 1, max: Number(attribute(tag, 'max')) - 1, style: Number(style) }];
   });
@@ -205,10 +213,10 @@ function withDimension(head: string, rows: readonly XmlRow[]): string {
 export function setDimension(head: string, lastRow: number, lastColumn: number): string {
   const tag = /<(?:\w+:)?dimension\b[^>]*>/.exec(head);
   if (tag === null) return head;
-  const oldEnd = /:?\$?([A-Za-z]+)\$?\d+"/.exec(attribute(tag[0], 'ref') === null ? '' : `${attribute(tag[0], 'ref')}"`);
+  const oldEnd = /\$?([A-Za-z]+)\$?\d+$/.exec(attribute(tag[0], 'ref') ?? '');
   const endColumn = Math.max(oldEnd === null ? 0 : columnIndex(oldEnd[1]), lastColumn);
   const ref = lastRow === 0 ? 'A1' : `A1:${columnName(endColumn)}${lastRow}`;
-  return head.slice(0, tag.index) + tag[0].replace(/\sref="[^"]*"/, ` ref="${ref}"`) + head.slice(tag.index + tag[0].length);
+  return head.slice(0, tag.index) + withAttribute(tag[0], 'ref', ref) + head.slice(tag.index + tag[0].length);
 }
 
 /**
@@ -217,14 +225,21 @@ export function setDimension(head: string, lastRow: number, lastColumn: number):
  * would otherwise refuse the file).
  */
 function dropOrphanSharedFormulas(body: string): string {
-  if (!body.includes('t="shared"')) return body;
+  if (!hasSharedFormula(body)) return body;
   return dropOrphans(body, sharedMasters(body));
 }
+
+/** Whether `xml` holds a shared formula (`t="shared"`, either quote). */
+export function hasSharedFormula(xml: string): boolean {
+  return SHARED_FORMULA.test(xml);
+}
+
+const SHARED_FORMULA = /\st\s*=\s*["']shared["']/;
 
 /** The `si` of every cell in `xml` that holds a shared formula's text (its master). */
 export function sharedMasters(xml: string): Set<string> {
   const masters = new Set<string>();
-  for (const tag of xml.match(/<(?:\w+:)?f\b[^>]*>/g) ?? []) {
+  for (const tag of startTags(xml, 'f')) {
     if (attribute(tag, 't') === 'shared' && attribute(tag, 'ref') !== null) masters.add(attribute(tag, 'si') ?? '');
   }
   return masters;

@@ -14,7 +14,8 @@ import type { WritePlan } from '../../../../lib/write-plan.ts';
 import { headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
 import { readPackage, type PackageSheet, type XlsxPackage } from './package.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
-import { buildRow, dropOrphans, parseColumnStyles, renumberRow, setDimension, sharedMasters, styleAbove, type XmlRow } from './sheet.ts';
+import { buildRow, dropOrphans, hasSharedFormula, parseColumnStyles, renumberRow, setDimension, sharedMasters, styleAbove, type XmlRow } from './sheet.ts';
+import { checkWrittenParts } from '../xml/well-formed.ts';
 import { readSheet, PartWriter, type RawRow } from './sheet-stream.ts';
 import { RowShift } from './ranges.ts';
 import { Styles } from './styles.ts';
@@ -111,7 +112,7 @@ async function surveySheet(entry: ZipEntry, plans: readonly WritePlan[]): Promis
       } else if (wanted.has(row.number)) {
         survey.kept.set(row.number, row);
       }
-      if (row.inner.includes('t="shared"')) for (const si of sharedMasters(row.inner)) survey.masters.set(si, row.number);
+      if (hasSharedFormula(row.inner)) for (const si of sharedMasters(row.inner)) survey.masters.set(si, row.number);
     },
   });
   if (!inOrder || survey.kept.size > MAX_DECODED_ROWS) return null;
@@ -223,6 +224,10 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
   for (let number = pastTheData + 1; number <= survey.rows.last; number++) if (survey.rows.holdsCells(number)) lastRow = number;
 
   const writer = new PartWriter();
+  /** The rows this fold built or renumbered (checked as they go out), as against rows copied as they were. */
+  const made = new WeakSet<XmlRow>();
+  // Written cells take no style from the header block's rows (sheet.ts, styleAbove).
+  const headerRows = headerRowIndex(decoded.rows) + 1;
   // A written row takes its cells' style from the nearest styled cell above, within 1,000 rows
   // (sheet.ts): the rows written are held that long before a written one, and no longer.
   const writtenAt = slots.flatMap((slot, index) => (slot.written ? [index + 1] : []));
@@ -236,7 +241,11 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
     } else if (recent.length > 0) {
       recent = [];
     }
-    writer.write(row.xml.includes('t="shared"') ? dropOrphans(row.xml, masters) : row.xml);
+    const xml = hasSharedFormula(row.xml) ? dropOrphans(row.xml, masters) : row.xml;
+    // What this fold made (a written row, a row renumbered, a formula dropped) is checked as it
+    // goes out; a row copied as the file had it is the file's own bytes.
+    if (xml !== row.xml || ('start' in row && made.has(row))) checkWrittenParts(new Map([[entry.name, xml]]));
+    writer.write(xml);
   };
   let next = 0;
   /** Writes the slots up to the one standing in old row `number`, which is `current` (Infinity: all that are left). */
@@ -248,16 +257,29 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
       const origin = slot.origin === number ? current : undefined;
       const position = next + 1;
       if (!slot.written) {
-        if (origin !== undefined) put(origin.number === position ? origin : renumberRow(xmlRow(origin)!, position, shift), position);
+        if (origin === undefined) continue;
+        if (origin.number === position) put(origin, position);
+        else {
+          const renumbered = renumberRow(xmlRow(origin)!, position, shift);
+          made.add(renumbered);
+          put(renumbered, position);
+        }
         continue;
       }
-      const built = buildRow(slot, xmlRow(origin), position, prefix, shift, (column) => styleAbove(recent, column) ?? columnStyles(column), styles, decoded.date1904);
-      if (built !== null) put(built, position);
+      const built = buildRow(slot, xmlRow(origin), position, prefix, shift, (column) => styleAbove(recent, column, headerRows) ?? columnStyles(column), styles, decoded.date1904);
+      if (built !== null) {
+        made.add(built);
+        put(built, position);
+      }
     }
   };
+  let headOut = '';
   try {
     await readSheet(entry, {
-      head: (text) => writer.write(`${setDimension(text, lastRow, lastColumn)}<${prefix}sheetData>`),
+      head: (text) => {
+        headOut = `${setDimension(text, lastRow, lastColumn)}<${prefix}sheetData>`;
+        writer.write(headOut);
+      },
       row: (row) => {
         if (row.number > pastTheData) {
           // Rows past the data (formatting only, as a template has) keep their numbers.
@@ -269,7 +291,10 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
       },
       tail: (text) => {
         writeSlotsThrough(Infinity);
-        writer.write(`</${prefix}sheetData>${shift.removesRows ? shift.shiftRanges(text) : text}`);
+        const tailOut = `</${prefix}sheetData>${shift.removesRows ? shift.shiftRanges(text) : text}`;
+        // The part's frame (its head and tail, which the fold rewrote), as one document around no rows.
+        checkWrittenParts(new Map([[entry.name, headOut + tailOut]]));
+        writer.write(tailOut);
       },
       pieceDone: () => writer.flush(),
     });

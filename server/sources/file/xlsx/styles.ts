@@ -5,7 +5,7 @@
 import { sheetJs } from './sheetjs.ts';
 import { formatIsTimeOnly } from '../dates.ts';
 import { isDateFormat } from './read-cells.ts';
-import { attribute, unescapeXml } from './package.ts';
+import { attribute, escapeAttribute, startTags, withAttribute } from '../xml/attributes.ts';
 
 /** What a number format shows: a date (with or without a time), a bare time of day, or a number. */
 export type FormatKind = 'date' | 'time' | 'number';
@@ -42,8 +42,8 @@ export class Styles {
     this.#xml = xml;
     const cellXfs = /<(\w+:)?cellXfs\b[^>]*>([\s\S]*?)<\/\1?cellXfs>/.exec(this.#xml)?.[2] ?? '';
     this.#xfs = cellXfs.match(/<(?:\w+:)?xf\b[^>]*?(?:\/>|>[\s\S]*?<\/(?:\w+:)?xf>)/g) ?? [];
-    for (const tag of this.#xml.match(/<(?:\w+:)?numFmt\b[^>]*>/g) ?? []) {
-      this.#formats.set(Number(attribute(tag, 'numFmtId')), unescapeXml(attribute(tag, 'formatCode') ?? 'General'));
+    for (const tag of startTags(this.#xml, 'numFmt')) {
+      this.#formats.set(Number(attribute(tag, 'numFmtId')), attribute(tag, 'formatCode') ?? 'General');
     }
   }
 
@@ -128,16 +128,8 @@ export class Styles {
   }
 }
 
-/** Sets an attribute in a start tag (the part before its first `>`), adding it when absent. */
+/** Sets an attribute in an element's start tag (up to its first `>`), in either quote, adding it last when absent. */
 function setAttribute(element: string, name: string, value: string): string {
-  const end = element.indexOf('>');
-  const selfClosing = element[end - 1] === '/';
-  const tag = element.slice(0, selfClosing ? end - 1 : end);
-  const pattern = new RegExp(`(\\s${name}\\s*=\\s*)(?:"[^"]*"|'[^']*')`);
-  const next = pattern.test(tag) ? tag.replace(pattern, `$1"${value}"`) : `${tag.replace(/\s+$/, '')} ${name}="${value}"`;
-  return next + element.slice(selfClosing ? end - 1 : end);
-}
-
-export function escapeAttribute(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  const end = element.indexOf('>') + 1;
+  return withAttribute(element.slice(0, end), name, value, 'last') + element.slice(end);
 }

@@ -8,6 +8,7 @@ import { folderOf, readPackage, relationships, relsPathOf, type XlsxPackage } fr
 import { rewriteSheet, type RowSlot } from './sheet.ts';
 import { DEFAULT_STYLES_XML, Styles } from './styles.ts';
 import { entryText, replacedEntry, writeZip, type ZipEntry } from '../zip.ts';
+import { checkWrittenParts, type AlterPart } from '../xml/well-formed.ts';
 
 export interface XlsxFold {
   readonly bytes: Uint8Array;
@@ -16,12 +17,13 @@ export interface XlsxFold {
 
 /**
  * The package with `plans` (applied in order to `decodedRows`, giving `workbook`) written into
- * it. Throws an Error naming what does not add up, rather than write a file that would not read.
+ * it. Throws an Error naming what does not add up, or a written part that is not well-formed XML,
+ * rather than write a file that would not read. `alterPart` is the tests' seam (fold-runner.ts).
  */
-export function foldIntoXlsx(pack: XlsxPackage, workbook: Workbook, decodedRows: ReadonlyMap<string, readonly SheetRow[]>, plans: readonly WritePlan[], date1904: boolean): XlsxFold {
+export function foldIntoXlsx(pack: XlsxPackage, workbook: Workbook, decodedRows: ReadonlyMap<string, readonly SheetRow[]>, plans: readonly WritePlan[], date1904: boolean, alterPart?: AlterPart): XlsxFold {
   const byName = new Map(pack.entries.map((entry) => [entry.name, entry]));
   const styles = pack.stylesPart === null ? new Styles(null, () => (anyCellStyled(pack) ? null : DEFAULT_STYLES_XML)) : new Styles(entryText(byName.get(pack.stylesPart)!));
-  const replaced = new Map<string, ZipEntry>();
+  const written = new Map<string, string>();
   for (const tab of workbook.tabs) {
     const before = decodedRows.get(tab.name);
     const tabPlans = plans.filter((plan) => plan.tab === tab.name);
@@ -31,11 +33,14 @@ export function foldIntoXlsx(pack: XlsxPackage, workbook: Workbook, decodedRows:
     if (sheet.kind !== 'worksheet') throw new Error(`the tab "${tab.name}" is a ${sheet.kind}, not a worksheet`);
     const slots = slotsOf(before, tabPlans, tab.rows);
     const entry = byName.get(sheet.part)!;
-    replaced.set(sheet.part, replacedEntry(entry, rewriteSheet(entryText(entry), slots, before.length, styles, date1904)));
+    written.set(sheet.part, rewriteSheet(entryText(entry), slots, before.length, styles, date1904, headerRowIndex(before) + 1));
   }
   const stylesXml = styles.changedXml;
-  if (stylesXml !== null && pack.stylesPart !== null) replaced.set(pack.stylesPart, replacedEntry(byName.get(pack.stylesPart)!, stylesXml));
-  let entries = pack.entries.map((entry) => replaced.get(entry.name) ?? entry);
+  if (stylesXml !== null && pack.stylesPart !== null) written.set(pack.stylesPart, stylesXml);
+  if (alterPart !== undefined) for (const [part, xml] of written) written.set(part, alterPart(part, xml));
+  checkWrittenParts(written);
+  let entries: ZipEntry[] = pack.entries.map((entry) => (written.has(entry.name) ? replacedEntry(entry, written.get(entry.name)!) : entry));
+  // A workbook that had no styles part gets Excel's default one (DEFAULT_STYLES_XML, well-formed by construction).
   if (stylesXml !== null && styles.created) entries = withStylesPart(entries, pack.workbookPart, stylesXml);
   const bytes = writeZip(entries);
   return { bytes, pack: readPackage(bytes) };
