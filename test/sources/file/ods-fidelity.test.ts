@@ -4,10 +4,10 @@
 // Also: what the reader keeps (spaces, `\r`, fractional seconds, covered cells), and a hostile
 // file with huge declared repeats refused at start and never taking a running server down.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { pythonJson } from '../../helpers/python.ts';
 import { isApiError } from '../../../lib/errors.ts';
 import type { SheetRow, Workbook } from '../../../lib/workbook.ts';
 import { openFileSource, type FileFormat } from '../../../server/sources/file/mod.ts';
@@ -242,14 +242,7 @@ for table in load(sys.argv[1]).spreadsheet.getElementsByType(Table):
     out[table.getAttrNS(TABLENS, 'name')] = rows
 print(json.dumps(out))
 `;
-  for (const python of ['python3', '/usr/bin/python3']) {
-    try {
-      return JSON.parse(execFileSync(python, ['-c', script, path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
-    } catch {
-      // try the next interpreter
-    }
-  }
-  return null;
+  return pythonJson(script, [path]) as Record<string, string[][][]> | null;
 }
 
 test('ods: the committed fixtures are what test/helpers/make-ods-fixtures.ts makes', async (t) => {

@@ -5,10 +5,10 @@
 // `<text:p>trailing </text:p>` is `trailing `, `two<text:s/> ` is `two` and 2 spaces, checked
 // against odfpy where odfpy agrees; written text with spaces, tabs and line feeds round-trips.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { pythonJson } from '../../helpers/python.ts';
 import { handle } from '../../../lib/engine.ts';
 import { buildOpenApi } from '../../../lib/openapi.ts';
 import type { EngineOptions } from '../../../lib/parse-request.ts';
@@ -198,12 +198,5 @@ for table in load(sys.argv[1]).spreadsheet.getElementsByType(Table):
     out[table.getAttrNS(TABLENS, 'name')] = texts
 print(json.dumps(out))
 `;
-  for (const python of ['python3', '/usr/bin/python3']) {
-    try {
-      return JSON.parse(execFileSync(python, ['-c', script, path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
-    } catch {
-      // try the next interpreter
-    }
-  }
-  return null;
+  return pythonJson(script, [path]) as Record<string, string[]> | null;
 }
