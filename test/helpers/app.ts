@@ -40,3 +40,22 @@ export function appOf(source: Source, id = 'book'): App {
     log: createLogger('silent'),
   });
 }
+
+/** One request of a list: a path under the connection, a method and a JSON body. */
+export interface WriteCall {
+  readonly method: string;
+  readonly path: string;
+  readonly body?: unknown;
+}
+
+/** Sends `calls` in order (`/sheets/<id>` + path), JSON bodies as application/json; their statuses. */
+export async function statusesOf(call: Call, id: string, calls: readonly WriteCall[]): Promise<number[]> {
+  const statuses: number[] = [];
+  for (const { method, path, body } of calls) {
+    const init: RequestInit = body === undefined ? { method } : { method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+    const answer = await call(`/sheets/${id}${path}`, init);
+    statuses.push(answer.status);
+    await answer.body?.cancel();
+  }
+  return statuses;
+}

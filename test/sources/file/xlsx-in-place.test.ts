@@ -10,20 +10,12 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createApp } from '../../../server/http/app.ts';
-import { createLogger } from '../../../server/log.ts';
-import { openQuotaStore } from '../../../server/quota/quota.ts';
+import { appOver, statusesOf, type WriteCall } from '../../helpers/app.ts';
 import { openFileSource } from '../../../server/sources/file/mod.ts';
 import { entryText, readZip, replacedEntry, unpackEntry, writeZip } from '../../../server/sources/file/zip.ts';
 import { recordingLog } from '../../helpers/file-source.ts';
 import { CORPUS_DIR, gapBook } from '../../helpers/make-xlsx-corpus.ts';
 import { appendPlan, planned, row } from '../../helpers/source-contract.ts';
-
-interface Call {
-  readonly method: 'POST' | 'PATCH' | 'DELETE';
-  readonly path: string;
-  readonly body?: unknown;
-}
 
 interface Folded {
   readonly before: Uint8Array;
@@ -35,7 +27,7 @@ interface Folded {
 }
 
 /** Copies a corpus book, sends the calls in-process, closes the source (which folds) and reads the file back. */
-async function foldCalls(t: { after(fn: () => Promise<void>): void }, book: string | Uint8Array, calls: readonly Call[]): Promise<Folded> {
+async function foldCalls(t: { after(fn: () => Promise<void>): void }, book: string | Uint8Array, calls: readonly WriteCall[]): Promise<Folded> {
   const dir = await mkdtemp(join(tmpdir(), 'sheetrest-xlsx-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const path = join(dir, 'book.xlsx');
@@ -43,17 +35,8 @@ async function foldCalls(t: { after(fn: () => Promise<void>): void }, book: stri
   else await writeFile(path, book);
   const before = new Uint8Array(await readFile(path));
   const source = await openFileSource({ path, stateDir: join(dir, 'state'), foldAfterMs: Infinity, log: recordingLog().log });
-  const quota = await openQuotaStore({ stateDir: join(dir, 'quota') });
-  const app = createApp({ connections: [{ id: 'book', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1 << 20, cors: '*', log: createLogger('silent') });
-  const statuses: number[] = [];
-  for (const call of calls) {
-    const init: RequestInit = call.body === undefined ? { method: call.method } : { method: call.method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(call.body) };
-    const answer = await app.fetch(new Request(`http://x/sheets/book${call.path}`, init));
-    statuses.push(answer.status);
-    await answer.body?.cancel();
-  }
+  const statuses = await statusesOf(await appOver(t, source, { id: 'book' }), 'book', calls);
   await source.close();
-  await quota.close();
   const after = new Uint8Array(await readFile(path));
   const again = await openFileSource({ path, stateDir: join(dir, 'state'), foldAfterMs: Infinity, log: recordingLog().log });
   const workbook = await again.read();
@@ -77,7 +60,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 const PEOPLE = 'xl/worksheets/sheet1.xml';
 const EVE = { Name: 'Eve', Amount: 42.5, Joined: '2024-05-06', Active: true };
 
-const cases: readonly { name: string; calls: Call[]; changed: string[]; people: string[][] }[] = [
+const cases: readonly { name: string; calls: WriteCall[]; changed: string[]; people: string[][] }[] = [
   {
     name: 'POST appends a row in the columns\' styles',
     calls: [{ method: 'POST', path: '/tabs/People', body: EVE }],

@@ -11,9 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { createApp } from '../../../server/http/app.ts';
-import { createLogger } from '../../../server/log.ts';
-import { openQuotaStore } from '../../../server/quota/quota.ts';
+import { appOver, statusesOf, type WriteCall } from '../../helpers/app.ts';
 import type { FoldOptions } from '../../../server/sources/file/fold-runner.ts';
 import { openFileSource } from '../../../server/sources/file/mod.ts';
 import { wellFormedProblem } from '../../../server/sources/file/xml/well-formed.ts';
@@ -50,32 +48,17 @@ function singleQuotedXlsx(): Uint8Array {
   });
 }
 
-interface Call {
-  readonly method: 'POST' | 'PATCH' | 'DELETE';
-  readonly path: string;
-  readonly body?: unknown;
-}
-
 /** Serves `bytes` as book.<format>, sends the calls, closes the source (which folds); the folder for a look after. */
-async function serveAndClose(t: { after(fn: () => Promise<void>): void }, bytes: Uint8Array, format: 'xlsx' | 'ods', calls: readonly Call[], fold?: FoldOptions) {
+async function serveAndClose(t: { after(fn: () => Promise<void>): void }, bytes: Uint8Array, format: 'xlsx' | 'ods', calls: readonly WriteCall[], fold?: FoldOptions) {
   const dir = await mkdtemp(join(tmpdir(), 'sheetrest-quotes-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const path = join(dir, `book.${format}`);
   await writeFile(path, bytes);
   const log = recordingLog();
   const source = await openFileSource({ path, stateDir: join(dir, 'state'), foldAfterMs: Infinity, log: log.log, ...(fold === undefined ? {} : { fold }) });
-  const quota = await openQuotaStore({ stateDir: join(dir, 'quota') });
-  const app = createApp({ connections: [{ id: 'book', source, keys: [], readOnly: false, engine: {} }], quota, bodyBytes: 1 << 20, cors: '*', log: createLogger('silent') });
-  const statuses: number[] = [];
-  for (const call of calls) {
-    const init: RequestInit = call.body === undefined ? { method: call.method } : { method: call.method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(call.body) };
-    const answer = await app.fetch(new Request(`http://x/sheets/book${call.path}`, init));
-    statuses.push(answer.status);
-    await answer.body?.cancel();
-  }
+  const statuses = await statusesOf(await appOver(t, source, { id: 'book' }), 'book', calls);
   // close() folds once more, and says so when that fold fails.
   const closed = await source.close().then(() => null, (error: Error) => error.message);
-  await quota.close();
   return { dir, path, statuses, log: log.messages, closed };
 }
 
@@ -112,7 +95,7 @@ const BOB = ['Bob', '20', '2024-03-02 00:00:00'];
 const CY = ['Cy', '40', '2024-03-03 00:00:00'];
 const HEADER = ['Name', 'Amount', 'Joined'];
 
-const cases: readonly { name: string; calls: Call[]; shown: string[][]; openpyxl: string[][] }[] = [
+const cases: readonly { name: string; calls: WriteCall[]; shown: string[][]; openpyxl: string[][] }[] = [
   {
     name: 'POST',
     calls: [{ method: 'POST', path: '/tabs/People', body: DEE }],
