@@ -44,14 +44,27 @@ export type Target =
   | { readonly kind: 'index'; readonly index: number }
   | { readonly kind: 'slice'; readonly start: number; readonly end: number | null }
   | { readonly kind: 'match'; readonly column: string; readonly pattern: string }
-  | { readonly kind: 'search'; readonly conditions: readonly Condition[] }
-  | { readonly kind: 'query'; readonly conditions: readonly Condition[] }
+  | ({ readonly kind: 'search' } & ConditionSet)
+  | ({ readonly kind: 'query' } & ConditionSet)
   | { readonly kind: 'tabs' };
 
 /** A `/search` or `/query` parameter as given: `Age=__gte(18)` is `{ key: 'Age', value: '__gte(18)' }`. */
 export interface Condition {
   readonly key: string;
   readonly value: string;
+}
+
+/**
+ * The conditions of `/search` and `/query`, as given: `?City=lisbon&_or=Age=__lt(18);Age=__gt(65)&_case=sensitive`
+ * is `{ conditions: [City=lisbon], orGroups: [[Age=__lt(18), Age=__gt(65)]], caseSensitive: true }`.
+ * A row matches when it passes every condition and at least one condition of each group.
+ */
+export interface ConditionSet {
+  readonly conditions: readonly Condition[];
+  /** One per `_or` parameter, in order. */
+  readonly orGroups: readonly (readonly Condition[])[];
+  /** `_case=sensitive`: every text comparison of the request heeds case. */
+  readonly caseSensitive: boolean;
 }
 
 export type Action = 'read' | 'append' | 'patch' | 'put' | 'delete' | 'options';
@@ -136,7 +149,8 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
 
   const read = action === 'read' ? parseReadParameters(url.searchParams, path.target) : DEFAULT_READ;
   if (isApiError(read)) return read;
-  const target = withConditions(path.target, url.searchParams);
+  const target = action === 'options' ? path.target : withConditions(path.target, url.searchParams);
+  if (isApiError(target)) return target;
 
   let body: WriteBody | null = null;
   if (action === 'append' || action === 'patch' || action === 'put') {
@@ -204,8 +218,8 @@ function parseTarget(rest: readonly string[]): Target | null {
   if (rest.length === 2) return { kind: 'match', column: rest[0], pattern: rest[1] };
   if (rest.length !== 1) return null;
   const [segment] = rest;
-  if (segment === 'search') return { kind: 'search', conditions: [] };
-  if (segment === 'query') return { kind: 'query', conditions: [] };
+  if (segment === 'search') return { kind: 'search', ...NO_CONDITIONS };
+  if (segment === 'query') return { kind: 'query', ...NO_CONDITIONS };
   if (/^\d+$/.test(segment)) return { kind: 'index', index: Number(segment) };
   const slice = /^(\d+):(\d*)$/.exec(segment);
   if (slice !== null) return { kind: 'slice', start: Number(slice[1]), end: slice[2] === '' ? null : Number(slice[2]) };
@@ -216,11 +230,81 @@ function notFound(pathname: string, why: string): ApiError {
   return apiError('not_found', `No resource at ${pathname}: ${why}.`);
 }
 
-function withConditions(target: Target, parameters: URLSearchParams): Target {
-  if (target.kind !== 'search' && target.kind !== 'query') return target;
+const NO_CONDITIONS: ConditionSet = { conditions: [], orGroups: [], caseSensitive: false };
+
+/** The parameters only a target with conditions takes; elsewhere they are refused, never ignored. */
+const CONDITION_PARAMETERS = ['_or', '_case'] as const;
+
+function withConditions(target: Target, parameters: URLSearchParams): Target | ApiError {
+  if (target.kind !== 'search' && target.kind !== 'query') {
+    for (const name of CONDITION_PARAMETERS) {
+      if (parameters.has(name)) return apiError('invalid_parameter', `${name} applies to /search and /query; leave it out here.`);
+    }
+    return target;
+  }
+  const set = parseConditionSet(parameters);
+  return isApiError(set) ? set : { kind: target.kind, ...set };
+}
+
+/**
+ * `City=lisbon&_or=Name=ann;Name=bob&_case=sensitive` -> a condition set: every parameter not
+ * starting with `_` is a condition, each `_or` a group of `Column=value` items split on `;`
+ * (`\;` is a semicolon inside an item). Only the syntax is checked here; the columns and
+ * operators are the tab's to check (query.ts).
+ */
+export function parseConditionSet(parameters: URLSearchParams): ConditionSet | ApiError {
   const conditions: Condition[] = [];
-  for (const [key, value] of parameters) if (!key.startsWith('_')) conditions.push({ key, value });
-  return { kind: target.kind, conditions };
+  const orGroups: Condition[][] = [];
+  for (const [key, value] of parameters) {
+    if (!key.startsWith('_')) conditions.push({ key, value });
+    else if (key === '_or') {
+      const group = orGroup(value);
+      if (isApiError(group)) return group;
+      orGroups.push(group);
+    }
+  }
+  const caseSetting = parameters.get('_case');
+  if (caseSetting !== null && caseSetting !== 'sensitive') {
+    return apiError('invalid_parameter', `_case takes one value, sensitive (every text comparison heeds case); got "${caseSetting}".`);
+  }
+  return { conditions, orGroups, caseSensitive: caseSetting === 'sensitive' };
+}
+
+const OR_FORM = 'write _or=Column=value;Column=__op(value) (\\; is a semicolon inside a value)';
+
+function orGroup(value: string): Condition[] | ApiError {
+  if (value === '') return apiError('invalid_parameter', `_or is empty; ${OR_FORM}.`);
+  const group: Condition[] = [];
+  for (const item of splitEscaped(value, ';')) {
+    if (item === '') return apiError('invalid_parameter', `_or=${value} has an empty condition (a ; too many); ${OR_FORM}.`);
+    const equals = item.indexOf('=');
+    if (equals <= 0) return apiError('invalid_parameter', `_or's condition "${item}" is not Column=value; ${OR_FORM}.`);
+    group.push({ key: item.slice(0, equals), value: item.slice(equals + 1) });
+  }
+  return group;
+}
+
+/**
+ * `a\,b,c` split on `,` -> ['a,b', 'c']: a separator after a backslash is part of the item.
+ * Every other backslash stays as written (`C:\data` is `C:\data`).
+ */
+export function splitEscaped(text: string, separator: string): string[] {
+  const items: string[] = [];
+  let item = '';
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at];
+    if (char === '\\' && text[at + 1] === separator) {
+      item += separator;
+      at++;
+    } else if (char === separator) {
+      items.push(item);
+      item = '';
+    } else {
+      item += char;
+    }
+  }
+  items.push(item);
+  return items;
 }
 
 const DEFAULT_READ: ReadParameters = { limit: null, offset: 0, raw: false, format: 'records', sort: [] };
@@ -230,7 +314,7 @@ export function plainReadOf(target: Target): ReadParameters {
   const read = readOfPath(target, null, null, DEFAULT_READ);
   return isApiError(read) ? DEFAULT_READ : read;
 }
-const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort'] as const;
+const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort', '_case'] as const;
 
 function parseReadParameters(parameters: URLSearchParams, target: Target): ReadParameters | ApiError {
   if (parameters.size === 0) return readOfPath(target, null, null, DEFAULT_READ);
