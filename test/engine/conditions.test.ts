@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { handle, isApiError, parseRequest, sheetDate, tableOf } from '../../lib/mod.ts';
 import type { SheetRow, Workbook } from '../../lib/workbook.ts';
 import { conditionFilters } from '../../lib/query.ts';
+import { unionRows } from '../../lib/row-filter.ts';
 import { conditionRows } from '../../lib/select.ts';
 import { parseConditionSet, splitEscaped, type ConditionSet } from '../../lib/parse-request.ts';
 
@@ -115,6 +116,27 @@ test('_case=sensitive stays exact after writes (the folded index gives candidate
   write('DELETE', '/sheets/t/0');
   assert.deepEqual(indexesOf(workbook, '/sheets/t/query?City=__in(Lisbon,LISBON)&_case=sensitive'), [1, 4]);
   assert.deepEqual(indexesOf(workbook, '/sheets/t/search?_or=City=lisbon;City=Madrid&_case=sensitive'), [0, 2]);
+});
+
+test('unionRows: the rows of any list, ascending, each once, whether few (sorted) or many (marked)', async (t) => {
+  const cases: [name: string, lists: number[][], rowCount: number, union: number[]][] = [
+    ['no lists', [], 10, []],
+    ['empty lists', [[], []], 10, []],
+    ['one list is itself', [[], [2, 5]], 10, [2, 5]],
+    ['few rows of a large tab, overlapping', [[5, 900, 70_000], [5, 6, 99_999], [0]], 100_000, [0, 5, 6, 900, 70_000, 99_999]],
+    ['many rows of a small tab, overlapping', [[0, 1, 2, 7], [2, 3, 9], [9]], 10, [0, 1, 2, 3, 7, 9]],
+  ];
+  for (const [name, lists, rowCount, union] of cases) await t.test(name, () => assert.deepEqual([...unionRows(lists, rowCount)], union));
+  await t.test('generated lists, both ways', () => {
+    fc.assert(
+      fc.property(fc.array(fc.uniqueArray(fc.nat({ max: 4_000 }), { maxLength: 30 }), { maxLength: 5 }), fc.constantFrom(4_001, 1_000_000), (lists, rowCount) => {
+        const sorted = lists.map((rows) => [...rows].sort((a, b) => a - b));
+        const expected = [...new Set(sorted.flat())].sort((a, b) => a - b);
+        assert.deepEqual([...unionRows(sorted, rowCount)], expected);
+      }),
+      { numRuns: RUNS },
+    );
+  });
 });
 
 test('splitEscaped: a separator after a backslash is part of the item', async (t) => {
