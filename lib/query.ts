@@ -4,7 +4,7 @@
 // "every row" or "none". The operators themselves are in operators.ts.
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import { isOperator, operandKind, operatorSpec, OPERATORS, type Operator } from './operators.ts';
-import { splitEscaped, type Condition, type ConditionSet } from './parse-request.ts';
+import { splitEscaped, type Condition, type ConditionSet } from './parse-conditions.ts';
 import { anyOf, patternFilter, type RowFilter } from './row-filter.ts';
 import type { Column, Table } from './table.ts';
 

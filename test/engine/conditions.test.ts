@@ -12,7 +12,7 @@ import type { SheetRow, Workbook } from '../../lib/workbook.ts';
 import { conditionFilters } from '../../lib/query.ts';
 import { unionRows } from '../../lib/row-filter.ts';
 import { conditionRows } from '../../lib/select.ts';
-import { parseConditionSet, splitEscaped, type ConditionSet } from '../../lib/parse-request.ts';
+import { parseConditionSet, splitEscaped, type ConditionSet } from '../../lib/parse-conditions.ts';
 
 const RUNS = 200;
 
