@@ -6,6 +6,7 @@ import type { SheetRow, TypedValue, Workbook } from '../lib/mod.ts';
 
 export const COLUMNS = ['Name', 'Age', 'City', 'Score', 'Joined', 'Active'] as const;
 export const NAME = 0;
+export const AGE = 1;
 export const CITY = 2;
 export const SCORE = 3;
 const FIRST_NAMES = ['Ann', 'Anna', 'Joanna', 'Hannah', 'Johann', 'Susanne', 'Bob', 'Carlos', 'Diana', 'Eve', 'Frank', 'Grace', 'Hugo', 'Ines', 'Jorge', 'Luis', 'Maria', 'Nuno', 'Olga', 'Pedro', 'Rita', 'Sofia', 'Tiago', 'Vera'];

@@ -3,7 +3,8 @@
 // 100k and 1M rows x 6 columns, each beside a hand-written loop doing the same work, and
 // measures the heap a loaded tab takes against the JSON text of all its rows. Also an exact filter
 // on a unique key (`--unique-key` for that table alone): the first, which builds the column's
-// index, and repeated.
+// index, and repeated. Issue 25's conditions (`__in` of 10 values, `__startswith`, `_or` of two
+// exact conditions) run with the rest, or alone with `--conditions`.
 //
 // "The same work" means the hand loop and the engine produce byte-identical JSON (asserted
 // once per operation and size before timing) from the same workbook under the same semantics:
@@ -11,6 +12,8 @@
 //     "contains"; the hand loop gets the lower-cased column arrays precomputed outside the timed
 //     region, as the engine caches them per tab (`Table.folded`);
 //   - `__gt(90)` compares the typed value as a number; an empty cell never matches;
+//   - `__in(...)` and `_or` of exact conditions compare the lower-cased text, as exact filters do;
+//     `__startswith(jo)` is `startsWith` on the lower-cased text;
 //   - `_sort` is a stable sort by the typed number, empty cells last;
 //   - the answer is the same JSON (records, or split), as the UTF-8 bytes a server sends, built inside the timed region, by
 //     string concatenation and `JSON.stringify` of each value.
@@ -23,7 +26,7 @@
 import assert from 'node:assert/strict';
 import { handle } from '../lib/mod.ts';
 import type { SheetRow, Tab, TypedValue, Workbook } from '../lib/mod.ts';
-import { buildWorkbook, CITY, COLUMNS, NAME, SCORE } from './engine-book.ts';
+import { AGE, buildWorkbook, CITY, COLUMNS, NAME, SCORE } from './engine-book.ts';
 
 const WARMUP = 1;
 /** Timed runs per operation; fewer on the largest tabs, where one sort takes seconds. */
@@ -37,6 +40,8 @@ const SIZES = sizes.length > 0 ? sizes : [100_000, 1_000_000];
 const AFTER_WRITE_ONLY = process.argv.includes('--after-write');
 /** `--unique-key`: only the "exact filter on a unique key" table. */
 const UNIQUE_KEY_ONLY = process.argv.includes('--unique-key');
+/** `--conditions`: only the version 2 conditions (`__in`, `__startswith`, `_or`; issue 25). */
+const CONDITIONS_ONLY = process.argv.includes('--conditions');
 
 // ---------------------------------------------------------------------------------------------
 // The hand-written loops
@@ -97,6 +102,8 @@ function allIndexes(rowCount: number): number[] {
 interface Operation {
   readonly name: string;
   readonly url: string;
+  /** A version 2 condition (issue 25): what `--conditions` runs alone. */
+  readonly conditions?: boolean;
   readonly hand: (columns: Columns) => string;
 }
 
@@ -142,6 +149,41 @@ const OPERATIONS: readonly Operation[] = [
         const value = score[i];
         if (typeof value === 'number' && value > 90) indexes.push(i);
       }
+      return recordsJson(columns, indexes);
+    },
+  },
+  {
+    name: '__in of 10 values',
+    url: '/sheets/demo/query?Age=__in(20,25,30,35,40,45,50,55,60,65)',
+    conditions: true,
+    hand: (columns) => {
+      const age = columns.lower[AGE];
+      const wanted = new Set(['20', '25', '30', '35', '40', '45', '50', '55', '60', '65']);
+      const indexes: number[] = [];
+      for (let i = 0; i < columns.rowCount; i++) if (wanted.has(age[i])) indexes.push(i);
+      return recordsJson(columns, indexes);
+    },
+  },
+  {
+    name: '__startswith',
+    url: '/sheets/demo/query?Name=__startswith(jo)',
+    conditions: true,
+    hand: (columns) => {
+      const name = columns.lower[NAME];
+      const indexes: number[] = [];
+      for (let i = 0; i < columns.rowCount; i++) if (name[i].startsWith('jo')) indexes.push(i);
+      return recordsJson(columns, indexes);
+    },
+  },
+  {
+    name: '_or of two exact conditions',
+    url: '/sheets/demo/query?_or=City=Lisbon;Age=30',
+    conditions: true,
+    hand: (columns) => {
+      const city = columns.lower[CITY];
+      const age = columns.lower[AGE];
+      const indexes: number[] = [];
+      for (let i = 0; i < columns.rowCount; i++) if (city[i] === 'lisbon' || age[i] === '30') indexes.push(i);
       return recordsJson(columns, indexes);
     },
   },
@@ -229,6 +271,7 @@ function benchmark(rowCount: number): Row[] {
   const coldWorkbook = (): Workbook => ({ tabs: [{ name: tab.name, rows: tab.rows }] });
   const results: Row[] = [];
   for (const operation of OPERATIONS) {
+    if (CONDITIONS_ONLY && operation.conditions !== true) continue;
     const engineOutput = engineRead(workbook, operation.url);
     const handOutput = handRead(operation, columns);
     assert.deepEqual(engineOutput, handOutput, `${operation.name}: the hand loop must answer exactly what the engine answers`);
@@ -362,7 +405,7 @@ const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? '
 console.log(`sheetrest engine benchmark: ${runtime} ${process.version}, median of ${runsFor(0)} runs (${runsFor(1_000_000)} from 1M rows) after ${WARMUP} warm-up run`);
 if (!canCollect) console.log('(no GC hook: run with --expose-gc for steadier timings and the memory figure)');
 
-const memory = canCollect && !AFTER_WRITE_ONLY && !UNIQUE_KEY_ONLY ? measureMemory(MEMORY_ROWS) : null;
+const memory = canCollect && !AFTER_WRITE_ONLY && !UNIQUE_KEY_ONLY && !CONDITIONS_ONLY ? measureMemory(MEMORY_ROWS) : null;
 
 const results: Row[] = [];
 for (const size of AFTER_WRITE_ONLY || UNIQUE_KEY_ONLY ? [] : SIZES) {
@@ -392,7 +435,7 @@ if (results.length > 0) console.log(
 );
 if (results.length > 0) console.log('ratio = engine / hand loop (repeated read); cold = first read of a new tab object (engine caches rebuilt).');
 
-const afterWrites = UNIQUE_KEY_ONLY ? [] : SIZES.flatMap((size) => searchesAfterWrite(size));
+const afterWrites = UNIQUE_KEY_ONLY || CONDITIONS_ONLY ? [] : SIZES.flatMap((size) => searchesAfterWrite(size));
 if (afterWrites.length > 0) console.log(
   `\nGET ${SEARCH_URL} after a write on a tab whose index was built (ms):\n` +
     table(
@@ -401,7 +444,7 @@ if (afterWrites.length > 0) console.log(
     ),
 );
 
-const uniqueKeys = AFTER_WRITE_ONLY ? [] : SIZES.map((size) => uniqueKeyFilter(size));
+const uniqueKeys = AFTER_WRITE_ONLY || CONDITIONS_ONLY ? [] : SIZES.map((size) => uniqueKeyFilter(size));
 if (uniqueKeys.length > 0) console.log(
   `\nexact filter on a unique key, GET /sheets/demo/Id/<id> (ms; target < 5 ms repeated):\n` +
     table(

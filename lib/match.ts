@@ -9,8 +9,9 @@ export function fold(text: string): string {
   return text.toLowerCase();
 }
 
-export function compileMatcher(pattern: string): Matcher {
-  const parts = fold(pattern).split('*');
+/** A test of folded text; with `caseSensitive`, of the text as written (`_case=sensitive`). */
+export function compileMatcher(pattern: string, caseSensitive = false): Matcher {
+  const parts = (caseSensitive ? pattern : fold(pattern)).split('*');
   if (parts.length === 1) {
     const [whole] = parts;
     return (folded) => folded === whole;

@@ -4,6 +4,9 @@
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import { FORMATS, isFormat, type Format } from './format.ts';
 import { parseBody, type WriteBody } from './parse-body.ts';
+import { parseConditionSet, type ConditionSet } from './parse-conditions.ts';
+
+export type { Condition, ConditionSet } from './parse-conditions.ts';
 
 export interface EngineRequest {
   readonly method: string;
@@ -44,15 +47,9 @@ export type Target =
   | { readonly kind: 'index'; readonly index: number }
   | { readonly kind: 'slice'; readonly start: number; readonly end: number | null }
   | { readonly kind: 'match'; readonly column: string; readonly pattern: string }
-  | { readonly kind: 'search'; readonly conditions: readonly Condition[] }
-  | { readonly kind: 'query'; readonly conditions: readonly Condition[] }
+  | ({ readonly kind: 'search' } & ConditionSet)
+  | ({ readonly kind: 'query' } & ConditionSet)
   | { readonly kind: 'tabs' };
-
-/** A `/search` or `/query` parameter as given: `Age=__gte(18)` is `{ key: 'Age', value: '__gte(18)' }`. */
-export interface Condition {
-  readonly key: string;
-  readonly value: string;
-}
 
 export type Action = 'read' | 'append' | 'patch' | 'put' | 'delete' | 'options';
 
@@ -136,7 +133,8 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
 
   const read = action === 'read' ? parseReadParameters(url.searchParams, path.target) : DEFAULT_READ;
   if (isApiError(read)) return read;
-  const target = withConditions(path.target, url.searchParams);
+  const target = action === 'options' ? path.target : withConditions(path.target, url.searchParams);
+  if (isApiError(target)) return target;
 
   let body: WriteBody | null = null;
   if (action === 'append' || action === 'patch' || action === 'put') {
@@ -204,8 +202,8 @@ function parseTarget(rest: readonly string[]): Target | null {
   if (rest.length === 2) return { kind: 'match', column: rest[0], pattern: rest[1] };
   if (rest.length !== 1) return null;
   const [segment] = rest;
-  if (segment === 'search') return { kind: 'search', conditions: [] };
-  if (segment === 'query') return { kind: 'query', conditions: [] };
+  if (segment === 'search') return { kind: 'search', ...NO_CONDITIONS };
+  if (segment === 'query') return { kind: 'query', ...NO_CONDITIONS };
   if (/^\d+$/.test(segment)) return { kind: 'index', index: Number(segment) };
   const slice = /^(\d+):(\d*)$/.exec(segment);
   if (slice !== null) return { kind: 'slice', start: Number(slice[1]), end: slice[2] === '' ? null : Number(slice[2]) };
@@ -216,11 +214,20 @@ function notFound(pathname: string, why: string): ApiError {
   return apiError('not_found', `No resource at ${pathname}: ${why}.`);
 }
 
-function withConditions(target: Target, parameters: URLSearchParams): Target {
-  if (target.kind !== 'search' && target.kind !== 'query') return target;
-  const conditions: Condition[] = [];
-  for (const [key, value] of parameters) if (!key.startsWith('_')) conditions.push({ key, value });
-  return { kind: target.kind, conditions };
+const NO_CONDITIONS: ConditionSet = { conditions: [], orGroups: [], caseSensitive: false };
+
+/** The parameters only a target with conditions takes; elsewhere they are refused, never ignored. */
+const CONDITION_PARAMETERS = ['_or', '_case'] as const;
+
+function withConditions(target: Target, parameters: URLSearchParams): Target | ApiError {
+  if (target.kind !== 'search' && target.kind !== 'query') {
+    for (const name of CONDITION_PARAMETERS) {
+      if (parameters.has(name)) return apiError('invalid_parameter', `${name} applies to /search and /query; leave it out here.`);
+    }
+    return target;
+  }
+  const set = parseConditionSet(parameters);
+  return isApiError(set) ? set : { kind: target.kind, ...set };
 }
 
 const DEFAULT_READ: ReadParameters = { limit: null, offset: 0, raw: false, format: 'records', sort: [] };
@@ -230,7 +237,7 @@ export function plainReadOf(target: Target): ReadParameters {
   const read = readOfPath(target, null, null, DEFAULT_READ);
   return isApiError(read) ? DEFAULT_READ : read;
 }
-const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort'] as const;
+const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort', '_case'] as const;
 
 function parseReadParameters(parameters: URLSearchParams, target: Target): ReadParameters | ApiError {
   if (parameters.size === 0) return readOfPath(target, null, null, DEFAULT_READ);

@@ -1,28 +1,18 @@
 // GET /sheets/demo/query?Age=__gte(18)&Age=__lt(65) -> rows whose Age is in [18, 65).
-// Turns `/{Column}/{Value}`, `/search` and `/query` conditions into row tests, checking every
-// column and operator first: a typo is an error, never "every row" or "none".
-import { compareCodePoints, dateKey, numericText, operandDate, operandNumber } from './compare.ts';
+// Turns `/{Column}/{Value}`, `/search` and `/query` conditions, and their `_or` groups, into row
+// filters, checking every column, operator and operand first: a typo is an error, never
+// "every row" or "none". The operators themselves are in operators.ts.
 import { apiError, isApiError, type ApiError } from './errors.ts';
-import { compileMatcher, containedText, exactValue, fold } from './match.ts';
-import type { Condition } from './parse-request.ts';
+import { isOperator, operandKind, operatorSpec, OPERATORS, type Operator } from './operators.ts';
+import { splitEscaped, type Condition, type ConditionSet } from './parse-conditions.ts';
+import { anyOf, patternFilter, type RowFilter } from './row-filter.ts';
 import type { Column, Table } from './table.ts';
-import { isSheetDate } from './workbook.ts';
 
-export const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'] as const;
-export type Operator = (typeof OPERATORS)[number];
+export { isOperator, OPERATORS, type Operator } from './operators.ts';
+export type { RowFilter, RowTest } from './row-filter.ts';
 
-export function isOperator(name: string): name is Operator {
-  return (OPERATORS as readonly string[]).includes(name);
-}
-
-/** A test of one data row, by index. */
-export type RowTest = (index: number) => boolean;
-
-export interface RowFilter {
-  readonly test: RowTest;
-  /** Exactly the rows that pass, ascending, when the column's index gives them without a scan. */
-  readonly rows?: readonly number[];
-}
+/** `/search` conditions are patterns (`Name=jo*`); `/query` conditions are operator calls (`Age=__gt(30)`). */
+export type ConditionMode = 'search' | 'query';
 
 export function unknownColumn(table: Table, name: string): ApiError {
   const names = table.columns.map((column) => JSON.stringify(column.name)).join(', ');
@@ -33,120 +23,127 @@ export function columnOf(table: Table, name: string): Column | ApiError {
   return table.column(name) ?? unknownColumn(table, name);
 }
 
-/** `/{Column}/{Value}` and `/search`: the displayed text matches the pattern, case-insensitively. */
-export function matchTest(table: Table, columnName: string, pattern: string): RowFilter | ApiError {
+/** `/{Column}/{Value}` and `/search`: the displayed text matches the pattern, case-insensitively unless asked. */
+export function matchTest(table: Table, columnName: string, pattern: string, caseSensitive = false): RowFilter | ApiError {
   const column = columnOf(table, columnName);
   if (isApiError(column)) return column;
-  return patternFilter(table, column, pattern);
+  return patternFilter(table, column, pattern, caseSensitive);
 }
 
-function patternFilter(table: Table, column: Column, pattern: string): RowFilter {
-  // Folded only if a row is tested: an index may answer alone (after a write, carrying the
-  // column's folded text over costs a copy of it).
-  let folded: readonly string[] | undefined;
-  const textAt = (index: number): string => (folded ??= table.folded(column))[index];
-  const exact = exactValue(pattern);
-  if (exact !== null) return { test: (index) => textAt(index) === exact, rows: table.exactRows(column, exact) };
-  const needle = containedText(pattern);
-  if (needle !== null) {
-    const test: RowTest = (index) => textAt(index).includes(needle);
-    const rows = (needle.length >= 3 ? table.containingRows(column, needle) : null) ?? table.scanRows(column, (text) => text.includes(needle));
-    return rows === null ? { test } : { test, rows };
+/**
+ * The filters of a `/search` or `/query` request (or any target with its conditions): one per
+ * condition, and one per `_or` group, which keeps the rows at least one of its conditions keeps.
+ */
+export function conditionFilters(table: Table, mode: ConditionMode, set: ConditionSet): RowFilter[] | ApiError {
+  const filters: RowFilter[] = [];
+  for (const condition of set.conditions) {
+    const filter = conditionFilter(table, mode, condition, set.caseSensitive);
+    if (isApiError(filter)) return filter;
+    filters.push(filter);
   }
-  const matches = compileMatcher(pattern);
-  const rows = table.scanRows(column, matches);
-  return rows === null ? { test: (index) => matches(textAt(index)) } : { test: (index) => matches(textAt(index)), rows };
-}
-
-export function searchTests(table: Table, conditions: readonly Condition[]): RowFilter[] | ApiError {
-  const tests: RowFilter[] = [];
-  for (const { key, value } of conditions) {
-    const test = matchTest(table, key, value);
-    if (isApiError(test)) return test;
-    tests.push(test);
+  for (const group of set.orGroups) {
+    const parts: RowFilter[] = [];
+    for (const condition of group) {
+      const filter = conditionFilter(table, mode, condition, set.caseSensitive);
+      if (isApiError(filter)) return filter;
+      parts.push(filter);
+    }
+    filters.push(anyOf(parts, table.rowCount));
   }
-  return tests;
+  return filters;
 }
 
-const OPERATOR_CALL = /^__([A-Za-z]+)\((.*)\)$/s;
-
-export function queryTests(table: Table, conditions: readonly Condition[]): RowFilter[] | ApiError {
-  const tests: RowFilter[] = [];
-  for (const condition of conditions) {
-    const parsed = parseQueryCondition(table, condition);
-    if (!('operator' in parsed)) return parsed;
-    tests.push(comparisonTest(table, parsed.column, parsed.operator, parsed.operand));
-  }
-  return tests;
+function conditionFilter(table: Table, mode: ConditionMode, condition: Condition, caseSensitive: boolean): RowFilter | ApiError {
+  if (mode === 'search') return matchTest(table, condition.key, condition.value, caseSensitive);
+  const parsed = parseQueryCondition(table, condition);
+  if (isApiError(parsed)) return parsed;
+  return operatorSpec(parsed.operator).filter(table, parsed.column, parsed.operands, caseSensitive);
 }
 
-interface QueryCondition {
+export interface QueryCondition {
   readonly column: Column;
   readonly operator: Operator;
-  readonly operand: string;
+  readonly operands: readonly string[];
 }
 
 /** `Col=__op(value)`, `Col__op=value`, or `Col=value` (equality). */
-function parseQueryCondition(table: Table, { key, value }: Condition): QueryCondition | ApiError {
+export function parseQueryCondition(table: Table, { key, value }: Condition): QueryCondition | ApiError {
   let column = table.column(key);
   let operator: string = 'eq';
-  let operand = value;
+  let operands = value;
   if (column === undefined) {
     const split = /^(.+)__([A-Za-z]+)$/s.exec(key);
     if (split === null) return unknownColumn(table, key);
     column = table.column(split[1]);
     if (column === undefined) return unknownColumn(table, split[1]);
     operator = split[2];
-  } else if (value.startsWith('__') && /^__[A-Za-z]/.test(value)) {
-    const call = OPERATOR_CALL.exec(value);
-    if (call === null) {
-      return apiError('invalid_operator', `"${value}" is not an operator call; write ${key}=__op(value) with op one of ${OPERATORS.join(', ')}.`);
-    }
-    operator = call[1];
-    operand = call[2];
+  } else if (/^__[A-Za-z]/.test(value)) {
+    const call = operatorCall(key, value);
+    if (isApiError(call)) return call;
+    [operator, operands] = call;
   }
-  if (!isOperator(operator)) {
-    return apiError('invalid_operator', `"__${operator}" is not an operator; use one of ${OPERATORS.map((name) => '__' + name).join(', ')}.`);
-  }
-  // Every filled cell sorts after "" (and nearly every one after " "), so `__gt()` would match them
-  // all: a missing value, not a question. `__eq()` and `__ne()` keep their meaning: an empty cell, a filled cell.
-  if (operand.trim() === '' && operator !== 'eq' && operator !== 'ne') {
-    return apiError('invalid_parameter', `__${operator} needs a value to compare with; write ${column.name}=__${operator}(value).`);
-  }
-  return { column, operator, operand };
+  if (!isOperator(operator)) return unknownOperator('__' + operator);
+  const split = splitOperands(column.name, operator, operands);
+  return isApiError(split) ? split : { column, operator, operands: split };
 }
 
-function comparisonTest(table: Table, column: Column, operator: Operator, operand: string): RowFilter {
-  if (operator === 'eq') return patternFilter(table, column, operand);
-  if (operator === 'ne') {
-    const { test } = patternFilter(table, column, operand);
-    return { test: (index) => !test(index) };
-  }
-  const accepts = ORDER_TESTS[operator];
-  const number = operandNumber(operand);
-  const date = operandDate(operand);
-  const text = fold(operand);
-  const folded = table.folded(column);
-  const values = table.values(column);
-  const test: RowTest = (index) => {
-    const value = values[index];
-    if (number !== null) {
-      // Numeric text (`503.60` in a CSV file) compares by value too: `amount=__gt(4999)` means
-      // an amount, whatever the file stored it as.
-      const cellNumber = typeof value === 'number' ? value : typeof value === 'string' ? numericText(value) : null;
-      if (cellNumber !== null) return accepts(cellNumber < number ? -1 : cellNumber > number ? 1 : 0);
-    }
-    if (isSheetDate(value) && date !== null) return accepts(compareCodePoints(dateKey(value), date));
-    // An empty cell never satisfies an order comparison.
-    if (folded[index] === '') return false;
-    return accepts(compareCodePoints(folded[index], text));
-  };
-  return { test };
+function unknownOperator(written: string): ApiError {
+  return apiError('invalid_operator', `"${written}" is not an operator; use one of ${OPERATORS.map((name) => '__' + name).join(', ')}.`);
 }
 
-const ORDER_TESTS: Record<'lt' | 'lte' | 'gt' | 'gte', (order: number) => boolean> = {
-  lt: (order) => order < 0,
-  lte: (order) => order <= 0,
-  gt: (order) => order > 0,
-  gte: (order) => order >= 0,
-};
+/** `__in(a,b)` -> ['in', 'a,b']: the operator's name and the text between its parentheses. */
+function operatorCall(key: string, value: string): [string, string] | ApiError {
+  const name = /^__([A-Za-z]+)/.exec(value)![1];
+  const rest = value.slice(2 + name.length);
+  if (!rest.startsWith('(')) {
+    if (rest === '' && isOperator(name)) {
+      return apiError('invalid_parameter', `"${value}" needs parentheses; write ${key}=${operatorSpec(name).form}.`);
+    }
+    return apiError('invalid_operator', `"${value}" is not an operator call; write ${key}=__op(value) with op one of ${OPERATORS.join(', ')}.`);
+  }
+  if (!isOperator(name)) return unknownOperator('__' + name);
+  if (!rest.endsWith(')') || rest.length < 2) {
+    return apiError('invalid_parameter', `"${value}" is not closed by a ")"; write ${key}=${operatorSpec(name).form}.`);
+  }
+  return [name, rest.slice(1, -1)];
+}
+
+/** The operands of a call, checked against what its operator takes (operators.ts). */
+function splitOperands(columnName: string, operator: Operator, text: string): string[] | ApiError {
+  const { operands, form } = operatorSpec(operator);
+  const write = `write ${columnName}=${form}`;
+  switch (operands) {
+    case 'pattern':
+      return [text];
+    case 'value':
+      // Every filled cell sorts after "" (and nearly every one after " "), so `__gt()` would match them
+      // all: a missing value, not a question. `__eq()` and `__ne()` keep their meaning: an empty cell, a filled cell.
+      if (text.trim() === '') return apiError('invalid_parameter', `__${operator} needs a value to compare with; ${write}.`);
+      return [text];
+    case 'text':
+      if (text === '') return apiError('invalid_parameter', `__${operator} needs the text to look for; ${write}.`);
+      return [text];
+    case 'none':
+      if (text !== '') return apiError('invalid_parameter', `__${operator} takes no value; ${write}.`);
+      return [];
+    case 'list': {
+      if (text === '') return apiError('invalid_parameter', `__${operator} needs at least one value; ${write} (\\, is a comma inside a value).`);
+      const items = splitEscaped(text, ',');
+      if (items.includes('')) {
+        return apiError('invalid_parameter', `__${operator}(${text}) has an empty value; ${write}, and __empty() for empty cells (\\, is a comma inside a value).`);
+      }
+      return items;
+    }
+    case 'two': {
+      const items = splitEscaped(text, ',');
+      if (items.length !== 2 || items.some((item) => item.trim() === '')) {
+        return apiError('invalid_parameter', `__${operator} takes two values, the lowest and the highest; ${write}.`);
+      }
+      const kinds = items.map(operandKind);
+      if (kinds[0] !== kinds[1]) {
+        return apiError('invalid_parameter', `__${operator}(${text}) has bounds of two kinds (${kinds[0]}, ${kinds[1]}); give two numbers, two dates or two texts.`);
+      }
+      return items;
+    }
+  }
+}

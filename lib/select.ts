@@ -2,8 +2,8 @@
 // answer. Order of work: match, sort, offset, limit. `total` is X-Total-Count: the matching rows
 // before offset and limit.
 import { isApiError, type ApiError } from './errors.ts';
-import type { ReadParameters, Target } from './parse-request.ts';
-import { matchTest, queryTests, searchTests, type RowFilter } from './query.ts';
+import type { ConditionSet, ReadParameters, Target } from './parse-request.ts';
+import { conditionFilters, matchTest, type ConditionMode, type RowFilter } from './query.ts';
 import { sortRows } from './sort.ts';
 import type { Table } from './table.ts';
 
@@ -17,6 +17,20 @@ export interface Selection {
 export function matchRows(table: Table, target: Target): number[] | ApiError {
   const filters = rowFilters(table, target);
   if (isApiError(filters)) return filters;
+  return rowsPassing(table, filters);
+}
+
+/**
+ * The rows passing a set of `/search` or `/query` conditions (with its `_or` groups and
+ * `_case`), in sheet order: the one entry point for any target that carries conditions.
+ */
+export function conditionRows(table: Table, mode: ConditionMode, set: ConditionSet): number[] | ApiError {
+  const filters = conditionFilters(table, mode, set);
+  if (isApiError(filters)) return filters;
+  return rowsPassing(table, filters);
+}
+
+function rowsPassing(table: Table, filters: readonly RowFilter[]): number[] {
   // A filter its column's index answers gives the candidates; the fewest are checked against the rest.
   let indexed: RowFilter | undefined;
   for (const filter of filters) {
@@ -25,6 +39,7 @@ export function matchRows(table: Table, target: Target): number[] | ApiError {
   const tests = filters.filter((filter) => filter !== indexed).map((filter) => filter.test);
   const indexes: number[] = [];
   if (indexed !== undefined) {
+    if (tests.length === 0) return [...indexed.rows!];
     for (const index of indexed.rows!) if (tests.every((test) => test(index))) indexes.push(index);
   } else if (tests.length === 0) {
     for (let index = 0; index < table.rowCount; index++) indexes.push(index);
@@ -49,9 +64,8 @@ function rowFilters(table: Table, target: Target): RowFilter[] | ApiError {
       return isApiError(test) ? test : [test];
     }
     case 'search':
-      return searchTests(table, target.conditions);
     case 'query':
-      return queryTests(table, target.conditions);
+      return conditionFilters(table, target.kind, target);
     default:
       return [];
   }
