@@ -316,7 +316,8 @@ test(`keys: shown once, listed without the secret, revoked and rotated (${RUNTIM
   assert.equal(reader.status, 201);
   assert.match(reader.body.key, /^sr_[A-Za-z0-9_-]{43}$/);
   assert.equal(reader.body.prefix, reader.body.key.slice(0, 11));
-  assert.deepEqual(Object.keys(reader.body).sort(), ['created', 'expires', 'id', 'key', 'name', 'prefix', 'replacedBy', 'scope']);
+  assert.deepEqual(Object.keys(reader.body).sort(), ['created', 'expires', 'expiresAt', 'id', 'key', 'name', 'operations', 'prefix', 'replacedBy', 'scope', 'tabs']);
+  assert.deepEqual([reader.body.operations, reader.body.tabs, reader.body.expiresAt], [['read'], null, null]);
   assert.equal(await status(null), 401);
   assert.equal(await status(reader.body.key), 200);
   const write = await fetch(`${url}/sheets/crm`, { method: 'POST', headers: { 'X-Api-Key': reader.body.key, 'Content-Type': 'application/json' }, body: '{"Lead":"x"}' });
