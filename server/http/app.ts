@@ -164,7 +164,6 @@ function serveLimited(app: Pipeline, request: IncomingRequest, route: SheetRoute
 
 /** Stages 6 to 8, once the quota has decided: refused, or answered and sent with its caching, quota, rate limit and CORS headers. */
 function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute, connection: Connection, access: Authenticated, operation: Operation, quota: QuotaDecision, rate: RateDecision | null, cors: Readonly<Record<string, string>>): Answer | Promise<Answer> {
-  const limits = rate === null ? quota.headers : { ...quota.headers, ...rate.headers };
   if (!quota.allowed) return quotaRefusal(quota, rate === null ? cors : { ...rate.headers, ...cors });
   // 7. Engine or source: the OpenAPI document, a read (kept or built), or a write (its body read
   //    first); what the key may not do, or a write the connection does not allow, is refused before
@@ -186,9 +185,9 @@ function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute
   if (answered instanceof Promise) {
     return answered
       .catch((error: unknown) => sheetFailureAnswer(app.log, connection, error))
-      .then((done) => finishedAnswer(done, cachingHeaders(connection, operation, request.method, done.status), limits, cors, !isOpen(connection)));
+      .then((done) => finishedAnswer(done, cachingHeaders(connection, operation, request.method, done.status), quota.headers, cors, !isOpen(connection), rate?.headers));
   }
-  return finishedAnswer(answered, cachingHeaders(connection, operation, request.method, answered.status), limits, cors, !isOpen(connection));
+  return finishedAnswer(answered, cachingHeaders(connection, operation, request.method, answered.status), quota.headers, cors, !isOpen(connection), rate?.headers);
 }
 
 /**

@@ -41,15 +41,12 @@ export function windowAt(nowMs: number, limit: RateLimit): { readonly index: num
  * milliseconds left of the window. Shared by the memory limiter and the Redis one.
  */
 export function decideRate(planName: string, limit: RateLimit, used: number, msLeft: number): RateDecision {
-  const policy = policyName(planName);
+  const { name, policy } = policyOf(planName, limit);
   // Whole seconds, rounded up: a client waiting `t` seconds is never early.
   const seconds = Math.max(1, Math.ceil(msLeft / 1000));
   const allowed = used < limit.requests;
   const remaining = allowed ? limit.requests - used - 1 : 0;
-  const headers: Record<string, string> = {
-    'RateLimit-Policy': `${policy};q=${limit.requests};w=${limit.perSeconds}`,
-    RateLimit: `${policy};r=${remaining};t=${seconds}`,
-  };
+  const headers: Record<string, string> = { 'RateLimit-Policy': policy, RateLimit: `${name};r=${remaining};t=${seconds}` };
   if (allowed) return { allowed, headers };
   headers['Retry-After'] = String(seconds);
   const error = apiError('rate_limited', `The plan "${planName}" allows ${limit.requests} requests per ${limit.perSeconds} s for each key (or client address); try again in ${seconds} s.`, { 'Retry-After': String(seconds) });
@@ -57,20 +54,21 @@ export function decideRate(planName: string, limit: RateLimit, used: number, msL
 }
 
 /**
- * The plan's name as a Structured Fields string (RFC 8941: printable ASCII, `"` and `\`
- * escaped); a name with other characters is named `"plan"`.
+ * The policy's name, the plan's as a Structured Fields string (RFC 8941: printable ASCII, `"`
+ * and `\` escaped; a name with other characters is `"plan"`), and its `RateLimit-Policy` value:
+ * made once per plan's limit object.
  */
-function policyName(planName: string): string {
-  let name = names.get(planName);
-  if (name === undefined) {
-    name = /^[\x20-\x7e]+$/.test(planName) ? `"${planName.replace(/[\\"]/g, (char) => `\\${char}`)}"` : '"plan"';
-    if (names.size > 1000) names.clear();
-    names.set(planName, name);
+function policyOf(planName: string, limit: RateLimit): { readonly name: string; readonly policy: string } {
+  let made = policies.get(limit);
+  if (made === undefined || made.planName !== planName) {
+    const name = /^[\x20-\x7e]+$/.test(planName) ? `"${planName.replace(/[\\"]/g, (char) => `\\${char}`)}"` : '"plan"';
+    made = { planName, name, policy: `${name};q=${limit.requests};w=${limit.perSeconds}` };
+    policies.set(limit, made);
   }
-  return name;
+  return made;
 }
 
-const names = new Map<string, string>();
+const policies = new WeakMap<RateLimit, { readonly planName: string; readonly name: string; readonly policy: string }>();
 
 export interface MemoryLimiterOptions {
   /** The clock (ms since the epoch), injectable for tests. */
@@ -83,19 +81,25 @@ export interface MemoryLimiterOptions {
 export function memoryRateLimiter(options: MemoryLimiterOptions = {}): RateLimiter {
   const now = options.now ?? Date.now;
   const maxCallers = options.maxCallers ?? 100_000;
-  const counts = new Map<string, { window: number; count: number; ends: number }>();
+  // Connection -> caller -> its window's count: no key string is built per request.
+  const connections = new Map<string, Map<string, { window: number; count: number; ends: number }>>();
+  let callers = 0;
   return {
     take(connectionId, caller, planName, limit) {
       const at = now();
       const { index, msLeft } = windowAt(at, limit);
-      const key = `${connectionId}\n${caller}`;
-      let entry = counts.get(key);
+      let counts = connections.get(connectionId);
+      if (counts === undefined) connections.set(connectionId, (counts = new Map()));
+      let entry = counts.get(caller);
       if (entry === undefined || entry.window !== index) {
-        if (entry === undefined && counts.size >= maxCallers) {
-          for (const [old, kept] of counts) if (kept.ends <= at) counts.delete(old);
+        if (entry === undefined && ++callers > maxCallers) {
+          for (const each of connections.values()) {
+            for (const [old, kept] of each) if (kept.ends <= at) each.delete(old);
+          }
+          callers = [...connections.values()].reduce((sum, each) => sum + each.size, 0) + 1;
         }
         entry = { window: index, count: 0, ends: at + msLeft };
-        counts.set(key, entry);
+        counts.set(caller, entry);
       }
       const decision = decideRate(planName, limit, entry.count, msLeft);
       if (decision.allowed) entry.count++;
