@@ -13,6 +13,8 @@ import { createApp } from '../../server/http/app.ts';
 import { createLogger } from '../../server/log.ts';
 import { openQuotaStore } from '../../server/quota/quota.ts';
 import { decideRate, memoryRateLimiter } from '../../server/rate-limit/rate-limit.ts';
+import { configForFile } from '../../server/config/config.ts';
+import { RUNTIME, startServer, tempDir, writeXlsx } from '../helpers/http.ts';
 import { incoming, people } from '../helpers/incoming.ts';
 import { memorySource } from '../../server/sources/memory.ts';
 
@@ -136,4 +138,23 @@ test('the policy name is a Structured Fields string', async (t) => {
     ['plän', '"plan";q=1;w=1'],
   ];
   for (const [name, policy] of cases) await t.test(name, () => assert.equal(decideRate(name, { requests: 1, perSeconds: 1 }, 0, 500).headers['RateLimit-Policy'], policy));
+});
+
+test(`over this runtime's listener: an open connection counts the socket's address, X-Forwarded-For ignored (${RUNTIME})`, async (t) => {
+  const dir = await tempDir(t);
+  await writeXlsx(dir.path('book.xlsx'), 'People', [['Name'], ['Ann']]);
+  // A day's window: the test would have to run across midnight UTC to see two.
+  const config = configForFile(dir.path('book.xlsx'), { id: 'book', stateDir: dir.path('state'), log: { level: 'silent' }, plan: { name: 'burst', rateLimit: { requests: 2, perSeconds: 86_400 } } });
+  const { url } = await startServer(t, config);
+  const statuses: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const response = await fetch(`${url}/sheets/book`, { headers: { 'X-Forwarded-For': `203.0.113.${i}` } });
+    statuses.push(response.status);
+    if (i === 2) {
+      assert.equal(response.headers.get('ratelimit-policy'), '"burst";q=2;w=86400');
+      assert.ok(Number(response.headers.get('retry-after')) > 0);
+    }
+    await response.body?.cancel();
+  }
+  assert.deepEqual(statuses, [200, 200, 429]);
 });
