@@ -39,8 +39,7 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
   if (request.action === 'options') {
     return { status: 204, headers: { Allow: allowedMethods(request.target).join(', ') }, body: '', plan: null, workbook };
   }
-  // A connection that hides hidden tabs answers as if the workbook had only the others.
-  const served: Workbook = options.hiddenTabs === 'hide' ? { tabs: workbook.tabs.filter((tab) => tab.visibility === undefined) } : workbook;
+  const served = servedWorkbook(workbook, options);
   if (request.target.kind === 'tabs') {
     const tag = tabsTag(served, request, options);
     if (notModified(request, tag) || matchesAny(request)) return notModifiedResult({ ETag: tag }, workbook);
@@ -62,6 +61,16 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
   const after = tableOf(nextTab);
   const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(after), ETag: writeTag(nextTab, after, request, options) };
   return answer(request, planned.status, headers, planned.body, planned.plan, next);
+}
+
+/**
+ * The workbook as the caller sees it: a connection that hides hidden tabs, and a key limited to
+ * some tabs, answer as if the workbook had only the others.
+ */
+export function servedWorkbook(workbook: Workbook, options: EngineOptions): Workbook {
+  const { hiddenTabs, tabs } = options;
+  if (hiddenTabs !== 'hide' && tabs === undefined) return workbook;
+  return { tabs: workbook.tabs.filter((tab) => (hiddenTabs !== 'hide' || tab.visibility === undefined) && (tabs === undefined || tabs.includes(tab.name))) };
 }
 
 /**

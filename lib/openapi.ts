@@ -8,6 +8,7 @@ import { API_KEY_SCHEME, headersFor, PARAMETERS, ref, sharedResponses, sharedSch
 import { componentKeys, pathSegment } from './openapi/names.ts';
 import { documentResponses, type OperationContext } from './openapi/operations.ts';
 import { tabPaths } from './openapi/paths.ts';
+import { describeRateLimit, type RateLimitDescribed } from './openapi/rate-limit.ts';
 import { tabResponses, tabSchemas } from './openapi/tab-schemas.ts';
 import type { HiddenTabs } from './parse-request.ts';
 import { tableOf } from './table.ts';
@@ -31,10 +32,15 @@ export interface OpenApiConnection {
   readonly serverUrl?: string;
   /** The span its plan's allowance counts, for the quota headers' descriptions; left out: a month. */
   readonly quotaPeriod?: QuotaPeriod;
+  /** The only tabs the caller's key sees: the others are left out, as `/tabs` leaves them out. */
+  readonly tabs?: readonly string[];
+  /** The plan's rate limit: every response then carries RateLimit-Policy and RateLimit, and may be 429. */
+  readonly rateLimit?: RateLimitDescribed;
 }
 
 export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection): JsonObject {
-  const tabs = connection.hiddenTabs === 'hide' ? workbook.tabs.filter((tab) => tab.visibility === undefined) : workbook.tabs;
+  const keyTabs = connection.tabs;
+  const tabs = workbook.tabs.filter((tab) => (connection.hiddenTabs !== 'hide' || tab.visibility === undefined) && (keyTabs === undefined || keyTabs.includes(tab.name)));
   const layout = tabs.map((tab) => ({ name: tab.name, columns: tableOf(tab).columns.map((column) => column.name) }));
   const keys = componentKeys(layout.map((tab) => tab.name));
   const connectionPath = `/sheets/${encodeURIComponent(connection.id)}`;
@@ -81,6 +87,7 @@ export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection):
     components.securitySchemes = { apiKey: API_KEY_SCHEME };
     document.security = [{ apiKey: [] }];
   }
+  if (connection.rateLimit !== undefined) describeRateLimit(document, connection.rateLimit);
   return document;
 }
 

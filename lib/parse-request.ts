@@ -37,6 +37,12 @@ export interface EngineOptions {
    * or `hide` them: not listed by `/tabs`, and 404 `tab_not_found` as if they did not exist.
    */
   readonly hiddenTabs?: HiddenTabs;
+  /**
+   * The only tabs the caller sees (an API key's `tabs`): others answer 404 `tab_not_found` as if
+   * absent and are left out of `/tabs`; without `/tabs/{Tab}` the first of these in workbook order
+   * is read. Left out: every tab.
+   */
+  readonly tabs?: readonly string[];
 }
 
 export const HIDDEN_TABS = ['serve', 'hide'] as const;

@@ -11,7 +11,9 @@ import type { Tab, Workbook } from './workbook.ts';
 
 /** What a read's answer is a function of, besides the rows: the request and the options that shape reads. */
 function requestKey(tab: string | null, target: Target, read: ReadParameters, options: EngineOptions): string {
-  return JSON.stringify([tab, target, read.limit, read.offset, read.raw, read.format, read.sort, options.hiddenTabs ?? 'serve']);
+  const key = [tab, target, read.limit, read.offset, read.raw, read.format, read.sort, options.hiddenTabs ?? 'serve'];
+  // A key's tabs decide the first tab and the tab list; tags without them stay as they were.
+  return JSON.stringify(options.tabs === undefined ? key : [...key, options.tabs]);
 }
 
 /** The ETag of a read of a tab's rows (a row by index gets the row's own validator). */

@@ -1,5 +1,9 @@
-// API keys: `GET /sheets/demo` with `X-Api-Key: a-secret` -> allowed with the key's scope, or
-// 401 `not_authenticated` / `authentication_failed`; a write with a read key -> 403.
+// API keys: `GET /sheets/demo` with `X-Api-Key: a-secret` -> allowed with the key's operations
+// (and tabs), or 401 `not_authenticated` / `authentication_failed`; a write with a read key -> 403.
+// A key carries what it may do (`operations`, any of read, create, update, delete; the config's
+// `"scope": "read"` is the short form of `["read"]`), which tabs it sees (`tabs`; left out: all)
+// and when it stops working (`expiresAt`). After it, the key answers 401 `authentication_failed`
+// saying it expired: whoever sends it holds it, so saying so tells nothing to a guesser.
 // A connection is open (no key read at all) only when it says so: `isOpen`. A closed connection
 // whose keys are all gone (the last one revoked, or expired) refuses every request: an empty
 // key list never opens it (docs/admin-api.md, "Open and closed connections").
@@ -8,29 +12,55 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { apiError } from '../lib/errors.ts';
 import type { ApiError } from '../lib/errors.ts';
+import { OPERATIONS, type Operation } from '../lib/parse-request.ts';
 
-/** What a key may do. `write` also reads. */
+/** The short forms of a key's operations: `read` is `["read"]`, `write` all four. */
 export const SCOPES = ['read', 'write'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+const READ_ONLY: readonly Operation[] = Object.freeze(['read'] as const);
+
+/** The operations a scope stands for. */
+export function operationsOfScope(scope: Scope): readonly Operation[] {
+  return scope === 'read' ? READ_ONLY : OPERATIONS;
+}
+
+/** The short form of `operations` when there is one (`read`, `write`), else null. */
+export function scopeOf(operations: readonly Operation[]): Scope | null {
+  if (operations.length === 1 && operations[0] === 'read') return 'read';
+  return OPERATIONS.every((operation) => operations.includes(operation)) ? 'write' : null;
+}
 
 /** A key as the server holds it: its digest, never the key. */
 export interface ApiKey {
   /** SHA-256 of the key's UTF-8 bytes, 32 bytes. */
   readonly digest: Uint8Array;
-  readonly scope: Scope;
+  /** What it may do; left out: what `scope` says. */
+  readonly operations?: readonly Operation[];
+  /** The short form, for keys built in process (`{ digest, scope: 'read' }`); left out with no `operations` either: all four. */
+  readonly scope?: Scope;
+  /** The only tabs it sees (others answer 404 as if absent); left out: every tab. */
+  readonly tabs?: readonly string[];
   /** A label from the config for logs (`"ci"`), so a log can say which key was used. */
   readonly name?: string;
   /**
-   * When the key stops working (ms since the epoch): a key rotated through the admin API keeps
-   * working until its overlap ends. Absent: it never expires.
+   * When the key stops working (ms since the epoch): its `expiresAt`, or the end of a rotated
+   * key's overlap (the admin API), whichever comes first. Absent: it never expires.
    */
   readonly expiresAt?: number;
 }
 
 export interface Authenticated {
-  readonly scope: Scope;
+  readonly operations: readonly Operation[];
+  /** The only tabs the caller sees; left out: every tab. */
+  readonly tabs?: readonly string[];
   /** The matching key's label, when the config gave one. */
   readonly keyName?: string;
+  /**
+   * Who a rate limit counts (server/rate-limit/): `key:` and the start of the key's digest in
+   * hex (never the key); left out on an open connection, where it is the client's address.
+   */
+  readonly caller?: string;
 }
 
 /** The header a protected connection reads (the contract never uses `Authorization`). */
@@ -42,7 +72,7 @@ export function digestKey(key: string): Uint8Array {
 }
 
 /** What an open connection grants every caller: one object for all of them. */
-export const OPEN_ACCESS: Authenticated = Object.freeze({ scope: 'write' });
+export const OPEN_ACCESS: Authenticated = Object.freeze({ operations: OPERATIONS });
 
 /** What decides whether a connection needs a key. */
 export interface Access {
@@ -68,6 +98,19 @@ export function isOpen(connection: Access): boolean {
 export function authenticate(keys: readonly ApiKey[], headerValue: string | null, now: number = Date.now()): Authenticated | ApiError {
   // An empty header is no key at all: the client forgot to fill it in, it did not guess wrong.
   const missing = headerValue === null || headerValue === '';
+  const presented = missing ? null : digestKey(headerValue);
+  // Every key is compared, with no early exit, so the time taken says nothing about which key
+  // (or how much of one) matched. Digests all have 32 bytes, as timingSafeEqual requires.
+  let match: ApiKey | undefined;
+  if (presented !== null) {
+    for (const key of keys) {
+      if (timingSafeEqual(key.digest, presented) && match === undefined) match = key;
+    }
+  }
+  // Checked after the loop, so an expired key costs the same time as any other.
+  if (match?.expiresAt !== undefined && match.expiresAt <= now) {
+    return apiError('authentication_failed', `The API key in the ${API_KEY_HEADER} header expired at ${new Date(match.expiresAt).toISOString()}; ask the connection's admin for a new one.`);
+  }
   if (!keys.some((key) => key.expiresAt === undefined || key.expiresAt > now)) {
     // Nothing secret to time here: no key can match. Said plainly, so the owner knows what to fix.
     const why = 'This connection has no usable API key, so it refuses every request; its admin can add a key (or open the connection) through the admin API.';
@@ -76,27 +119,39 @@ export function authenticate(keys: readonly ApiKey[], headerValue: string | null
   if (missing) {
     return apiError('not_authenticated', `This connection needs an API key: send it in the ${API_KEY_HEADER} header.`);
   }
-  const presented = digestKey(headerValue);
-  // Every key is compared, with no early exit, so the time taken says nothing about which key
-  // (or how much of one) matched. Digests all have 32 bytes, as timingSafeEqual requires.
-  let match: ApiKey | undefined;
-  for (const key of keys) {
-    if (timingSafeEqual(key.digest, presented) && match === undefined) match = key;
-  }
-  // Checked after the loop, so an expired key costs the same time as any other.
-  if (match?.expiresAt !== undefined && match.expiresAt <= now) match = undefined;
   if (match === undefined) {
     return apiError('authentication_failed', `The API key in the ${API_KEY_HEADER} header is not valid for this connection.`);
   }
-  return match.name === undefined ? { scope: match.scope } : { scope: match.scope, keyName: match.name };
+  return accessOf(match);
 }
 
-export function canWrite(scope: Scope): boolean {
-  return scope === 'write';
+/** One object per key, made once: most requests allocate nothing here. */
+const accesses = new WeakMap<ApiKey, Authenticated>();
+
+function accessOf(key: ApiKey): Authenticated {
+  let access = accesses.get(key);
+  if (access === undefined) {
+    access = Object.freeze({
+      operations: key.operations ?? operationsOfScope(key.scope ?? 'write'),
+      ...(key.tabs === undefined ? {} : { tabs: key.tabs }),
+      ...(key.name === undefined ? {} : { keyName: key.name }),
+      // 12 bytes of a digest: enough to tell keys apart, and no help to anyone guessing one.
+      caller: `key:${Buffer.from(key.digest.subarray(0, 12)).toString('hex')}`,
+    });
+    accesses.set(key, access);
+  }
+  return access;
 }
 
-/** 403 `permission_denied` when a read-only key tries to create, update or delete; null when allowed. */
-export function checkWrite(scope: Scope): ApiError | null {
-  if (canWrite(scope)) return null;
-  return apiError('permission_denied', 'This API key may only read; use a key with write access to change rows.');
+const DOES: Record<Operation, string> = { read: 'read rows (GET)', create: 'create rows (POST)', update: 'update rows (PATCH, PUT)', delete: 'delete rows (DELETE)' };
+
+/**
+ * 403 `permission_denied` when the key may not do `operation`, naming what it may do; null when
+ * it may: `This API key may not read rows (GET); it may create rows (POST).`
+ */
+export function operationRefusal(operations: readonly Operation[], operation: Operation): ApiError | null {
+  if (operations.includes(operation)) return null;
+  const may = operations.map((each) => DOES[each]);
+  const list = may.length === 1 ? may[0] : `${may.slice(0, -1).join(', ')} and ${may.at(-1)}`;
+  return apiError('permission_denied', `This API key may not ${DOES[operation]}; it may ${list}. Use a key allowed to ${operation}.`);
 }

@@ -1,6 +1,6 @@
 // Shared state for several instances behind a load balancer (docs/scaling.md), opened by
 // start.ts when the config has `"store": {"type": "redis", "url": "redis://127.0.0.1:6379/0"}`:
-// one Redis connection (redis/client.ts), and built on it the shared quota, the admin API's
+// one Redis connection (redis/client.ts), and built on it the shared quota and rate limits, the admin API's
 // state, and Google's coordination (sources/google/coordination.ts: the per-minute request
 // budget, and per spreadsheet its version, kept in memory and told of changes through a
 // subscription of its own, and its write lease). Part of the composition root: redis/ hands out
@@ -9,6 +9,8 @@ import type { StoreConfig } from './config/config.ts';
 import type { Logger } from './log.ts';
 import type { QuotaStore } from './quota/quota.ts';
 import { openRedisQuota } from './quota/redis-store.ts';
+import type { RateLimiter } from './rate-limit/rate-limit.ts';
+import { openRedisLimiter } from './rate-limit/redis-limiter.ts';
 import { openRedis, type Redis } from './redis/client.ts';
 import type { LeaseSettings } from './redis/lease.ts';
 import { sharedAdminState, type SharedAdminState } from './admin/redis-state.ts';
@@ -17,6 +19,8 @@ import { openGoogleCoordination, type GoogleCoordination, type SharedBudget, typ
 export interface SharedStore {
   readonly redis: Redis;
   readonly quota: QuotaStore;
+  /** Plans' rate limits, counted once for every instance. */
+  readonly rateLimiter: RateLimiter;
   /** Google's per-minute request budget, for every instance signed in with the same credentials. */
   readonly budget: SharedBudget;
   /** The store's lease settings, for spreadsheets' and Idempotency-Keys' leases. */
@@ -40,6 +44,7 @@ export async function openSharedStore(config: StoreConfig, log: Logger, options:
   let google: GoogleCoordination | undefined;
   try {
     const quota = await openRedisQuota({ redis, log });
+    const rateLimiter = await openRedisLimiter({ redis, log });
     const lease = { leaseMs: config.leaseMs, leaseWaitMs: config.leaseWaitMs };
     google = await openGoogleCoordination({ redis, lease, log, ...(options.now === undefined ? {} : { now: options.now }) });
     const kept = google;
@@ -49,6 +54,7 @@ export async function openSharedStore(config: StoreConfig, log: Logger, options:
       redis,
       admin,
       quota,
+      rateLimiter,
       budget: kept.budget,
       lease,
       versions: kept.versions,

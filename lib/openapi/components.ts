@@ -166,5 +166,5 @@ export const API_KEY_SCHEME: JsonObject = {
   type: 'apiKey',
   in: 'header',
   name: 'X-Api-Key',
-  description: 'The connection\'s API key. A key may be limited to reading: a write with it is 403 `permission_denied`.',
+  description: 'The connection\'s API key. A key may be limited to some operations (anything else is 403 `permission_denied`) and to some tabs (the others answer 404 `tab_not_found` and are left out of this document).',
 };

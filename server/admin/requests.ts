@@ -8,7 +8,8 @@ import { apiError, type ApiError } from '../../lib/errors.ts';
 import { jsonProblem } from '../../lib/json-error.ts';
 import { SCOPES } from '../auth.ts';
 import { fieldPath } from '../config/config.ts';
-import { ConnectionEntries, expected, PlanSchema, strict } from '../config/schema.ts';
+import { atMostOne } from '../config/fields.ts';
+import { ConnectionEntries, expected, KeyExpiry, KeyTabs, OperationList, PlanSchema, strict } from '../config/schema.ts';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from './keys.ts';
 
 const { keys: _keys, id, source, readOnly, formulas, hiddenTabs, cacheControl } = ConnectionEntries;
@@ -43,21 +44,41 @@ const label = v.pipe(
   v.maxLength(100, expected('a label of at most 100 characters')),
 );
 
-/** `POST /_admin/connections/{id}/keys`. */
-export const CreateKeySchema = strict('an object', {
-  scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"')), 'write'),
-  name: v.optional(label),
-});
+/**
+ * `POST /_admin/connections/{id}/keys`: `{"operations": ["create"], "tabs": ["Orders"],
+ * "expiresAt": "2027-01-01T00:00:00Z", "name": "web form"}`, every field optional (a key that may
+ * do everything, everywhere, for ever); `scope` is the short form of `operations`, as in the config file.
+ */
+export const CreateKeySchema = v.pipe(
+  strict('an object', {
+    scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"'))),
+    operations: v.optional(OperationList),
+    tabs: v.optional(KeyTabs),
+    expiresAt: v.optional(KeyExpiry),
+    name: v.optional(label),
+  }),
+  atMostOne(['scope', 'operations']),
+);
 
 const overlapWhat = `a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS}`;
 
-/** `POST /_admin/connections/{id}/keys/{key}/rotate`. */
-export const RotateKeySchema = strict('an object', {
-  overlapSeconds: v.optional(
-    v.pipe(v.number(expected(overlapWhat)), v.integer(expected(overlapWhat)), v.minValue(0, expected(overlapWhat)), v.maxValue(MAX_OVERLAP_SECONDS, expected(overlapWhat))),
-    DEFAULT_OVERLAP_SECONDS,
-  ),
-});
+/**
+ * `POST /_admin/connections/{id}/keys/{key}/rotate`: the new key may do what the old one did
+ * unless `operations` (or `scope`), `tabs` or `expiresAt` say otherwise (`null` lifts a limit).
+ */
+export const RotateKeySchema = v.pipe(
+  strict('an object', {
+    overlapSeconds: v.optional(
+      v.pipe(v.number(expected(overlapWhat)), v.integer(expected(overlapWhat)), v.minValue(0, expected(overlapWhat)), v.maxValue(MAX_OVERLAP_SECONDS, expected(overlapWhat))),
+      DEFAULT_OVERLAP_SECONDS,
+    ),
+    scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"'))),
+    operations: v.optional(OperationList),
+    tabs: v.optional(v.nullable(KeyTabs)),
+    expiresAt: v.optional(v.nullable(KeyExpiry)),
+  }),
+  atMostOne(['scope', 'operations']),
+);
 
 export type CreateConnectionInput = v.InferOutput<typeof CreateConnectionSchema>;
 export type ChangeConnectionInput = v.InferOutput<typeof ChangeConnectionSchema>;

@@ -38,7 +38,9 @@ import type { AtomicWriter } from '../durable/state.ts';
 import type { AdminSnapshot, SharedAdminState } from './redis-state.ts';
 import { redisUnavailable } from '../redis/unavailable.ts';
 import { admitFile, checkRequestedSource, stillAdmitted, withTimeout, type AdmittedFile } from './admission.ts';
-import { apiKeysOf, isExpired, keyView, makeKey, type KeyView } from './keys.ts';
+import { apiKeysOf, grantOf, isExpired, keyView, makeKey, type KeyGrant, type KeyView } from './keys.ts';
+import { operationsOfScope } from '../auth.ts';
+import { OPERATIONS } from '../../lib/parse-request.ts';
 import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, RotateKeyInput } from './requests.ts';
 import { brokenSource, pausedSource } from './standin-sources.ts';
 import { writeAdminFile, type StoredConnection, type StoredKey } from './store.ts';
@@ -172,7 +174,7 @@ export class AdminService {
       const at = this.#now();
       const now = at.toISOString();
       const { keys: _none, open, ...fields } = input;
-      const first = open === true ? null : makeKey('write', undefined, at);
+      const first = open === true ? null : makeKey({ operations: OPERATIONS }, undefined, at);
       const stored: StoredConnection = { ...fields, source: this.#absolute(input.source), created: now, updated: now, keys: first === null ? [] : [first.stored], open: open === true };
       const opened = await this.#openChecked(stored);
       if (isApiError(opened)) return opened;
@@ -255,7 +257,15 @@ export class AdminService {
     return this.#serially(async () => {
       const found = this.#editable(id);
       if (isApiError(found)) return found;
-      const made = makeKey(input.scope, input.name, this.#now());
+      const now = this.#now();
+      const grant: KeyGrant = {
+        operations: input.operations ?? operationsOfScope(input.scope ?? 'write'),
+        ...(input.tabs === undefined ? {} : { tabs: input.tabs }),
+        ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
+      };
+      const past = pastExpiry(grant, now);
+      if (past !== null) return past;
+      const made = makeKey(grant, input.name, now);
       // A key on an open connection closes it: from now on a request needs one of its keys.
       const failed = await this.#changeKeys(found.open === true ? { ...found, open: false } : found, [...found.keys, made.stored]);
       return failed ?? { ...keyView(made.stored), key: made.secret };
@@ -271,7 +281,14 @@ export class AdminService {
         return apiError('conflict', `The key ${key.prefix}… was already rotated and stops working at ${key.expires}; rotate its replacement, or revoke it.`);
       }
       const now = this.#now();
-      const made = makeKey(key.scope, key.name, now);
+      const before = grantOf(key);
+      const operations = input.operations ?? (input.scope === undefined ? before.operations : operationsOfScope(input.scope));
+      const tabs = input.tabs === undefined ? before.tabs : (input.tabs ?? undefined);
+      const expiresAt = input.expiresAt === undefined ? before.expiresAt : (input.expiresAt ?? undefined);
+      const grant: KeyGrant = { operations, ...(tabs === undefined ? {} : { tabs }), ...(expiresAt === undefined ? {} : { expiresAt }) };
+      const past = pastExpiry(grant, now);
+      if (past !== null) return past;
+      const made = makeKey(grant, key.name, now);
       // No overlap: the old key goes at once, as a revocation.
       const old: StoredKey | null = input.overlapSeconds === 0 ? null : { ...key, expires: new Date(now.getTime() + input.overlapSeconds * 1000).toISOString(), replacedBy: made.stored.id };
       const keys = connection.keys.flatMap((each) => (each.id !== keyId ? [each] : old === null ? [] : [old]));
@@ -548,6 +565,12 @@ export class AdminService {
       now: this.#now(),
     });
   }
+}
+
+/** 400 for a key that would be expired when made: surely a typo in the year. */
+function pastExpiry(grant: KeyGrant, now: Date): ApiError | null {
+  if (grant.expiresAt === undefined || Date.parse(grant.expiresAt) > now.getTime()) return null;
+  return apiError('invalid_body', `The body is not valid: expiresAt: ${grant.expiresAt} has passed; give a moment in the future.`);
 }
 
 function unknownConnection(id: string): ApiError {

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { SCOPES } from '../auth.ts';
+import { OPERATIONS } from '../../lib/parse-request.ts';
 import { ConnectionEntries } from '../config/schema.ts';
 import { diskWriter, readStateFile, type AtomicWriter } from '../durable/state.ts';
 
@@ -20,10 +21,17 @@ export const StoredKeySchema = v.object({
   /** The key's first characters (`sr_AbCd1234`), so a person can tell keys apart; not enough to use it. */
   prefix: v.string(),
   sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
-  scope: v.picklist(SCOPES),
+  /** What it may do, as keys before `operations` said it; left out by keys made since. */
+  scope: v.optional(v.picklist(SCOPES)),
+  /** What it may do (any of read, create, update, delete); left out: what `scope` says. */
+  operations: v.optional(v.array(v.picklist(OPERATIONS))),
+  /** The only tabs it sees; left out: every tab. */
+  tabs: v.optional(v.array(v.string())),
   name: v.optional(v.string()),
   created: isoDate,
-  /** When a rotated key stops working; absent: never. */
+  /** When the key stops working, as made; absent: never. */
+  expiresAt: v.optional(isoDate),
+  /** When a rotated key stops working (the end of the overlap); absent: never. */
   expires: v.optional(isoDate),
   /** The key that replaced this one in a rotation. */
   replacedBy: v.optional(v.string()),

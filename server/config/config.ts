@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, extname, resolve } from 'node:path';
 import * as v from 'valibot';
 import type { BaseIssue } from 'valibot';
-import { digestKey } from '../auth.ts';
+import { digestKey, operationsOfScope } from '../auth.ts';
 import type { ApiKey } from '../auth.ts';
 import { ConfigSchema, DEFAULTS, GOOGLE_ENDPOINTS } from './schema.ts';
 import type { ConfigInput, ConnectionInputFields, ParsedConfig, ParsedConnection, ParsedGoogleConnect, ParsedKey, ParsedSecret } from './schema.ts';
@@ -374,7 +374,13 @@ function resolveKeys(
     const earlier = firstUse.get(hex);
     if (earlier !== undefined) problem(at, `the same key as ${field}[${earlier}]`);
     firstUse.set(hex, earlier ?? index);
-    resolved.push(key.name === undefined ? { digest, scope: key.scope } : { digest, scope: key.scope, name: key.name });
+    resolved.push({
+      digest,
+      operations: key.operations ?? operationsOfScope(key.scope ?? 'write'),
+      ...(key.tabs === undefined ? {} : { tabs: key.tabs }),
+      ...(key.name === undefined ? {} : { name: key.name }),
+      ...(key.expiresAt === undefined ? {} : { expiresAt: Date.parse(key.expiresAt) }),
+    });
   });
   return resolved;
 }

@@ -15,6 +15,8 @@
 //               "writes": "same-origin"  who else may write to a connection without keys from a
 //                                        browser: "same-origin" (only the server's own pages and
 //                                        the origins listed above), "any", or a list of origins
+//     "trustProxy": false,               true: a client's address is the first of X-Forwarded-For
+//                                        (set it only behind a proxy that writes that header)
 //     "allowedHosts": ["sheets.example.com"],   Host names served besides localhost and IP
 //                                        addresses; "*" any. Default: none on a loopback bind, "*" otherwise
 //     "timeouts": { "headersMs": 10000, "bodyMs": 10000, "shutdownMs": 10000 },
@@ -42,12 +44,18 @@
 //       "keys": [                        left out or []: an open connection
 //         { "key": "a-secret" },                      hashed at start-up
 //         { "sha256": "<64 hex digits>", "scope": "read" },   never known in plaintext
-//         { "env": "SHEETREST_DEMO_KEY", "name": "ci" }       read from the environment at start-up
-//       ],                               scope: "write" (default) or "read"; name: a label for logs
-//       "plan": { "name": "free", "monthlyRequests": 10000, "operations": ["read", ...] },
+//         { "env": "SHEETREST_DEMO_KEY", "name": "ci" },      read from the environment at start-up
+//         { "key": "form-key", "operations": ["create"], "tabs": ["Orders"], "expiresAt": "2027-01-01T00:00:00Z" }
+//       ],                               operations: any of "read", "create", "update", "delete"
+//                                        (default all four), or scope: "write" (all four) or "read";
+//                                        tabs: the only tabs the key sees (default all);
+//                                        expiresAt: when it stops working; name: a label for logs
+//       "plan": { "name": "free", "monthlyRequests": 10000, "operations": ["read", ...],
+//                 "rateLimit": { "requests": 60, "perSeconds": 10 } },
 //                                        left out: no limit; no monthlyRequests: no monthly limit;
 //                                        operations default to all four. Or, counted per UTC day
 //                                        or hour: { "name": "burst", "period": "hour", "requests": 100 }
+//                                        rateLimit: per key (per client address when open), per window
 //       "readOnly": false, "formulas": false,
 //       "hiddenTabs": "serve",           or "hide": tabs hidden in the spreadsheet are not served
 //       "cacheControl": { "maxAge": 60, "staleWhileRevalidate": 30 }   seconds; left out:
@@ -112,6 +120,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type',
   'clientId', 'clientSecret', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'period', 'requests', 'operations', 'readOnly', 'formulas', 'hiddenTabs',
+  'tabs', 'expiresAt', 'rateLimit', 'perSeconds', 'trustProxy',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
   'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
   'store', 'url', 'leaseMs', 'leaseWaitMs', 'maxStaleMs',
@@ -159,17 +168,53 @@ export const SourceSchema = v.variant('type', SOURCE_TYPES.map((type) => type.sc
 
 // ---- keys and plans ------------------------------------------------------------------------
 
+/** A non-empty list of operations, each once: a plan's, or a key's. */
+export const OperationList = v.pipe(
+  v.array(v.picklist(OPERATIONS, expected('"read", "create", "update" or "delete"')), expected('a list of operations')),
+  v.minLength(1, expected('at least one of "read", "create", "update", "delete"')),
+  v.check((list) => new Set(list).size === list.length, expected('each operation once')),
+);
+
+/** The only tabs a key sees: `["Orders", "Customers"]`, each once, case-sensitive as in URLs. */
+export const KeyTabs = v.pipe(
+  v.array(text('a tab name'), expected('a list of tab names')),
+  v.minLength(1, expected('at least one tab name (leave "tabs" out for every tab)')),
+  v.check((list) => new Set(list).size === list.length, expected('each tab once')),
+);
+
+// `2027-01-01` (midnight UTC) or a date and time with its zone: without one, the moment is a guess.
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
+
+/** When a key stops working, as ISO 8601. */
+export const KeyExpiry = v.pipe(
+  v.string(expected('an ISO 8601 date or time such as "2027-01-01T00:00:00Z"')),
+  v.check((text) => ISO_INSTANT.test(text) && !Number.isNaN(Date.parse(text)), expected('an ISO 8601 date or time with its zone, such as "2027-01-01" or "2027-01-01T09:00:00+01:00"')),
+);
+
 export const KeySchema = v.pipe(
   strict('an object', {
     key: v.optional(text('a non-empty key', true)),
     // A digest is no secret, but a key pasted here by mistake would be.
     sha256: v.optional(v.pipe(v.string(expected('64 hex digits', true)), v.regex(/^[0-9a-fA-F]{64}$/, expected('64 hex digits (a SHA-256 digest)', true)))),
     env: v.optional(envName),
-    scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"')), 'write'),
+    /** The short form of `operations`: "read" is ["read"], "write" all four (the default). */
+    scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"'))),
+    operations: v.optional(OperationList),
+    tabs: v.optional(KeyTabs),
+    expiresAt: v.optional(KeyExpiry),
     name: v.optional(text()),
   }),
   exactlyOne(['key', 'sha256', 'env']),
+  // Both would leave one of them meaning nothing.
+  atMostOne(['scope', 'operations']),
 );
+
+/** `"rateLimit": {"requests": 60, "perSeconds": 10}`: per key (per client address on an open connection), per fixed window. */
+export const RateLimitSchema = strict('an object with "requests" and "perSeconds"', {
+  requests: wholeNumber(1),
+  // A day: longer windows are what `period` is for.
+  perSeconds: wholeNumber(1, 86_400),
+});
 
 const periodNames = PERIOD_NAMES.map((name) => `"${name}"`);
 
@@ -187,14 +232,9 @@ export const PlanSchema = v.pipe(
     requests: v.optional(wholeNumber(0)),
     /** The allowance of a month plan, as `requests`. */
     monthlyRequests: v.optional(wholeNumber(0)),
-    operations: v.optional(
-      v.pipe(
-        v.array(v.picklist(OPERATIONS, expected('"read", "create", "update" or "delete"')), expected('a list of operations')),
-        v.minLength(1, expected('at least one of "read", "create", "update", "delete"')),
-        v.check((list) => new Set(list).size === list.length, expected('each operation once')),
-      ),
-      () => [...OPERATIONS],
-    ),
+    operations: v.optional(OperationList, () => [...OPERATIONS]),
+    /** A short-window limit besides the period's allowance (server/rate-limit/). */
+    rateLimit: v.optional(RateLimitSchema),
   }),
   atMostOne(['requests', 'monthlyRequests']),
   // `"period": "day", "monthlyRequests": 100` would read as a month's allowance and count a day's.
@@ -295,6 +335,8 @@ export const ServerSettingsEntries = {
     ),
     {},
   ),
+  /** Whether X-Forwarded-For names the client (its first address), for rate limits on open connections; only behind a proxy that sets it. */
+  trustProxy: v.optional(flag(), false),
   /** Left out: only localhost and IP addresses on a loopback bind, any Host otherwise (start.ts). */
   allowedHosts: v.optional(
     v.union([v.literal('*'), v.array(allowedHost, expected('"*" or a list of host names'))], expected('"*" or a list of host names')),

@@ -6,7 +6,7 @@
 // connection's first key) is shown once, with a copy button, until hidden or another connection
 // is opened: the server never shows it again.
 import { admin, messageOf, openApi, token } from './api.js';
-import { field, h, select, when } from './dom.js';
+import { field, h, when } from './dom.js';
 import { googleSection } from './google.js';
 import { playground } from './playground.js';
 
@@ -209,8 +209,9 @@ function keysSection(connection) {
   const base = `/connections/${encodeURIComponent(connection.id)}/keys`;
   const shown = h('div', { id: 'new-key-area' }, shownKey?.connection === connection.id ? keyBox(shownKey.made, connection) : null);
   const rows = connection.keys.map((key) => h('tr', {},
-    h('td', {}, key.prefix ? h('code', {}, `${key.prefix}…`) : '(config file)'), h('td', {}, key.scope), h('td', {}, key.name ?? ''),
-    h('td', {}, when(key.created)), h('td', {}, key.expires ? `ends ${when(key.expires)}` : ''),
+    h('td', {}, key.prefix ? h('code', {}, `${key.prefix}…`) : '(config file)'), h('td', { class: 'key-operations' }, operationsText(key)),
+    h('td', { class: 'key-tabs' }, key.tabs ? key.tabs.join(', ') : 'all'), h('td', {}, key.name ?? ''),
+    h('td', {}, when(key.created)), h('td', {}, key.expires ? `ends ${when(key.expires)}` : key.expiresAt ? `expires ${when(key.expiresAt)}` : ''),
     h('td', {}, key.id === null || !connection.editable ? null : [
       key.expires ? null : h('button', { onclick: async () => {
         const reply = await admin('POST', `${base}/${key.id}/rotate`, {});
@@ -225,12 +226,26 @@ function keysSection(connection) {
         await refresh();
       }),
     ])));
-  const scope = select({ id: 'key-scope' }, [['write', 'read and write'], ['read', 'read only']], 'write');
+  // What the key may do (a web form's key: create only), where (some tabs) and until when.
+  const operations = OPERATIONS.map((operation) => h('input', { type: 'checkbox', id: `key-op-${operation}`, value: operation, checked: true }));
+  const tabs = h('input', { id: 'key-tabs', placeholder: 'all tabs (or: Orders, Customers)' });
+  const expires = h('input', { id: 'key-expires', type: 'datetime-local' });
   const name = h('input', { id: 'key-name', maxlength: 100, placeholder: 'a label' });
-  const form = h('form', { class: 'inline', id: 'new-key-form' }, field('Scope', scope), field('Name', name), h('button', { type: 'submit' }, 'Create key'));
+  const form = h('form', { class: 'inline', id: 'new-key-form' },
+    h('fieldset', { class: 'field', id: 'key-operations' }, h('legend', {}, 'May'), operations.map((box) => h('label', {}, box, ` ${box.value}`))),
+    field('Tabs', tabs), field('Expires (your time)', expires), field('Name', name), h('button', { type: 'submit' }, 'Create key'));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const reply = await admin('POST', base, { scope: scope.value, ...(name.value.trim() === '' ? {} : { name: name.value.trim() }) });
+    const chosen = operations.filter((box) => box.checked).map((box) => box.value);
+    const tabList = tabs.value.split(',').map((tab) => tab.trim()).filter((tab) => tab !== '');
+    const body = {
+      operations: chosen,
+      ...(tabList.length === 0 ? {} : { tabs: tabList }),
+      // The picker's time is the reader's own; the admin API takes it with its zone.
+      ...(expires.value === '' ? {} : { expiresAt: new Date(expires.value).toISOString() }),
+      ...(name.value.trim() === '' ? {} : { name: name.value.trim() }),
+    };
+    const reply = await admin('POST', base, body);
     if (!reply.ok) return showNotice(messageOf(reply), true);
     keyMade(connection.id, reply.body, false);
     await refresh();
@@ -241,10 +256,19 @@ function keysSection(connection) {
   return h('div', {},
     h('h3', {}, 'Keys'),
     rows.length === 0 ? h('p', { id: 'keys-empty' }, empty) :
-      h('table', { id: 'keys' }, h('thead', {}, h('tr', {}, ['Key', 'Scope', 'Name', 'Created', '', ''].map((text) => h('th', {}, text)))), h('tbody', {}, rows)),
+      h('table', { id: 'keys' }, h('thead', {}, h('tr', {}, ['Key', 'May', 'Tabs', 'Name', 'Created', '', ''].map((text) => h('th', {}, text)))), h('tbody', {}, rows)),
     connection.editable ? form : null,
     connection.editable && !connection.open && rows.length === 0 ? h('p', {}, openButton(connection)) : null,
     shown);
+}
+
+const OPERATIONS = ['read', 'create', 'update', 'delete'];
+
+/** What a key may do, in words: `read and write` for all four, else the list (`create`). */
+function operationsText(key) {
+  const operations = key.operations ?? (key.scope === 'read' ? ['read'] : OPERATIONS);
+  if (operations.length === OPERATIONS.length) return 'read and write';
+  return operations.length === 1 && operations[0] === 'read' ? 'read only' : operations.join(', ');
 }
 
 /** Revoking the last key (or the last that does not end) closes the connection to everyone; it never opens it. */

@@ -1,19 +1,21 @@
 // The whole server as one Web-standard handler: `await app.fetch(new Request('http://x/sheets/demo'))`.
 // `answerRequest` below is a request's path through it, one named stage per line, each stage a
 // module of server/http/ (PostgREST's `postgrestResponse` reads the same way): the Host check,
-// the route, then for `/sheets/{id}/...` CORS, the connection, the key, the quota, the engine
+// the route, then for `/sheets/{id}/...` CORS, the connection, the key, the plan's rate limit, the quota, the engine
 // over the source (reading the body of a write), the caching headers, and one log line. Node,
 // Deno and Bun only wire this to a listener. Nothing waits unless it must (a route not seen
 // before, a shared quota, a source with something to look at, a body, a write): a kept read
 // answer goes out in the same turn, which spares Deno and Bun the promise round trip.
-import { isApiError, type ApiError } from '../../lib/errors.ts';
+import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import type { Operation } from '../../lib/parse-request.ts';
-import { isOpen, type Scope } from '../auth.ts';
+import { isOpen, type Authenticated } from '../auth.ts';
 import { ConnectionRegistry, type Connection, type ConnectionLookup } from '../connections.ts';
 import type { Logger } from '../log.ts';
 import type { Quota, QuotaDecision } from '../quota/quota.ts';
+import { memoryRateLimiter, type RateDecision, type RateLimiter } from '../rate-limit/rate-limit.ts';
 import { AnswerCache } from './answer-cache.ts';
-import { authorize, writeRefusal, type AccessSettings } from './authorize.ts';
+import { authorize, permissionRefusal, type AccessSettings } from './authorize.ts';
+import { forwardedAddressOf } from './client-address.ts';
 import { cachingHeaders, finishedAnswer } from './caching.ts';
 import { CORS_WRITES_DEFAULT, corsHeaders, isPreflight, originRefusal, preflightAnswer, type CorsWrites, type Origins } from './cors.ts';
 import type { Dashboard } from './dashboard-files.ts';
@@ -38,6 +40,12 @@ export interface AppOptions {
   /** The dashboard's page at `/` (for browsers) and its files under `/_dashboard/` (server/http/dashboard-files.ts). */
   readonly dashboard?: Dashboard;
   readonly quota: Quota;
+  /** Where plans' rate limits are counted (Redis with several instances); left out: in this process's memory. */
+  readonly rateLimiter?: RateLimiter;
+  /** Whether X-Forwarded-For names the client, for rate limits on open connections (the config's `trustProxy`). */
+  readonly trustProxy?: boolean;
+  /** The clock keys expire by (ms since the epoch); tests inject one. */
+  readonly now?: () => number;
   /**
    * With several instances (Redis): the 503 that requests to connections with keys answer while
    * this instance is out of touch with the admin API's state, a revoked key perhaps still
@@ -70,6 +78,8 @@ export interface Pipeline {
   readonly cors: Origins;
   readonly access: AccessSettings;
   readonly quota: Quota;
+  readonly rateLimiter: RateLimiter;
+  readonly trustProxy: boolean;
   /** The kept read answers; null: none are kept. */
   readonly answers: AnswerCache | null;
   readonly writes: Writes;
@@ -119,7 +129,7 @@ export function answerRequest(app: Pipeline, request: IncomingRequest): Answer |
   return app.logsRequests ? logRequest(app.log, request, answered, started) : answered;
 }
 
-/** Stages 3 to 5, for a request under `/sheets/{id}/`: the origin, the connection, the key; then the quota counts it. */
+/** Stages 3 to 5, for a request under `/sheets/{id}/`: the origin, the connection, the key; then the rate limit and the quota count it. */
 function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute): Answer | Promise<Answer> {
   // 3. CORS: a preflight is answered here (no key, not counted); a write from an unlisted origin is refused.
   const origin = request.headers.get('origin');
@@ -130,41 +140,69 @@ function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute):
   // 4. Connection: looked up on every request, so the admin API's changes apply at once.
   const connection = findConnection(app.connections, route.rawId);
   if (isApiError(connection)) return errorAnswer(connection, cors);
-  // 5. Auth: the key's scope, or why the caller may not ask.
+  // 5. Auth: the key's operations and tabs, or why the caller may not ask.
   const access = authorize(app.access, connection, request, origin);
   if (isApiError(access)) return errorAnswer(access, cors);
-  // 6. Quota: counted against the connection's billing plan (a promise only where counts are shared).
-  const operation = operationOf(request.method);
-  const quota = app.quota.take(connection.id, connection.plan, operation);
-  if (quota instanceof Promise) return quota.then((decided) => serveCounted(app, request, route, connection, access.scope, operation, decided, cors));
-  return serveCounted(app, request, route, connection, access.scope, operation, quota, cors);
+  // 6a. Rate limit: the plan's short window, per key (per client address when open); a promise only where counts are shared.
+  const plan = connection.plan;
+  if (plan?.rateLimit === undefined) return serveLimited(app, request, route, connection, access, null, cors);
+  const caller = access.caller ?? `address:${forwardedAddressOf(request, app.trustProxy)}`;
+  const rate = app.rateLimiter.take(connection.id, caller, plan.name, plan.rateLimit);
+  if (rate instanceof Promise) return rate.then((decided) => serveLimited(app, request, route, connection, access, decided, cors));
+  return serveLimited(app, request, route, connection, access, rate, cors);
 }
 
-/** Stages 6 to 8, once the quota has decided: refused, or answered and sent with its caching, quota and CORS headers. */
-function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute, connection: Connection, keyScope: Scope, operation: Operation, quota: QuotaDecision, cors: Readonly<Record<string, string>>): Answer | Promise<Answer> {
-  if (!quota.allowed) return quotaRefusal(quota, cors);
+/** Stage 6b, once the rate limit has decided (null: the plan has none): a refusal is not counted by the quota; else the quota counts it. */
+function serveLimited(app: Pipeline, request: IncomingRequest, route: SheetRoute, connection: Connection, access: Authenticated, rate: RateDecision | null, cors: Readonly<Record<string, string>>): Answer | Promise<Answer> {
+  if (rate !== null && !rate.allowed) return errorAnswer(rate.error ?? apiError('rate_limited', 'Too many requests.'), { ...rate.headers, ...cors });
+  // 6b. Quota: counted against the connection's billing plan (a promise only where counts are shared).
+  const operation = operationOf(request.method);
+  const quota = app.quota.take(connection.id, connection.plan, operation);
+  if (quota instanceof Promise) return quota.then((decided) => serveCounted(app, request, route, connection, access, operation, decided, rate, cors));
+  return serveCounted(app, request, route, connection, access, operation, quota, rate, cors);
+}
+
+/** Stages 6 to 8, once the quota has decided: refused, or answered and sent with its caching, quota, rate limit and CORS headers. */
+function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute, connection: Connection, access: Authenticated, operation: Operation, quota: QuotaDecision, rate: RateDecision | null, cors: Readonly<Record<string, string>>): Answer | Promise<Answer> {
+  if (!quota.allowed) return quotaRefusal(quota, rate === null ? cors : { ...rate.headers, ...cors });
   // 7. Engine or source: the OpenAPI document, a read (kept or built), or a write (its body read
-  //    first); a write the key's scope or the connection does not allow is refused before (counted:
-  //    the quota counts every request that got past the key).
+  //    first); what the key may not do, or a write the connection does not allow, is refused before
+  //    (counted: the quota counts every request that got past the key). A key limited to some tabs
+  //    sees the connection as if it had only those.
   let answered: Answer | Promise<Answer>;
   try {
-    const badWrite = writeRefusal(connection, operation, keyScope);
-    if (badWrite !== null) answered = errorAnswer(badWrite);
+    const refused = permissionRefusal(connection, operation, access.operations);
+    const seen = access.tabs === undefined ? connection : withTabs(connection, access.tabs);
+    if (refused !== null) answered = errorAnswer(refused);
     // Before the contract's grammar, which has no one-segment path of that name (docs/openapi.md).
-    else if (isOpenApiRequest(request.url)) answered = answerOpenApi(connection, request);
-    else if (request.method === 'GET' || request.method === 'HEAD') answered = answerRead(app.answers, connection, request, route);
-    else answered = app.writes.answer(connection, request);
+    else if (isOpenApiRequest(request.url)) answered = answerOpenApi(seen, request);
+    else if (request.method === 'GET' || request.method === 'HEAD') answered = answerRead(app.answers, seen, request, route);
+    else answered = app.writes.answer(seen, request);
   } catch (error) {
     answered = sheetFailureAnswer(app.log, connection, error);
   }
-  // 8. Caching headers: a read's Cache-Control and Last-Modified (errors and writes: no-store), with the quota's and CORS'.
+  // 8. Caching headers: a read's Cache-Control and Last-Modified (errors and writes: no-store), with the quota's, the rate limit's and CORS'.
   if (answered instanceof Promise) {
     return answered
       .catch((error: unknown) => sheetFailureAnswer(app.log, connection, error))
-      .then((done) => finishedAnswer(done, cachingHeaders(connection, operation, request.method, done.status), quota.headers, cors, !isOpen(connection)));
+      .then((done) => finishedAnswer(done, cachingHeaders(connection, operation, request.method, done.status), quota.headers, cors, !isOpen(connection), rate?.headers));
   }
-  return finishedAnswer(answered, cachingHeaders(connection, operation, request.method, answered.status), quota.headers, cors, !isOpen(connection));
+  return finishedAnswer(answered, cachingHeaders(connection, operation, request.method, answered.status), quota.headers, cors, !isOpen(connection), rate?.headers);
 }
+
+/**
+ * The connection as a key limited to `tabs` sees it: its engine told the tabs. One object per
+ * connection and key (the key's `tabs` array), so the answer cache keeps that key's answers apart.
+ */
+function withTabs(connection: Connection, tabs: readonly string[]): Connection {
+  let seen = tabViews.get(connection);
+  if (seen === undefined) tabViews.set(connection, (seen = new WeakMap()));
+  let view = seen.get(tabs);
+  if (view === undefined) seen.set(tabs, (view = { ...connection, engine: { ...connection.engine, tabs } }));
+  return view;
+}
+
+const tabViews = new WeakMap<Connection, WeakMap<readonly string[], Connection>>();
 
 function pipelineOf(options: AppOptions): Pipeline {
   const connections: ConnectionLookup = 'get' in options.connections ? options.connections : new ConnectionRegistry(options.connections);
@@ -176,8 +214,10 @@ function pipelineOf(options: AppOptions): Pipeline {
     routes,
     connections,
     cors: options.cors,
-    access: { cors: options.cors, corsWrites: options.corsWrites ?? CORS_WRITES_DEFAULT, keysStale: options.keysStale },
+    access: { cors: options.cors, corsWrites: options.corsWrites ?? CORS_WRITES_DEFAULT, keysStale: options.keysStale, now: options.now },
     quota: options.quota,
+    rateLimiter: options.rateLimiter ?? memoryRateLimiter(options.now === undefined ? {} : { now: options.now }),
+    trustProxy: options.trustProxy ?? false,
     answers: answerCacheBytes > 0 ? new AnswerCache(answerCacheBytes) : null,
     writes: new Writes(bodyLimits, options.log),
     bodyLimits,

@@ -83,14 +83,15 @@ const notModifiedAnswers = new WeakMap<Answer, Answer>();
  * unchanged file) goes out as the same object again, which the listeners turn into bytes faster
  * the second time (server/runtime/node.ts, respond.ts).
  */
-export function finishedAnswer(answered: Answer, caching: Readonly<Record<string, string>>, quota: Readonly<Record<string, string>>, cors: Readonly<Record<string, string>>, keyed: boolean): Answer {
-  const last = finishedAnswers.get(answered);
+export function finishedAnswer(answered: Answer, caching: Readonly<Record<string, string>>, quota: Readonly<Record<string, string>>, cors: Readonly<Record<string, string>>, keyed: boolean, rate?: Readonly<Record<string, string>>): Answer {
+  // A rate limit's headers change with every request: such an answer is never the last one again.
+  const last = rate === undefined ? finishedAnswers.get(answered) : undefined;
   if (last !== undefined && last.caching === caching && last.quota === quota && last.cors === cors && last.keyed === keyed) return last.answer;
-  const headers: Record<string, string> = Object.assign({}, answered.headers, caching, quota, cors);
+  const headers: Record<string, string> = Object.assign({}, answered.headers, caching, quota, rate, cors);
   // A keyed connection answers each key on its own: a shared cache must not hand one key's answer to another.
   if (keyed) headers.Vary = cors.Vary === undefined ? 'X-Api-Key' : `${cors.Vary}, X-Api-Key`;
   const answer: Answer = { status: answered.status, headers, body: answered.body };
-  finishedAnswers.set(answered, { caching, quota, cors, keyed, answer });
+  if (rate === undefined) finishedAnswers.set(answered, { caching, quota, cors, keyed, answer });
   return answer;
 }
 

@@ -17,8 +17,10 @@ import { pathAndQuery, type SheetRoute } from './route.ts';
 /** A read's answer; `answers` null: none are kept (`answerCacheBytes: 0`). */
 export function answerRead(answers: AnswerCache | null, connection: Connection, request: IncomingRequest, route: SheetRoute): Answer | Promise<Answer> {
   const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
-  // Sources that read tab by tab (Google) are told which tab the answer needs.
-  const readOptions = fresh ? { fresh, ...route.scope } : route.scope;
+  // Sources that read tab by tab (Google) are told which tab the answer needs. A key limited to
+  // some tabs reads the first of them when it names none: which one that is needs every tab.
+  const scope = route.scope.tab === null && connection.engine.tabs !== undefined ? {} : route.scope;
+  const readOptions = fresh ? { fresh, ...scope } : scope;
   const workbook = connection.source.readNow?.(readOptions);
   if (workbook !== undefined) return answerReadOf(answers, connection, request, route, workbook);
   return connection.source.read(readOptions).then((read) => answerReadOf(answers, connection, request, route, read));
@@ -42,11 +44,11 @@ function answerReadOf(answers: AnswerCache | null, connection: Connection, reque
 
 /**
  * The tab an answer depends on, for the answer cache; null when it depends on the whole
- * workbook: `/tabs`, and the "first tab" of a connection hiding hidden tabs (which tab is first
- * then depends on the others).
+ * workbook: `/tabs`, and the "first tab" of a connection hiding hidden tabs or of a key limited
+ * to some tabs (which tab is first then depends on the others).
  */
 function builtFrom(workbook: Workbook, parsed: ParsedRequest, engine: EngineOptions): Tab | null {
-  if (parsed.target.kind === 'tabs' || (parsed.tab === null && engine.hiddenTabs === 'hide')) return null;
+  if (parsed.target.kind === 'tabs' || (parsed.tab === null && (engine.hiddenTabs === 'hide' || engine.tabs !== undefined))) return null;
   const tab = findTab(workbook, parsed.tab);
   return isApiError(tab) ? null : tab;
 }

@@ -52,7 +52,8 @@ export class Writes {
           const writePlan = result.plan;
           return { plan: writePlan, workbook: result.workbook, result };
         },
-        { tab: parsed.tab },
+        // A key limited to some tabs writes to the first of them when it names none: every tab is needed to know which.
+        parsed.tab === null && connection.engine.tabs !== undefined ? {} : { tab: parsed.tab },
       );
       return { status: result.status, headers: result.headers, body: result.body };
     }, (message) => this.#log.error(message));

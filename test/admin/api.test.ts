@@ -316,7 +316,8 @@ test(`keys: shown once, listed without the secret, revoked and rotated (${RUNTIM
   assert.equal(reader.status, 201);
   assert.match(reader.body.key, /^sr_[A-Za-z0-9_-]{43}$/);
   assert.equal(reader.body.prefix, reader.body.key.slice(0, 11));
-  assert.deepEqual(Object.keys(reader.body).sort(), ['created', 'expires', 'id', 'key', 'name', 'prefix', 'replacedBy', 'scope']);
+  assert.deepEqual(Object.keys(reader.body).sort(), ['created', 'expires', 'expiresAt', 'id', 'key', 'name', 'operations', 'prefix', 'replacedBy', 'scope', 'tabs']);
+  assert.deepEqual([reader.body.operations, reader.body.tabs, reader.body.expiresAt], [['read'], null, null]);
   assert.equal(await status(null), 401);
   assert.equal(await status(reader.body.key), 200);
   const write = await fetch(`${url}/sheets/crm`, { method: 'POST', headers: { 'X-Api-Key': reader.body.key, 'Content-Type': 'application/json' }, body: '{"Lead":"x"}' });
@@ -366,6 +367,76 @@ test(`keys: shown once, listed without the secret, revoked and rotated (${RUNTIM
     const immediate = (await call(url, 'POST', `/_admin/connections/crm/keys/${rotated.id}/rotate`, { overlapSeconds: 0 })).body;
     assert.equal(await status(rotated.key), 401);
     assert.equal(await status(immediate.key), 200);
+  });
+});
+
+test(`finer keys: operations, tabs and expiresAt, when made and rotated (${RUNTIME})`, async (t) => {
+  const dir = await folder(t);
+  const { url } = await startServer(t, configFor(dir));
+  assert.equal((await call(url, 'POST', '/_admin/connections', crm(dir))).status, 201);
+  const send = async (key: string, method = 'GET', path = '/sheets/crm', body?: unknown) => {
+    const response = await fetch(`${url}${path}`, { method, headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+  };
+  const expiresAt = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+  const form = await call(url, 'POST', '/_admin/connections/crm/keys', { operations: ['create'], tabs: ['Leads'], expiresAt, name: 'web form' });
+  assert.equal(form.status, 201, JSON.stringify(form.body));
+  assert.deepEqual([form.body.operations, form.body.tabs, form.body.scope, form.body.name], [['create'], ['Leads'], null, 'web form']);
+  assert.equal(form.body.expiresAt, new Date(expiresAt).toISOString(), 'kept in UTC');
+
+  await t.test('it may do what it was made for, and 403 names that for the rest', async () => {
+    assert.equal((await send(form.body.key, 'POST', '/sheets/crm', { Lead: 'Initech', Stage: 'new' })).status, 201);
+    const read = await send(form.body.key);
+    assert.deepEqual([read.status, read.body.error], [403, 'permission_denied']);
+    assert.match(read.body.message, /may not read rows \(GET\); it may create rows \(POST\)/);
+  });
+
+  await t.test('listed with what it may do, never the secret', async () => {
+    const listed = (await call(url, 'GET', '/_admin/connections/crm/keys')).body;
+    const shown = listed.find((key: { id: string }) => key.id === form.body.id);
+    assert.deepEqual([shown.operations, shown.tabs, shown.expiresAt, shown.scope], [['create'], ['Leads'], form.body.expiresAt, null]);
+    assert.equal(JSON.stringify(listed).includes(form.body.key.slice(11)), false);
+  });
+
+  await t.test('a key for other tabs finds no tab here', async () => {
+    const other = (await call(url, 'POST', '/_admin/connections/crm/keys', { scope: 'read', tabs: ['Elsewhere'] })).body;
+    const read = await send(other.key);
+    assert.deepEqual([read.status, read.body.error, read.body.message], [404, 'tab_not_found', 'There is no tab to read: the spreadsheet has no tabs.']);
+    assert.equal((await send(other.key, 'GET', '/sheets/crm/tabs')).body.length, 0);
+  });
+
+  await t.test('a rotation hands operations, tabs and expiry to the new key unless told otherwise', async () => {
+    const same = await call(url, 'POST', `/_admin/connections/crm/keys/${form.body.id}/rotate`, { overlapSeconds: 0 });
+    assert.equal(same.status, 201, JSON.stringify(same.body));
+    assert.deepEqual([same.body.operations, same.body.tabs, same.body.expiresAt, same.body.name], [['create'], ['Leads'], form.body.expiresAt, 'web form']);
+    const lifted = await call(url, 'POST', `/_admin/connections/crm/keys/${same.body.id}/rotate`, { overlapSeconds: 0, scope: 'read', tabs: null, expiresAt: null });
+    assert.deepEqual([lifted.body.operations, lifted.body.tabs, lifted.body.expiresAt, lifted.body.scope], [['read'], null, null, 'read']);
+    assert.equal((await send(lifted.body.key)).status, 200);
+  });
+
+  await t.test('a key made to expire soon is 401 saying so once it has', async () => {
+    const soon = new Date(Date.now() + 1_000).toISOString();
+    const short = (await call(url, 'POST', '/_admin/connections/crm/keys', { expiresAt: soon })).body;
+    assert.equal((await send(short.key)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(soon) - Date.now()) + 50));
+    const expired = await send(short.key);
+    assert.deepEqual([expired.status, expired.body.error], [401, 'authentication_failed']);
+    assert.match(expired.body.message, /expired at /);
+  });
+
+  await t.test('bad key bodies: 400 invalid_body naming the field', async () => {
+    const cases: [unknown, RegExp][] = [
+      [{ scope: 'read', operations: ['read'] }, /expected at most one of "scope", "operations", got "scope" and "operations"/],
+      [{ operations: [] }, /operations: expected at least one of "read", "create", "update", "delete"/],
+      [{ operations: ['write'] }, /operations\[0\]: expected "read", "create", "update" or "delete", got "write"/],
+      [{ tabs: [] }, /tabs: expected at least one tab name/],
+      [{ expiresAt: 'next week' }, /expiresAt: expected an ISO 8601 date or time with its zone/],
+      [{ expiresAt: '2001-01-01T00:00:00Z' }, /expiresAt: 2001-01-01T00:00:00Z has passed; give a moment in the future/],
+    ];
+    for (const [body, message] of cases) assertError(await call(url, 'POST', '/_admin/connections/crm/keys', body), 400, 'invalid_body', message);
+    const key = (await call(url, 'GET', '/_admin/connections/crm/keys')).body[0];
+    assertError(await call(url, 'POST', `/_admin/connections/crm/keys/${key.id}/rotate`, { expiresAt: '2001-01-01' }), 400, 'invalid_body', /has passed/);
   });
 });
 

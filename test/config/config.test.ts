@@ -67,7 +67,7 @@ test('a valid config loads with defaults and resolved paths', async () => {
     assert.deepEqual(demo.source, { type: 'file', path: join(dir, 'data', 'book.xlsx') });
     assert.deepEqual(demo.plan, { name: 'free', monthlyRequests: 10000, operations: ['read', 'create', 'update', 'delete'] });
     assert.deepEqual(
-      demo.keys.map((key) => [hex(key.digest), key.scope, key.name]),
+      demo.keys.map((key) => [hex(key.digest), key.operations?.length === 1 ? key.operations[0] : key.operations?.length === 4 ? 'write' : key.operations, key.name]),
       [
         [sha256('a-secret'), 'write', undefined],
         [sha256('reader'), 'read', 'dashboard'],
@@ -144,6 +144,21 @@ const mistakes: [string, string][] = [
   [connection(', "formulas": 1'), 'connections[0].formulas: expected true or false, got 1'],
   [connection(', "keys": [{"key": "k", "scope": "admin"}]'), 'connections[0].keys[0].scope: expected "read" or "write", got "admin"'],
   [connection(', "keys": [{"scope": "read"}]'), 'connections[0].keys[0]: expected one of "key", "sha256" or "env"'],
+  [connection(', "keys": [{"key": "k", "scope": "read", "operations": ["read"]}]'), 'connections[0].keys[0]: expected at most one of "scope", "operations", got "scope" and "operations"'],
+  [connection(', "keys": [{"key": "k", "operations": ["read", "write"]}]'), 'connections[0].keys[0].operations[1]: expected "read", "create", "update" or "delete", got "write"'],
+  [connection(', "keys": [{"key": "k", "operations": []}]'), 'connections[0].keys[0].operations: expected at least one of "read", "create", "update", "delete"'],
+  [connection(', "keys": [{"key": "k", "operations": ["create", "create"]}]'), 'connections[0].keys[0].operations: expected each operation once'],
+  [connection(', "keys": [{"key": "k", "tabs": []}]'), 'connections[0].keys[0].tabs: expected at least one tab name (leave "tabs" out for every tab)'],
+  [connection(', "keys": [{"key": "k", "tabs": "Orders"}]'), 'connections[0].keys[0].tabs: expected a list of tab names, got "Orders"'],
+  [connection(', "keys": [{"key": "k", "tabs": ["A", "A"]}]'), 'connections[0].keys[0].tabs: expected each tab once'],
+  [connection(', "keys": [{"key": "k", "expiresAt": "tomorrow"}]'), 'connections[0].keys[0].expiresAt: expected an ISO 8601 date or time with its zone, such as "2027-01-01" or "2027-01-01T09:00:00+01:00", got "tomorrow"'],
+  [connection(', "keys": [{"key": "k", "expiresAt": "2027-01-01T09:00:00"}]'), 'connections[0].keys[0].expiresAt: expected an ISO 8601 date or time with its zone'],
+  [connection(', "keys": [{"key": "k", "expiresAt": 1798761600}]'), 'connections[0].keys[0].expiresAt: expected an ISO 8601 date or time such as "2027-01-01T00:00:00Z", got 1798761600'],
+  [connection(', "keys": [{"key": "k", "expiresat": "2027-01-01"}]'), 'connections[0].keys[0].expiresat: unknown field (did you mean "expiresAt"?)'],
+  [connection(', "plan": {"name": "p", "rateLimit": {"requests": 60}}'), 'connections[0].plan.rateLimit.perSeconds: is required'],
+  [connection(', "plan": {"name": "p", "rateLimit": {"requests": 0, "perSeconds": 10}}'), 'connections[0].plan.rateLimit.requests: expected a whole number >= 1, got 0'],
+  [connection(', "plan": {"name": "p", "rateLimit": {"requests": 60, "perSeconds": 100000}}'), 'connections[0].plan.rateLimit.perSeconds: expected a whole number from 1 to 86400, got 100000'],
+  [connection(', "plan": {"name": "p", "ratelimit": {"requests": 6, "perSeconds": 1}}'), 'connections[0].plan.ratelimit: unknown field (did you mean "rateLimit"?)'],
   [connection(', "keys": [{"key": "k", "env": "K"}]'), 'connections[0].keys[0]: expected only one of "key", "sha256" or "env", got "key" and "env"'],
   [connection(', "keys": [{"sha256": "abc"}]'), 'connections[0].keys[0].sha256: expected 64 hex digits (a SHA-256 digest), got a string of 3 characters'],
   [connection(', "keys": [{"key": ""}]'), 'connections[0].keys[0].key: expected a non-empty key, got an empty string'],
@@ -225,6 +240,7 @@ test('a plan counts by the month unless its period says "day" or "hour"', async 
     ['{"name": "api", "period": "day", "requests": 1000}', { name: 'api', period: 'day', requests: 1000, operations: ALL }],
     ['{"name": "burst", "period": "hour", "requests": 100, "operations": ["read"]}', { name: 'burst', period: 'hour', requests: 100, operations: ['read'] }],
     ['{"name": "team", "period": "day"}', { name: 'team', period: 'day', operations: ALL }],
+    ['{"name": "burst", "rateLimit": {"requests": 60, "perSeconds": 10}}', { name: 'burst', operations: ALL, rateLimit: { requests: 60, perSeconds: 10 } }],
   ];
   for (const [plan, expected] of cases) {
     await t.test(plan, async () => {
@@ -260,7 +276,7 @@ test('keys from the environment are read at start-up and hashed', async () => {
     const config = await loadConfig(path, { env: { SHEETREST_DEMO_KEY: 'from-env' } });
     const [key] = config.connections[0].keys;
     assert.equal(hex(key.digest), sha256('from-env'));
-    assert.equal(key.scope, 'read');
+    assert.deepEqual(key.operations, ['read']);
   });
 });
 
@@ -307,10 +323,39 @@ test('a sha256 key is kept as its digest, and no key is held in plaintext', asyn
     const config = await loadConfig(path);
     const [fromDigest, fromPlain] = config.connections[0].keys;
     assert.equal(hex(fromDigest.digest), digest);
-    assert.deepEqual(Object.keys(fromPlain).sort(), ['digest', 'scope']);
+    assert.deepEqual(Object.keys(fromPlain).sort(), ['digest', 'operations']);
     const shown = inspect(config, { depth: 10 }) + JSON.stringify(config);
     assert.equal(shown.includes('plain-key'), false);
   });
+});
+
+test('a key carries operations, tabs and an expiry; scope is the short form of operations', async (t) => {
+  const ALL = ['read', 'create', 'update', 'delete'];
+  const cases: [string, object][] = [
+    ['{"key": "k"}', { operations: ALL }],
+    ['{"key": "k", "scope": "write"}', { operations: ALL }],
+    ['{"key": "k", "scope": "read"}', { operations: ['read'] }],
+    ['{"key": "k", "operations": ["create"]}', { operations: ['create'] }],
+    ['{"key": "k", "operations": ["read", "update"], "tabs": ["Orders", "Staff"]}', { operations: ['read', 'update'], tabs: ['Orders', 'Staff'] }],
+    ['{"key": "k", "expiresAt": "2027-01-01"}', { operations: ALL, expiresAt: Date.UTC(2027, 0, 1) }],
+    ['{"key": "k", "expiresAt": "2027-01-01T09:30:00+01:00"}', { operations: ALL, expiresAt: Date.UTC(2027, 0, 1, 8, 30) }],
+    ['{"key": "k", "expiresAt": "2027-01-01T00:00:00.5Z"}', { operations: ALL, expiresAt: Date.UTC(2027, 0, 1) + 500 }],
+  ];
+  for (const [key, expected] of cases) {
+    await t.test(key, async () => {
+      await withConfig(connection(`, "keys": [${key}]`), async (path) => {
+        const { digest: _digest, ...rest } = (await loadConfig(path)).connections[0].keys[0];
+        assert.deepEqual(rest, expected);
+      });
+    });
+  }
+});
+
+test('trustProxy is off unless set', async () => {
+  await withConfig(connection(''), async (path) => assert.equal((await loadConfig(path)).trustProxy, false));
+  await withConfig(connection('').replace('{"connections"', '{"trustProxy": true, "connections"'), async (path) => assert.equal((await loadConfig(path)).trustProxy, true));
+  const error = await loadError(connection('').replace('{"connections"', '{"trustProxy": "yes", "connections"'));
+  assert.ok(error.message.includes('trustProxy: expected true or false, got "yes"'), error.message);
 });
 
 test('single-file mode: one connection named after the workbook, state beside it', () => {

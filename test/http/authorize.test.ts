@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { apiError, isApiError } from '../../lib/errors.ts';
 import type { Operation } from '../../lib/parse-request.ts';
-import { digestKey, type Scope } from '../../server/auth.ts';
-import { authorize, writeRefusal, type AccessSettings } from '../../server/http/authorize.ts';
+import { digestKey, operationsOfScope, type Scope } from '../../server/auth.ts';
+import { authorize, permissionRefusal, type AccessSettings } from '../../server/http/authorize.ts';
 import { memorySource } from '../../server/sources/memory.ts';
 import { connectionOf, incoming, people } from '../helpers/incoming.ts';
 
@@ -34,12 +34,12 @@ test('authorize', async (t) => {
   for (const [name, settings, connection, method, headers, expected] of cases) {
     await t.test(name, () => {
       const access = authorize(settings, connection, incoming(method, 'http://api.example/sheets/demo', headers), headers.origin ?? null);
-      assert.equal(isApiError(access) ? access.code : access.scope, expected);
+      assert.equal(isApiError(access) ? access.code : access.operations.length === 1 ? 'read' : 'write', expected);
     });
   }
 });
 
-test('writeRefusal', async (t) => {
+test('permissionRefusal', async (t) => {
   const readOnly = connectionOf({ readOnly: true });
   const unwritable = connectionOf({ source: memorySource(people(), { writable: false }) });
   const cases: [string, ReturnType<typeof connectionOf>, Operation, Scope, string | null][] = [
@@ -52,6 +52,6 @@ test('writeRefusal', async (t) => {
     ['an update of a source that cannot write', unwritable, 'update', 'write', 'write_error'],
   ];
   for (const [name, connection, operation, scope, expected] of cases) {
-    await t.test(name, () => assert.equal(writeRefusal(connection, operation, scope)?.code ?? null, expected));
+    await t.test(name, () => assert.equal(permissionRefusal(connection, operation, operationsOfScope(scope))?.code ?? null, expected));
   }
 });
