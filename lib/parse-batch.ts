@@ -5,13 +5,18 @@
 // tab when the batch is planned (plan-batch.ts), each error naming its item (`items[1].where._index`).
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import { parseJsonBody, rowOf, type RowInput } from './parse-body.ts';
-import type { Condition } from './parse-request.ts';
+
+/** A condition as `/query` takes it (parse-request.ts's `Condition`): `Age: "__gt(30)"`. */
+export interface WhereCondition {
+  readonly key: string;
+  readonly value: string;
+}
 
 export interface BatchItem {
   /** `{"_index": n}`: that data row (zero-based). */
   readonly index: number | null;
   /** Otherwise `/query` conditions, in the order the item gives them (`Age: ["__gte(18)", "__lt(65)"]` is two). */
-  readonly conditions: readonly Condition[];
+  readonly conditions: readonly WhereCondition[];
   readonly set: RowInput;
 }
 
@@ -60,7 +65,7 @@ function batchItem(json: unknown, at: string): BatchItem | ApiError {
     }
     return { index: number, conditions: [], set };
   }
-  const conditions: Condition[] = [];
+  const conditions: WhereCondition[] = [];
   for (const key of keys) {
     const value = where[key];
     for (const one of Array.isArray(value) ? value : [value]) {
