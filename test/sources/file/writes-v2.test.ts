@@ -1,11 +1,14 @@
 // Upserts, batch updates and row ids over the workbook file source, in each format: the one plan
 // each makes is journaled as one write, read back after a restart (the journal replayed), and
-// folded into a file a spreadsheet program shows the same way.
+// folded into a file a spreadsheet program shows the same way; an upsert's appends are not
+// re-applied blindly on a file whose tab changed length behind the server's back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApp } from '../../../server/http/app.ts';
 import { createLogger } from '../../../server/log.ts';
+import { journalLine, parseJournal } from '../../../server/sources/file/journal.ts';
 import { openFileSource } from '../../../server/sources/file/mod.ts';
+import { replan } from '../../../server/sources/file/rebase.ts';
 import { appOver } from '../../helpers/app.ts';
 import type { FileFormat } from '../../../server/sources/file/mod.ts';
 import { recordingLog, shownText, tempFolder, writeFixture } from '../../helpers/file-source.ts';
@@ -55,4 +58,17 @@ test('increment ids over a file: counted from the file, after a restart too', as
   const second = await open();
   assert.equal(await post(second, 'Cy'), '6');
   await second.close();
+});
+
+test('a journaled upsert keeps readsRows, and is not re-applied on a tab whose length changed outside', () => {
+  const row = (...cells: string[]) => ({ text: cells, value: cells });
+  const plan = { tab: 'People', replaced: [], removed: [], appended: { start: 2, rows: [row('new@x.org')] }, readsRows: true as const };
+  const text = journalLine({ journal: 1, base: 'f' }) + journalLine({ plan, expected: { dataRows: 2, rows: [] } });
+  const [entry] = parseJournal(text)!.entries;
+  assert.equal(entry.plan.readsRows, true, 'read back from the journal');
+  const tab = (count: number) => ({ tabs: [{ name: 'People', rows: [row('Email'), ...Array.from({ length: count }, (_, i) => row(`p${i}@x.org`))] }] });
+  assert.equal(replan(tab(2), entry)?.appended?.start, 2, 'the same rows: re-applied');
+  assert.equal(replan(tab(3), entry), null, 'a row added outside (perhaps the key): set aside, not appended blindly');
+  const post = { ...entry, plan: { ...entry.plan, readsRows: undefined } };
+  assert.equal(replan(tab(3), post)?.appended?.start, 3, 'a plain POST still goes after whatever the tab ends with');
 });
