@@ -54,12 +54,12 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
 
   const refused = ifMatchRefusal(tab, table, request);
   if (refused !== null) return errorResult(refused, workbook, sheetHeaders(table));
-  const planned = planWrite(table, request, { formulas: options.formulas ?? false });
+  const planned = planWrite(tab, table, request, { formulas: options.formulas ?? false, unknownColumns: options.unknownColumns, rowId: options.rowId, tabs: options.tabs });
   if (isApiError(planned)) return errorResult(planned, workbook, sheetHeaders(table));
   const next = planned.plan === null ? workbook : applyPlan(workbook, planned.plan);
   const nextTab = planned.plan === null ? tab : (findTab(next, tab.name) as Tab);
   const after = tableOf(nextTab);
-  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(after), ETag: writeTag(nextTab, after, request, options) };
+  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(after), ...planned.headers, ETag: writeTag(nextTab, after, request, options) };
   return answer(request, planned.status, headers, planned.body, planned.plan, next);
 }
 
@@ -68,7 +68,7 @@ export function execute(workbook: Workbook, request: ParsedRequest, options: Eng
  * some tabs, answer as if the workbook had only the others.
  */
 export function servedWorkbook(workbook: Workbook, options: EngineOptions): Workbook {
-  const { hiddenTabs, tabs } = options;
+  const { hiddenTabs, visibleTabs: tabs } = options;
   if (hiddenTabs !== 'hide' && tabs === undefined) return workbook;
   return { tabs: workbook.tabs.filter((tab) => (hiddenTabs !== 'hide' || tab.visibility === undefined) && (tabs === undefined || tabs.includes(tab.name))) };
 }

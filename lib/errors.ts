@@ -24,7 +24,12 @@ export const ERRORS = {
   tab_not_found: 404,
   row_not_found: 404,
   method_not_allowed: 405,
-  /** An admin API change that clashes with what exists: a connection id or a file already served, a key already rotated. */
+  /**
+   * A write that clashes with what the tab holds (version 2 of the contract): an upsert's key or a
+   * row id that two rows hold, an id already taken, a tab missing its configured id column. Also
+   * an admin API change that clashes with what exists: a connection id or a file already served,
+   * a key already rotated.
+   */
   conflict: 409,
   /** The body did not arrive within the request timeout. */
   request_timeout: 408,

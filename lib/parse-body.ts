@@ -66,16 +66,40 @@ function expectation(kind: BodyKind): string {
   return kind === 'rows' ? 'Expected a JSON object (one row) or an array of objects.' : 'Expected one JSON object of columns.';
 }
 
-function jsonBody(text: string, kind: BodyKind, limits: BodyLimits): WriteBody | ApiError {
-  let json: unknown;
+/**
+ * A body that must be JSON (a batch update's items): decoded, its media type checked (a form
+ * label on JSON text is read as the JSON it is), parsed. `expected` says what to send.
+ */
+export function parseJsonBody(contentType: string | null, body: string | Uint8Array | null | undefined, expected: string): unknown | ApiError {
+  let text: string;
   try {
-    json = JSON.parse(text);
+    text = typeof body === 'string' ? body : body == null ? '' : decoder.decode(body);
+  } catch {
+    return apiError('invalid_body', 'The body is not valid UTF-8 text.');
+  }
+  if (text.trim() === '') return apiError('invalid_body', `${expected} The body is empty.`);
+  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (!isJsonType(mediaType) && !(mediaType === 'application/x-www-form-urlencoded' && /^\s*[[{]/.test(text))) {
+    const given = mediaType === '' ? 'no Content-Type' : `Content-Type ${mediaType}`;
+    return apiError('unsupported_media_type', `Send the body as application/json (or text/plain JSON), not with ${given}.`);
+  }
+  return readJson(text);
+}
+
+function readJson(text: string): unknown | ApiError {
+  try {
+    return JSON.parse(text);
   } catch {
     // Never JSON.parse's own message: it may quote the body, and the body may hold secrets.
     const found = jsonProblem(text);
     if (found === null) return apiError('invalid_body', 'The body is JSON nested too deeply to read; a write body is an object of columns or an array of such objects.');
     return apiError('invalid_json', `The body is not valid JSON: ${found.problem} at line ${found.line}, column ${found.column}.`);
   }
+}
+
+function jsonBody(text: string, kind: BodyKind, limits: BodyLimits): WriteBody | ApiError {
+  const json = readJson(text);
+  if (isApiError(json)) return json;
   if (Array.isArray(json)) {
     if (kind === 'object') return apiError('invalid_body', `${expectation(kind)} Got an array.`);
     if (json.length > limits.maxRows) {
@@ -93,7 +117,8 @@ function jsonBody(text: string, kind: BodyKind, limits: BodyLimits): WriteBody |
   return isApiError(row) ? row : { rows: [row], single: true };
 }
 
-function rowOf(json: unknown, where: string): RowInput | ApiError {
+/** One row object of a body; `where` names it in errors (`Element 3`, `items[3].set`). */
+export function rowOf(json: unknown, where: string): RowInput | ApiError {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return apiError('invalid_body', `${where} must be an object of columns, got ${describe(json)}.`);
   }

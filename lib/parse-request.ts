@@ -3,8 +3,10 @@
 // Parsing never throws: anything that fits no shape is an ApiError value naming what was expected.
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import { FORMATS, isFormat, type Format } from './format.ts';
+import { parseBatch, type BatchItem } from './parse-batch.ts';
 import { parseBody, type WriteBody } from './parse-body.ts';
 import { parseConditionSet, type ConditionSet } from './parse-conditions.ts';
+import type { RowIdRule, TabSettings } from './row-id.ts';
 
 export type { Condition, ConditionSet } from './parse-conditions.ts';
 
@@ -42,11 +44,23 @@ export interface EngineOptions {
    * absent and are left out of `/tabs`; without `/tabs/{Tab}` the first of these in workbook order
    * is read. Left out: every tab.
    */
-  readonly tabs?: readonly string[];
+  readonly visibleTabs?: readonly string[];
+  /**
+   * A write body naming keys that are not columns: `ignore` them and name them in
+   * `Sheetrest-Ignored-Columns` (the default), or `reject` the write (400 unknown_column).
+   */
+  readonly unknownColumns?: UnknownColumns;
+  /** Stable row ids for every tab that has this column (row-id.ts); `tabs` may set or turn off a tab's own. */
+  readonly rowId?: RowIdRule;
+  /** Per-tab settings by tab name (a tab's own `rowId`). */
+  readonly tabs?: Readonly<Record<string, TabSettings>>;
 }
 
 export const HIDDEN_TABS = ['serve', 'hide'] as const;
 export type HiddenTabs = (typeof HIDDEN_TABS)[number];
+
+export const UNKNOWN_COLUMNS = ['ignore', 'reject'] as const;
+export type UnknownColumns = (typeof UNKNOWN_COLUMNS)[number];
 
 export type Target =
   | { readonly kind: 'rows' }
@@ -87,6 +101,10 @@ export interface ParsedRequest {
   readonly head: boolean;
   readonly read: ReadParameters;
   readonly body: WriteBody | null;
+  /** `POST ...?_upsert=Email`: the key column of an upsert (update the row with that key, else append). */
+  readonly upsert?: string;
+  /** `PATCH` on the tab itself: a batch update's items, in order. */
+  readonly batch?: readonly BatchItem[];
   /** `If-None-Match` (reads: 304 when it names the answer's ETag), as sent; absent when not sent. */
   readonly ifNoneMatch?: string;
   /** `If-Match` (writes: 412 unless it names the tab's or the row's current ETag), as sent. */
@@ -96,7 +114,7 @@ export interface ParsedRequest {
 export const DEFAULT_MAX_ROWS = 5000;
 
 const ALLOWED: Record<Target['kind'], readonly string[]> = {
-  rows: ['GET', 'HEAD', 'POST'],
+  rows: ['GET', 'HEAD', 'POST', 'PATCH'],
   index: ['GET', 'HEAD', 'PATCH', 'PUT', 'DELETE'],
   slice: ['GET', 'HEAD'],
   match: ['GET', 'HEAD', 'PATCH', 'PUT', 'DELETE'],
@@ -142,15 +160,23 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
   const target = action === 'options' ? path.target : withConditions(path.target, url.searchParams);
   if (isApiError(target)) return target;
 
+  const upsert = action === 'read' || action === 'options' ? null : upsertColumn(url.searchParams, action);
+  if (isApiError(upsert)) return upsert;
   let body: WriteBody | null = null;
-  if (action === 'append' || action === 'patch' || action === 'put') {
-    const parsed = parseBody(headers.get('content-type'), request.body, action === 'append' ? 'rows' : 'object', {
-      maxRows: options.maxRows ?? DEFAULT_MAX_ROWS,
-    });
+  let batch: readonly BatchItem[] | null = null;
+  const maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
+  if (action === 'patch' && path.target.kind === 'rows') {
+    const items = parseBatch(headers.get('content-type'), request.body, maxRows, allowed.join(', '));
+    if (isApiError(items)) return items;
+    batch = items;
+  } else if (action === 'append' || action === 'patch' || action === 'put') {
+    const parsed = parseBody(headers.get('content-type'), request.body, action === 'append' ? 'rows' : 'object', { maxRows });
     if (isApiError(parsed)) return parsed;
     body = parsed;
   }
-  const parsed: ParsedRequest = { connection: path.connection, tab: path.tab, target, action, operation: OPERATION_OF[action], head: method === 'HEAD', read, body };
+  let parsed: ParsedRequest = { connection: path.connection, tab: path.tab, target, action, operation: OPERATION_OF[action], head: method === 'HEAD', read, body };
+  if (upsert !== null) parsed = { ...parsed, upsert };
+  if (batch !== null) parsed = { ...parsed, batch };
   // Preconditions are read only when sent: most requests carry neither.
   const precondition = action === 'read' ? headers.get('if-none-match') : action === 'options' ? null : headers.get('if-match');
   if (precondition === null) return parsed;
@@ -159,6 +185,27 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
 
 function isHeaderReader(headers: EngineRequest['headers']): headers is HeaderReader {
   return typeof headers === 'object' && headers !== null && typeof (headers as { get?: unknown }).get === 'function';
+}
+
+/**
+ * `_upsert=Email` on a POST: the key column (checked against the tab when planned). Given on
+ * another write, or empty, or twice: 400, never a write that quietly ignores it.
+ */
+function upsertColumn(parameters: URLSearchParams, action: Action): string | null | ApiError {
+  const given = parameters.getAll('_upsert');
+  if (given.length === 0) return null;
+  if (action !== 'append') return apiError('invalid_parameter', '_upsert is a POST parameter (update or append rows by a key column); leave it out of other writes.');
+  if (given.length > 1) return apiError('invalid_parameter', '_upsert is given more than once; give one key column.');
+  if (given[0] === '') return apiError('invalid_parameter', '_upsert needs a column name: POST ...?_upsert=Email updates the row with the body\'s Email, or appends one.');
+  return given[0];
+}
+
+/**
+ * The operations a write is: one, except an upsert, which may both create and update rows, so a
+ * plan or key needs both (`operation` stays `create`, what its method counts as).
+ */
+export function operationsOf(request: ParsedRequest): readonly Operation[] {
+  return request.upsert === undefined ? [request.operation] : ['create', 'update'];
 }
 
 /** PUT with `X-HTTP-Method-Override: PATCH` (any case) is a PATCH; the header means nothing anywhere else. */

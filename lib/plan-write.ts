@@ -1,30 +1,38 @@
 // PATCH /sheets/demo/Name/ann {"Age": 31} -> a write plan replacing every row whose Name is
 // "ann", with only Age changed, and the answer: those rows after the write. Planning reads the
-// rows as they are when the write is applied; nothing here touches a source.
-import type { ReplacedRow, WritePlan } from './write-plan.ts';
-import { coerceWritten } from './coerce.ts';
-import { apiError, isApiError, type ApiError } from './errors.ts';
-import type { RowInput, WriteBody } from './parse-body.ts';
+// rows as they are when the write is applied; nothing here touches a source. An upsert
+// (`POST ?_upsert=Email`) is planned in plan-upsert.ts, a batch update (PATCH on the tab) in
+// plan-batch.ts, both with the helpers below.
+import { isApiError, type ApiError } from './errors.ts';
+import type { WriteBody } from './parse-body.ts';
 import type { ParsedRequest } from './parse-request.ts';
+import { planBatch } from './plan-batch.ts';
+import { knownColumns, readsRowsIf, replacedRows, rowNotFound, rowsJson, unknownColumns, unknownKeys, updatedRow, withIds, withIgnored, type PlannedWrite, type PlanOptions } from './plan-rows.ts';
+import { planUpsert } from './plan-upsert.ts';
+import { duplicateIds, rowIdsOf, type RowIds } from './row-id.ts';
 import { matchRows } from './select.ts';
 import { objectJson, type Table } from './table.ts';
-import type { SheetRow, TypedValue } from './workbook.ts';
+import type { Tab } from './workbook.ts';
 
-export interface PlannedWrite {
-  readonly status: number;
-  /** The answer, JSON text: the written rows as strings. */
-  readonly body: string;
-  /** Null when nothing is written (`[]` posted, a filter matching nothing). */
-  readonly plan: WritePlan | null;
+export { rowNotFound, type PlannedWrite, type PlanOptions } from './plan-rows.ts';
+
+export function planWrite(tab: Tab, table: Table, request: ParsedRequest, options: PlanOptions): PlannedWrite | ApiError {
+  const found = rowIdsOf(table, options);
+  // A tab missing its configured id column takes no write that could need an id; a DELETE needs none.
+  if (isApiError(found) && request.action !== 'delete') return found;
+  const ids = isApiError(found) ? null : found;
+  if (request.batch !== undefined) return planBatch(tab, table, request.batch, ids, options);
+  const inputs = request.body?.rows ?? [];
+  const unknown = unknownKeys(table, inputs);
+  if (unknown.length > 0 && options.unknownColumns === 'reject') return unknownColumns(table, 'The body', unknown);
+  const planned = plan(table, request, ids, options);
+  return isApiError(planned) ? planned : withIgnored(planned, unknown);
 }
 
-export interface PlanOptions {
-  readonly formulas: boolean;
-}
-
-export function planWrite(table: Table, request: ParsedRequest, options: PlanOptions): PlannedWrite | ApiError {
-  if (request.action === 'append') return planAppend(table, request.body!, options);
-  const targets = targetRows(table, request);
+function plan(table: Table, request: ParsedRequest, ids: RowIds | null, options: PlanOptions): PlannedWrite | ApiError {
+  if (request.upsert !== undefined) return planUpsert(table, request.body!, request.upsert, ids, options);
+  if (request.action === 'append') return planAppend(table, request.body!, ids, options);
+  const targets = targetRows(table, request, ids);
   if (isApiError(targets)) return targets;
   if (request.action === 'delete') {
     const body = rowsJson(table, targets.map((index) => table.row(index)));
@@ -33,74 +41,34 @@ export function planWrite(table: Table, request: ParsedRequest, options: PlanOpt
   const [input] = request.body!.rows;
   const known = knownColumns(table, input);
   if (isApiError(known)) return known;
-  const blankOthers = request.action === 'put';
-  const replaced: ReplacedRow[] = targets.map((index) => {
-    const { row, columns } = updatedRow(table, table.row(index), input, blankOthers, options);
-    return { index, row, columns };
-  });
+  const replaced = replacedRows(table, targets, input, request.action === 'put', ids, options, 'The body');
+  if (isApiError(replaced)) return replaced;
   const body = rowsJson(table, replaced.map(({ row }) => row));
   return { status: 200, body, plan: replaced.length === 0 ? null : { tab: table.name, replaced, removed: [], appended: null } };
 }
 
-function planAppend(table: Table, body: WriteBody, options: PlanOptions): PlannedWrite | ApiError {
-  const rows: SheetRow[] = [];
+function planAppend(table: Table, body: WriteBody, ids: RowIds | null, options: PlanOptions): PlannedWrite | ApiError {
   for (const [i, input] of body.rows.entries()) {
     const known = knownColumns(table, input, body.single ? undefined : i);
     if (isApiError(known)) return known;
-    rows.push(updatedRow(table, { text: [], value: [] }, input, true, options).row);
   }
+  const inputs = ids === null ? body.rows : withIds(table, ids, body.rows, (i) => (body.single ? 'The body' : `Element ${i}`));
+  if (isApiError(inputs)) return inputs;
+  const rows = inputs.map((input) => updatedRow(table, { text: [], value: [] }, input, true, options).row);
   const json = body.single ? objectJson(table.columns, rows[0], false) : rowsJson(table, rows);
-  const plan = rows.length === 0 ? null : { tab: table.name, replaced: [], removed: [], appended: { start: table.rowCount, rows } };
+  const plan = rows.length === 0 ? null : { tab: table.name, replaced: [], removed: [], appended: { start: table.rowCount, rows }, ...readsRowsIf(ids) };
   return { status: 201, body: json, plan };
 }
 
 /** `/{n}` or `/{Column}/{Value}`: the data rows a PATCH, PUT or DELETE addresses, ascending. */
-function targetRows(table: Table, request: ParsedRequest): number[] | ApiError {
+function targetRows(table: Table, request: ParsedRequest, ids: RowIds | null): number[] | ApiError {
   const { target } = request;
   if (target.kind === 'index') {
     if (target.index >= table.rowCount) return rowNotFound(table, target.index);
     return [target.index];
   }
-  return matchRows(table, target);
+  const rows = matchRows(table, target);
+  if (isApiError(rows) || ids === null || target.kind !== 'match' || target.column !== ids.column.name) return rows;
+  return duplicateIds(table, ids, rows) ?? rows;
 }
 
-export function rowNotFound(table: Table, index: number): ApiError {
-  const last = table.rowCount === 0 ? 'it has no data rows' : `its rows are 0 to ${table.rowCount - 1}`;
-  return apiError('row_not_found', `The tab "${table.name}" has no row ${index}; ${last}.`);
-}
-
-/** A body must name at least one column, or a typo would write a blank row or change nothing. */
-function knownColumns(table: Table, input: RowInput, element?: number): true | ApiError {
-  for (const key of input.keys()) if (table.column(key) !== undefined) return true;
-  const where = element === undefined ? 'The body' : `Element ${element}`;
-  const names = table.columns.map((column) => JSON.stringify(column.name)).join(', ');
-  const given = input.size === 0 ? 'no columns' : [...input.keys()].map((key) => JSON.stringify(key)).join(', ');
-  return apiError('invalid_body', `${where} names none of the columns of "${table.name}" (${names || 'none'}); it gives ${given}.`);
-}
-
-function updatedRow(table: Table, old: SheetRow, input: RowInput, blankOthers: boolean, options: PlanOptions): { row: SheetRow; columns: number[] } {
-  const length = Math.max(old.text.length, old.value.length, table.width);
-  const text: string[] = new Array(length);
-  const value: TypedValue[] = new Array(length);
-  const formula: (string | undefined)[] = old.formula === undefined ? [] : [...old.formula];
-  for (let position = 0; position < length; position++) {
-    text[position] = old.text[position] ?? '';
-    value[position] = old.value[position] ?? null;
-  }
-  const columns: number[] = [];
-  for (const column of table.columns) {
-    const given = input.has(column.name);
-    if (!given && !blankOthers) continue;
-    const cell = coerceWritten(given ? input.get(column.name)! : null, options.formulas);
-    text[column.position] = cell.text;
-    value[column.position] = cell.value;
-    formula[column.position] = cell.formula;
-    columns.push(column.position);
-  }
-  const row = formula.some((entry) => entry !== undefined) ? { text, value, formula } : { text, value };
-  return { row, columns };
-}
-
-function rowsJson(table: Table, rows: readonly SheetRow[]): string {
-  return '[' + rows.map((row) => objectJson(table.columns, row, false)).join(',') + ']';
-}

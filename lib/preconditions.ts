@@ -13,7 +13,7 @@ import type { Tab, Workbook } from './workbook.ts';
 function requestKey(tab: string | null, target: Target, read: ReadParameters, options: EngineOptions): string {
   const key = [tab, target, read.limit, read.offset, read.raw, read.format, read.sort, options.hiddenTabs ?? 'serve'];
   // A key's tabs decide the first tab and the tab list; tags without them stay as they were.
-  return JSON.stringify(options.tabs === undefined ? key : [...key, options.tabs]);
+  return JSON.stringify(options.visibleTabs === undefined ? key : [...key, options.visibleTabs]);
 }
 
 /** The ETag of a read of a tab's rows (a row by index gets the row's own validator). */

@@ -22,6 +22,11 @@ export interface WritePlan {
   readonly removed: readonly number[];
   /** Rows added after the last data row; `start` is the data-row index of the first one. */
   readonly appended: { readonly start: number; readonly rows: readonly SheetRow[] } | null;
+  /**
+   * The plan depends on the rows already there even when it only appends (an upsert that found no
+   * key, an increment id): a source must plan it on the tab as it is, never on a stale copy.
+   */
+  readonly readsRows?: true;
 }
 
 export function isEmptyPlan(plan: WritePlan): boolean {

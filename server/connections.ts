@@ -119,10 +119,13 @@ export async function openConnection(configured: ConnectionConfig, settings: Ope
   };
 }
 
-export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'hiddenTabs'>, settings: OpenSettings): Connection['engine'] {
+export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'hiddenTabs' | 'unknownColumns' | 'rowId' | 'tabs'>, settings: OpenSettings): Connection['engine'] {
   return {
     formulas: connection.formulas ?? false,
     hiddenTabs: connection.hiddenTabs ?? 'serve',
+    unknownColumns: connection.unknownColumns ?? 'ignore',
+    ...(connection.rowId === undefined ? {} : { rowId: connection.rowId }),
+    ...(connection.tabs === undefined ? {} : { tabs: connection.tabs }),
     maxRows: settings.limits?.rowsPerWrite ?? DEFAULTS.rowsPerWrite,
     textIndexBytes: settings.limits?.textIndexBytes ?? DEFAULTS.textIndexBytes,
   };

@@ -60,6 +60,9 @@ export const HEADERS: Record<string, JsonObject> = {
   'Cache-Control': header('How long the answer may be reused without revalidating; `private` on a connection with keys.'),
   Vary: header('Request headers the answer depends on (`Origin`, `X-Api-Key`).'),
   'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`; nothing was written again.', { type: 'string', enum: ['true'] }),
+  'Sheetrest-Ignored-Columns': header('Keys of the body that are not columns, written around: each once, in body order, comma-separated (`Cty, Emial`; a name with a comma, `%` or non-ASCII text percent-encoded).'),
+  'Sheetrest-Inserted': header('An upsert\'s count of appended rows.', { type: 'integer', minimum: 0 }),
+  'Sheetrest-Updated': header('An upsert\'s count of updated rows.', { type: 'integer', minimum: 0 }),
 };
 
 const QUOTA_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Plan', 'X-RateLimit-Reset'];
@@ -89,6 +92,7 @@ export const PARAMETERS: Record<string, JsonObject> = {
   ifMatch: requestHeader('If-Match', 'The ETag the write expects the tab (or the row, by index) to still have; otherwise 412 `precondition_failed` and nothing is written.'),
   idempotencyKey: requestHeader('Idempotency-Key', 'A client-chosen key, scoped to the API key sending it: a retry with the same key and body within 24 h gets the stored answer (`Idempotent-Replayed: true`) and writes nothing; the same key with another request is 422 `idempotency_key_reused`; while its first try still runs on another instance, 409 `conflict` with `Retry-After`.'),
   methodOverride: { ...requestHeader('X-HTTP-Method-Override', '`PATCH` (any case) processes this PUT as a PATCH; ignored otherwise.'), schema: { type: 'string', enum: ['PATCH'] } },
+  upsert: query('_upsert', 'A key column: each body row updates the one row whose column equals its value (as `__eq` without wildcards; only the given columns change), or is appended. 200 when nothing was appended; two rows holding a key: 409 `conflict`, nothing written; a body row without the key, or a key twice: 400 `invalid_body`.', { type: 'string' }),
   noCache: requestHeader('Cache-Control', '`no-cache` makes the source look at the spreadsheet itself before answering.'),
 };
 
@@ -129,7 +133,9 @@ export function sharedSchemas(): Record<string, JsonObject> {
 }
 
 export const READ_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
-export const WRITE_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'ETag', 'Idempotent-Replayed'];
+export const WRITE_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'ETag', 'Idempotent-Replayed', 'Sheetrest-Ignored-Columns'];
+/** An upsert's answer adds its counts. */
+export const UPSERT_HEADERS = [...WRITE_HEADERS, 'Sheetrest-Inserted', 'Sheetrest-Updated'];
 
 /**
  * The responses no tab changes: one per status of the catalogue (its codes named in the

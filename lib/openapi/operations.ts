@@ -41,15 +41,16 @@ export function read(id: string, summary: string, context: OperationContext, par
   };
 }
 
-export type WriteKind = 'append' | 'patch' | 'put' | 'delete';
+export type WriteKind = 'append' | 'patch' | 'put' | 'delete' | 'batch';
 
-const WRITE_IDS: Record<WriteKind, string> = { append: 'appendRows', patch: 'patch', put: 'put', delete: 'delete' };
+const WRITE_IDS: Record<WriteKind, string> = { append: 'appendRows', patch: 'patch', put: 'put', delete: 'delete', batch: 'batchUpdate' };
 
 /** POST, PATCH, PUT or DELETE; `target` says what the path addresses (`Row`, `Matching`). */
 export function write(kind: WriteKind, target: string, summary: string, context: OperationContext): JsonObject {
   const writeBody = ref('schemas', `${context.key}.Write`);
-  const parameters = parameterRefs(kind === 'append' ? ['idempotencyKey'] : kind === 'put' ? ['ifMatch', 'idempotencyKey', 'methodOverride'] : ['ifMatch', 'idempotencyKey']);
-  const errors = [...commonErrors(context), 422];
+  const parameters = parameterRefs(kind === 'append' ? ['upsert', 'idempotencyKey'] : kind === 'put' ? ['ifMatch', 'idempotencyKey', 'methodOverride'] : ['ifMatch', 'idempotencyKey']);
+  // 409: an upsert's key or a row id that two rows hold, an id already taken.
+  const errors = [...commonErrors(context), 409, 422];
   if (kind !== 'delete') errors.push(413, 415);
   if (kind !== 'append') errors.push(412);
   const operation: JsonObject = {
@@ -66,7 +67,31 @@ export function write(kind: WriteKind, target: string, summary: string, context:
       description: 'One row (an object) or several (an array, written in order in one write; `[]` writes nothing). `text/plain` is read as JSON; a form posts one row.',
       content: { 'application/json': json, 'text/plain': json, 'application/x-www-form-urlencoded': form, 'multipart/form-data': form },
     };
-    operation.responses = responsesOf({ 201: ref('responses', `${context.key}.Created`) }, errors);
+    operation.responses = responsesOf({ 200: ref('responses', `${context.key}.Upserted`), 201: ref('responses', `${context.key}.Created`) }, errors);
+    return operation;
+  }
+  if (kind === 'batch') {
+    const item = {
+      type: 'object',
+      required: ['where', 'set'],
+      additionalProperties: false,
+      properties: {
+        where: {
+          description: '`{"_index": n}` (a data row, zero-based; past the last: 404 `row_not_found`), or conditions as `/query` takes them: `{"Email": "a@x.org", "Age": "__gt(30)"}`, a list for a column given twice.',
+          type: 'object',
+          minProperties: 1,
+          additionalProperties: { anyOf: [{ type: ['string', 'number', 'boolean'] }, { type: 'array', minItems: 1, items: { type: ['string', 'number', 'boolean'] } }] },
+        },
+        set: writeBody,
+      },
+    };
+    const json = { schema: { type: 'array', items: item } };
+    operation.requestBody = {
+      required: true,
+      description: 'Items applied in order, each on the rows the ones before it left, in one atomic write: an invalid item writes nothing, and the error names it (`items[3].where.Age: ...`). An object body is 405.',
+      content: { 'application/json': json, 'text/plain': json },
+    };
+    operation.responses = responsesOf({ 200: ref('responses', `${context.key}.Batch`) }, errors);
     return operation;
   }
   if (kind !== 'delete') {

@@ -49,7 +49,10 @@ export function tabPaths(tab: TabPaths): Record<string, JsonObject> {
   const paths: Record<string, JsonObject> = {};
 
   paths[base] = { ...both('listRows', `Rows of ${quoted}`, READ_PARAMETERS), options: options('Rows', tab) };
-  if (writable) paths[base].post = write('append', 'Rows', `Append rows to ${quoted}`, tab);
+  if (writable) {
+    paths[base].post = write('append', 'Rows', `Append rows to ${quoted} (or, with _upsert, update or append them)`, tab);
+    paths[base].patch = write('batch', 'Rows', `Batch update of ${quoted}: [{"where": ..., "set": ...}, ...]`, tab);
+  }
 
   paths[`${base}/{index}`] = {
     parameters: [pathParameter('index', 'Data row, zero-based: 0 is the row below the header row. Past the last row: 404 `row_not_found`.', ROW_INDEX)],

@@ -2,7 +2,7 @@
 // `Staff.Row` (what a read answers: every column, as displayed text), `Staff.RawRow` (`_raw=1`),
 // `Staff.Rows` (a read's answer in any `_format`), `Staff.Column` (one of its column names) and `Staff.Write` (a body to POST, PATCH or
 // PUT). `Staff` is the tab's component key (names.ts); `title` keeps the tab's real name.
-import { headers, READ_HEADERS, ref, WRITE_HEADERS, type JsonObject } from './components.ts';
+import { headers, READ_HEADERS, ref, UPSERT_HEADERS, WRITE_HEADERS, type JsonObject } from './components.ts';
 import { exactPattern, isKeywordLike, record } from './names.ts';
 
 const CELL = ref('schemas', 'CellValue');
@@ -75,7 +75,7 @@ export function tabSchemas(tab: TabSchemaInput): Record<string, JsonObject> {
     },
     [`${key}.Write`]: {
       title: `${name} (write)`,
-      description: 'Column names to values; a value is read as if typed (canonical numbers, TRUE/FALSE, ISO dates), null empties the cell. Keys that are not columns are ignored.',
+      description: 'Column names to values; a value is read as if typed (canonical numbers, TRUE/FALSE, ISO dates), null empties the cell. Keys that are not columns are ignored and named in `Sheetrest-Ignored-Columns` (or, on a connection with `"unknownColumns": "reject"`, refused: 400 `unknown_column`).',
       ...objectOf(columns, () => CELL, { required: false, closed: false }),
       additionalProperties: CELL,
     },
@@ -89,9 +89,19 @@ export function tabResponses(key: string): Record<string, JsonObject> {
   return {
     [`${key}.Rows`]: { description: 'The rows.', headers: headers(...READ_HEADERS), content: json(ref('schemas', `${key}.Rows`)) },
     [`${key}.Created`]: {
-      description: 'Appended: the written row (for an object) or rows (for an array), as strings.',
-      headers: headers(...WRITE_HEADERS),
+      description: 'Appended: the written row (for an object) or rows (for an array), as strings; with `_upsert`, the rows after the write, in body order, some of them updated.',
+      headers: headers(...UPSERT_HEADERS),
       content: json({ anyOf: [ref('schemas', `${key}.Row`), rows] }),
+    },
+    [`${key}.Upserted`]: {
+      description: 'An upsert that appended nothing: the rows after the write (an object for an object), in body order.',
+      headers: headers(...UPSERT_HEADERS),
+      content: json({ anyOf: [ref('schemas', `${key}.Row`), rows] }),
+    },
+    [`${key}.Batch`]: {
+      description: 'A batch update: one array per item, the rows it chose as they are after the whole batch.',
+      headers: headers(...WRITE_HEADERS),
+      content: json({ type: 'array', items: rows }),
     },
     [`${key}.Written`]: { description: 'The rows after the write (`[]` when nothing matched).', headers: headers(...WRITE_HEADERS), content: json(rows) },
     [`${key}.Removed`]: { description: 'The removed rows as they were (`[]` when nothing matched).', headers: headers(...WRITE_HEADERS), content: json(rows) },

@@ -12,7 +12,7 @@ import { atMostOne } from '../config/fields.ts';
 import { ConnectionEntries, expected, KeyExpiry, KeyTabs, OperationList, PlanSchema, strict } from '../config/schema.ts';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from './keys.ts';
 
-const { keys: _keys, id, source, readOnly, formulas, hiddenTabs, cacheControl } = ConnectionEntries;
+const { keys: _keys, id, source, readOnly, formulas, hiddenTabs, unknownColumns, rowId, tabs, cacheControl } = ConnectionEntries;
 
 const keysElsewhere = v.optional(v.never('keys are made with POST /_admin/connections/{id}/keys, which shows each new key once'));
 
@@ -23,15 +23,19 @@ const keysElsewhere = v.optional(v.never('keys are made with POST /_admin/connec
 const open = v.optional(v.boolean(expected('true or false')));
 
 /** `POST /_admin/connections`: a connection as in the config file, without `keys`, with `open`. */
-export const CreateConnectionSchema = strict('an object', { id, source, plan: v.optional(PlanSchema), readOnly, formulas, hiddenTabs, cacheControl, open, keys: keysElsewhere });
+export const CreateConnectionSchema = strict('an object', { id, source, plan: v.optional(PlanSchema), readOnly, formulas, hiddenTabs, unknownColumns, rowId, tabs, cacheControl, open, keys: keysElsewhere });
 
-/** `PATCH /_admin/connections/{id}`: any of the fields to change; `"plan": null` removes the plan, `"cacheControl": null` the cache settings. */
+/** `PATCH /_admin/connections/{id}`: any of the fields to change; `"plan": null` removes the plan, `"cacheControl": null` the cache settings, `"rowId": null` and `"tabs": null` theirs. */
 export const ChangeConnectionSchema = strict('an object', {
   source: v.optional(source),
   plan: v.optional(v.nullable(PlanSchema)),
   readOnly: v.optional(v.unwrap(readOnly)),
   formulas: v.optional(v.unwrap(formulas)),
   hiddenTabs: v.optional(v.unwrap(hiddenTabs)),
+  unknownColumns: v.optional(unknownColumns),
+  /** `null` removes the setting, as for `plan`. */
+  rowId: v.optional(v.nullable(v.unwrap(rowId))),
+  tabs: v.optional(v.nullable(v.unwrap(tabs))),
   cacheControl: v.optional(v.nullable(v.unwrap(cacheControl))),
   open,
   id: v.optional(v.never('a connection keeps its id: create a new connection and delete this one')),

@@ -195,7 +195,7 @@ export class AdminService {
     return this.#serially(async () => {
       const found = this.#editable(id);
       if (isApiError(found)) return found;
-      const { plan, cacheControl, source, id: _id, keys: _keys, ...flags } = input;
+      const { plan, cacheControl, rowId, tabs, source, id: _id, keys: _keys, ...flags } = input;
       const before = found;
       const now = this.#now();
       const usable = before.keys.filter((key) => !isExpired(key, now)).length;
@@ -203,9 +203,11 @@ export class AdminService {
       if (flags.open === true && before.open !== true && usable > 0) {
         return apiError('conflict', `The connection "${id}" has ${usable === 1 ? 'a key' : `${usable} keys`}; revoke ${usable === 1 ? 'it' : 'them'} first, then set it open (an open connection takes every caller without a key).`);
       }
-      const { plan: _plan, cacheControl: _cacheControl, ...withoutBoth } = before;
+      const { plan: _plan, cacheControl: _cacheControl, rowId: _rowId, tabs: _tabs, ...withoutBoth } = before;
       const next: StoredConnection = {
         ...withoutBoth,
+        ...(rowId === null ? {} : rowId === undefined ? (before.rowId === undefined ? {} : { rowId: before.rowId }) : { rowId }),
+        ...(tabs === null ? {} : tabs === undefined ? (before.tabs === undefined ? {} : { tabs: before.tabs }) : { tabs }),
         ...(plan === null ? {} : plan === undefined ? (before.plan === undefined ? {} : { plan: before.plan }) : { plan }),
         ...(cacheControl === null ? {} : cacheControl === undefined ? (before.cacheControl === undefined ? {} : { cacheControl: before.cacheControl }) : { cacheControl }),
         ...flags,

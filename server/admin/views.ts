@@ -39,6 +39,9 @@ export interface ConnectionView {
   readonly readOnly: boolean;
   readonly formulas: boolean;
   readonly hiddenTabs: string;
+  readonly unknownColumns: string;
+  readonly rowId: { readonly column: string; readonly generate: string } | null;
+  readonly tabs: Readonly<Record<string, unknown>> | null;
   readonly cacheControl: { readonly maxAge?: number; readonly staleWhileRevalidate?: number } | null;
   readonly plan: BillingPlan | null;
   /** Open to any caller without a key; false: a key is needed (with none left, every request is refused). */
@@ -77,6 +80,9 @@ export function viewOf({ connection, config, stored, problem, requests, now }: V
     readOnly: connection.readOnly,
     formulas: connection.engine.formulas ?? false,
     hiddenTabs: connection.engine.hiddenTabs ?? 'serve',
+    unknownColumns: connection.engine.unknownColumns ?? 'ignore',
+    rowId: connection.engine.rowId ?? null,
+    tabs: connection.engine.tabs ?? null,
     cacheControl: connection.cacheControl ?? null,
     plan: connection.plan ?? null,
     open: isOpen(connection),

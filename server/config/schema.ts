@@ -58,6 +58,11 @@
 //                                        rateLimit: per key (per client address when open), per window
 //       "readOnly": false, "formulas": false,
 //       "hiddenTabs": "serve",           or "hide": tabs hidden in the spreadsheet are not served
+//       "unknownColumns": "ignore",      or "reject": a write naming a key that is no column is a 400
+//       "rowId": { "column": "Id", "generate": "uuid7" },   or "increment": stable row ids in every
+//                                        tab that has the column (docs/configuration.md)
+//       "tabs": { "Orders": { "rowId": { "column": "OrderNo", "generate": "increment" } } },
+//                                        a tab's own settings; "rowId": null turns ids off there
 //       "cacheControl": { "maxAge": 60, "staleWhileRevalidate": 30 }   seconds; left out:
 //                                        "no-cache" (clients revalidate every read, docs/http-caching.md)
 //     }]
@@ -69,7 +74,8 @@ import { SCOPES } from '../auth.ts';
 import { SOURCE_TYPES } from '../sources/registry.ts';
 import { absoluteUrl, addKnownFields, atMostOne, describeValue, envName, exactlyOne, expected, flag, secret, strict, text, wholeNumber } from './fields.ts';
 
-import { HIDDEN_TABS, OPERATIONS, type Operation } from '../../lib/parse-request.ts';
+import { HIDDEN_TABS, OPERATIONS, UNKNOWN_COLUMNS, type Operation } from '../../lib/parse-request.ts';
+import { ROW_ID_GENERATORS } from '../../lib/row-id.ts';
 import { DEFAULT_PERIOD, PERIOD_NAMES } from '../quota/period.ts';
 
 export { OPERATIONS, type Operation };
@@ -120,7 +126,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'answerCacheBytes', 'cacheControl', 'maxAge', 'staleWhileRevalidate', 'connections', 'id', 'source', 'type',
   'clientId', 'clientSecret', 'keys', 'key', 'sha256', 'env', 'scope', 'name', 'plan',
   'monthlyRequests', 'period', 'requests', 'operations', 'readOnly', 'formulas', 'hiddenTabs',
-  'tabs', 'expiresAt', 'rateLimit', 'perSeconds', 'trustProxy',
+  'tabs', 'expiresAt', 'rateLimit', 'perSeconds', 'trustProxy', 'unknownColumns', 'rowId', 'column', 'generate',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
   'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
   'store', 'url', 'leaseMs', 'leaseWaitMs', 'maxStaleMs',
@@ -249,6 +255,19 @@ export const PlanSchema = v.pipe(
 
 // ---- connections and the server ------------------------------------------------------------
 
+/** `{"column": "Id", "generate": "uuid7"}`: stable row ids (lib/row-id.ts). */
+export const RowIdSchema = strict('an object with "column" and "generate"', {
+  column: text('a column name'),
+  generate: v.picklist(ROW_ID_GENERATORS, expected('"uuid7" or "increment"')),
+});
+
+/** A tab's own settings, by tab name: `{"Orders": {"rowId": {...}}}`; `"rowId": null` turns the connection's off there. */
+export const TabSettingsSchema = v.record(
+  v.pipe(v.string(expected('a tab name')), v.nonEmpty(expected('a tab name'))),
+  strict('an object', { rowId: v.optional(v.nullable(RowIdSchema)) }),
+  expected('an object of tab names'),
+);
+
 /** A connection's fields: the config file's, and (without `keys`) the admin API's (server/admin/). */
 export const ConnectionEntries = {
   id: v.pipe(
@@ -262,6 +281,10 @@ export const ConnectionEntries = {
   readOnly: v.optional(flag(), false),
   formulas: v.optional(flag(), false),
   hiddenTabs: v.optional(v.picklist(HIDDEN_TABS, expected('"serve" or "hide"')), 'serve'),
+  /** Left out: "ignore" (connections.ts). */
+  unknownColumns: v.optional(v.picklist(UNKNOWN_COLUMNS, expected('"ignore" or "reject"'))),
+  rowId: v.optional(RowIdSchema),
+  tabs: v.optional(TabSettingsSchema),
   cacheControl: v.optional(
     v.pipe(
       strict('an object', {

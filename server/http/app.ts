@@ -171,7 +171,8 @@ function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute
   //    sees the connection as if it had only those.
   let answered: Answer | Promise<Answer>;
   try {
-    const refused = permissionRefusal(connection, operation, access.operations);
+    // An upsert (`POST ?_upsert=Email`) updates rows as well as creating them: the key needs both.
+    const refused = permissionRefusal(connection, operation, access.operations) ?? (operation === 'create' && isUpsert(request.url) ? permissionRefusal(connection, 'update', access.operations) : null);
     const seen = access.tabs === undefined ? connection : withTabs(connection, access.tabs);
     if (refused !== null) answered = errorAnswer(refused);
     // Before the contract's grammar, which has no one-segment path of that name (docs/openapi.md).
@@ -190,6 +191,10 @@ function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute
   return finishedAnswer(answered, cachingHeaders(connection, operation, request.method, answered.status), quota.headers, cors, !isOpen(connection), rate?.headers);
 }
 
+function isUpsert(url: string): boolean {
+  return new URL(url, 'http://localhost').searchParams.has('_upsert');
+}
+
 /**
  * The connection as a key limited to `tabs` sees it: its engine told the tabs. One object per
  * connection and key (the key's `tabs` array), so the answer cache keeps that key's answers apart.
@@ -198,7 +203,7 @@ function withTabs(connection: Connection, tabs: readonly string[]): Connection {
   let seen = tabViews.get(connection);
   if (seen === undefined) tabViews.set(connection, (seen = new WeakMap()));
   let view = seen.get(tabs);
-  if (view === undefined) seen.set(tabs, (view = { ...connection, engine: { ...connection.engine, tabs } }));
+  if (view === undefined) seen.set(tabs, (view = { ...connection, engine: { ...connection.engine, visibleTabs: tabs } }));
   return view;
 }
 

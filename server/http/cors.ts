@@ -12,6 +12,8 @@ export const EXPOSED_HEADERS = [
   'X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'X-RateLimit-Limit', 'X-RateLimit-Remaining',
   'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'Allow', 'ETag', 'Idempotent-Replayed',
   'RateLimit-Policy', 'RateLimit',
+
+  'Sheetrest-Ignored-Columns', 'Sheetrest-Inserted', 'Sheetrest-Updated',
 ].join(', ');
 
 const ALLOWED_REQUEST_HEADERS = 'X-Api-Key, Content-Type, X-HTTP-Method-Override, If-Match, If-None-Match, Idempotency-Key';

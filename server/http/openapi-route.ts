@@ -34,7 +34,7 @@ export async function answerOpenApi(connection: Connection, request: IncomingReq
     // Left out for a month (the default), so a month plan's document and ETag are what they were.
     ...quotaPeriodOf(connection),
     // The caller's key's tabs (app.ts hands over the connection as that key sees it).
-    ...(connection.engine.tabs === undefined ? {} : { tabs: connection.engine.tabs }),
+    ...(connection.engine.visibleTabs === undefined ? {} : { tabs: connection.engine.visibleTabs }),
     ...(connection.plan?.rateLimit === undefined ? {} : { rateLimit: connection.plan.rateLimit }),
   };
   // The workbook's version stands for its layout (any write changes it: a revalidation too many,

@@ -19,7 +19,7 @@ export function answerRead(answers: AnswerCache | null, connection: Connection, 
   const fresh = /no-cache/i.test(request.headers.get('cache-control') ?? '') || /no-cache/i.test(request.headers.get('pragma') ?? '');
   // Sources that read tab by tab (Google) are told which tab the answer needs. A key limited to
   // some tabs reads the first of them when it names none: which one that is needs every tab.
-  const scope = route.scope.tab === null && connection.engine.tabs !== undefined ? {} : route.scope;
+  const scope = route.scope.tab === null && connection.engine.visibleTabs !== undefined ? {} : route.scope;
   const readOptions = fresh ? { fresh, ...scope } : scope;
   const workbook = connection.source.readNow?.(readOptions);
   if (workbook !== undefined) return answerReadOf(answers, connection, request, route, workbook);
@@ -48,7 +48,7 @@ function answerReadOf(answers: AnswerCache | null, connection: Connection, reque
  * to some tabs (which tab is first then depends on the others).
  */
 function builtFrom(workbook: Workbook, parsed: ParsedRequest, engine: EngineOptions): Tab | null {
-  if (parsed.target.kind === 'tabs' || (parsed.tab === null && (engine.hiddenTabs === 'hide' || engine.tabs !== undefined))) return null;
+  if (parsed.target.kind === 'tabs' || (parsed.tab === null && (engine.hiddenTabs === 'hide' || engine.visibleTabs !== undefined))) return null;
   const tab = findTab(workbook, parsed.tab);
   return isApiError(tab) ? null : tab;
 }

@@ -4,8 +4,8 @@
 // Idempotency-Key, once (server/idempotency/). What the engine parses as a read or OPTIONS from
 // such a request (an OPTIONS without a preflight's headers) is answered over the source's workbook.
 import { execute } from '../../lib/engine.ts';
-import { isApiError } from '../../lib/errors.ts';
-import { parseRequest, type ParsedRequest } from '../../lib/parse-request.ts';
+import { operationsOf, parseRequest, type ParsedRequest } from '../../lib/parse-request.ts';
+import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
 import { isOpen } from '../auth.ts';
 import type { Connection } from '../connections.ts';
 import { KeyStore } from '../idempotency/file-store.ts';
@@ -36,6 +36,8 @@ export class Writes {
     }
     const parsed = parseRequest({ method: request.method, url: request.url, headers: request.headers, body }, connection.engine);
     if (isApiError(parsed)) return errorAnswer(parsed);
+    const lacking = lackingOperation(connection, parsed);
+    if (lacking !== null) return errorAnswer(lacking);
     if (parsed.action === 'read' || parsed.action === 'options') {
       const result = execute(await connection.source.read(), parsed, connection.engine);
       return { status: result.status, headers: result.headers, body: result.bytes ?? result.body };
@@ -53,7 +55,7 @@ export class Writes {
           return { plan: writePlan, workbook: result.workbook, result };
         },
         // A key limited to some tabs writes to the first of them when it names none: every tab is needed to know which.
-        parsed.tab === null && connection.engine.tabs !== undefined ? {} : { tab: parsed.tab },
+        parsed.tab === null && connection.engine.visibleTabs !== undefined ? {} : { tab: parsed.tab },
       );
       return { status: result.status, headers: result.headers, body: result.body };
     }, (message) => this.#log.error(message));
@@ -65,4 +67,16 @@ export class Writes {
     if (store === undefined) this.#memoryKeyStores.set(connection, (store = KeyStore.memory()));
     return store;
   }
+}
+
+/**
+ * An upsert may update rows as well as create them (`POST ?_upsert=Email`): the quota stage
+ * counted it as a create, by its method; a plan without updates refuses it here (402, as the
+ * quota stage refuses an operation), before any row is touched.
+ */
+function lackingOperation(connection: Connection, parsed: ParsedRequest): ApiError | null {
+  const plan = connection.plan;
+  if (plan === undefined) return null;
+  const missing = operationsOf(parsed).find((operation) => !plan.operations.includes(operation));
+  return missing === undefined ? null : apiError('throttle', `The plan "${plan.name}" does not include ${missing} requests (an upsert both creates and updates rows).`);
 }

@@ -792,3 +792,30 @@ test(`admin.json from before the open flag: a keyless connection is closed, and 
   const key = (await call(url, 'POST', '/_admin/connections/legacy/keys', {})).body.key;
   assert.equal((await access(url, 'legacy', key)).read, 200);
 });
+
+test(`unknownColumns and rowId through the admin API, applied at once and removable (${RUNTIME})`, async (t) => {
+  const dir = await folder(t);
+  const { url } = await startServer(t, configFor(dir));
+  const created = await call(url, 'POST', '/_admin/connections', crm(dir, { open: true, unknownColumns: 'reject', rowId: { column: 'Lead', generate: 'increment' } }));
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.equal(created.body.unknownColumns, 'reject');
+  assert.deepEqual(created.body.rowId, { column: 'Lead', generate: 'increment' });
+  const post = (body: unknown) => fetch(`${url}/sheets/crm`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const typo = await post({ Stage: 'new', Stgae: 'x' });
+  assert.equal(typo.status, 400);
+  assert.equal((await typo.json()).error, 'unknown_column');
+  // Acme and Globex hold no number: the first increment id is 1.
+  const added = await post({ Stage: 'lost' });
+  assert.deepEqual(await added.json(), { Lead: '1', Stage: 'lost' });
+
+  const bad = await call(url, 'PATCH', '/_admin/connections/crm', { rowId: { column: 'Lead', generate: 'uuid4' } });
+  assert.equal(bad.status, 400);
+  assert.match(bad.body.message, /rowId\.generate: expected "uuid7" or "increment"/);
+  const changed = await call(url, 'PATCH', '/_admin/connections/crm', { rowId: null, unknownColumns: 'ignore' });
+  assert.equal(changed.status, 200, JSON.stringify(changed.body));
+  assert.equal(changed.body.rowId, null);
+  const told = await post({ Stage: 'new', Stgae: 'x' });
+  assert.equal(told.status, 201);
+  assert.equal(told.headers.get('sheetrest-ignored-columns'), 'Stgae');
+  assert.deepEqual(await told.json(), { Lead: '', Stage: 'new' }, 'no id once rowId is removed');
+});

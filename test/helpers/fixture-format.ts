@@ -24,7 +24,14 @@ export interface FixtureTab {
 export interface FixtureOptions {
   readonly formulas?: boolean;
   readonly maxRows?: number;
+  /** `"reject"`: a write naming keys that are not columns is a 400 (default `"ignore"`). */
+  readonly unknownColumns?: 'ignore' | 'reject';
+  /** Stable row ids, as a connection's `rowId` and `tabs` (docs/configuration.md). */
+  readonly rowId?: { readonly column: string; readonly generate: 'uuid7' | 'increment' };
+  readonly tabs?: Readonly<Record<string, { readonly rowId?: { readonly column: string; readonly generate: 'uuid7' | 'increment' } | null }>>;
 }
+
+const OPTION_KEYS = new Set(['formulas', 'maxRows', 'unknownColumns', 'rowId', 'tabs']);
 
 export interface FixtureRequest {
   readonly method?: string;
@@ -174,8 +181,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function isPattern(value: unknown): value is { $regex: string } {
+  return isPlainObject(value) && Object.keys(value).length === 1 && typeof value.$regex === 'string';
+}
+
 /** The first difference between two JSON values, as `at $[0].Name: expected "Ann", got "ann"`; null when equal. */
 export function jsonDifference(expected: unknown, actual: unknown, at = '$'): string | null {
+  // `{"$regex": "^[0-9a-f-]{36}$"}` stands for any string it matches: a value the server makes up (a uuid7 id).
+  if (isPattern(expected)) {
+    return typeof actual === 'string' && new RegExp(expected.$regex).test(actual) ? null : `at ${at}: expected a string matching /${expected.$regex}/, got ${JSON.stringify(actual)}`;
+  }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return `at ${at}: expected an array, got ${JSON.stringify(actual)}`;
     if (expected.length !== actual.length) {
@@ -291,8 +306,8 @@ export function validateFixture(data: unknown): string[] {
   if (typeof data.connection !== 'string' || !/^[A-Za-z0-9_-]+$/.test(data.connection)) problems.push('connection must be an id');
   if (data.options !== undefined) {
     const options = data.options;
-    if (!isPlainObject(options) || Object.keys(options).some((key) => key !== 'formulas' && key !== 'maxRows')) {
-      problems.push('options may hold only formulas and maxRows');
+    if (!isPlainObject(options) || Object.keys(options).some((key) => !OPTION_KEYS.has(key))) {
+      problems.push(`options may hold only ${[...OPTION_KEYS].join(', ')}`);
     }
   }
   const tabs = isPlainObject(data.workbook) ? data.workbook.tabs : undefined;

@@ -187,6 +187,24 @@ test('quota', async (t) => {
     assert.equal(await errorOf(response), 'throttle');
     assert.equal((await call('/sheets/demo')).status, 200);
   });
+  await t.test('an upsert is a create and an update: a plan without updates refuses it, writing nothing', async (t) => {
+    const { call } = await appWith(t, { plan: { name: 'forms', operations: ['read', 'create'] } });
+    const upsert = await call('/sheets/demo?_upsert=Name', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name":"Ann","Age":99}' });
+    assert.equal(upsert.status, 402);
+    assert.match(JSON.parse(await upsert.text()).message, /does not include update requests/);
+    const post = await call('/sheets/demo', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name":"Cy"}' });
+    assert.equal(post.status, 201, 'a plain POST is a create only');
+    await post.body?.cancel();
+    assert.deepEqual(await (await call('/sheets/demo/Name/Ann')).json(), [{ Name: 'Ann', Age: '30' }]);
+  });
+  await t.test('the new write headers are exposed to scripts', async (t) => {
+    const { call } = await appWith(t);
+    const response = await call('/sheets/demo', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"Name":"Di","Cty":"Rome"}' });
+    assert.equal(response.headers.get('sheetrest-ignored-columns'), 'Cty');
+    const exposed = (response.headers.get('access-control-expose-headers') ?? '').split(', ');
+    for (const name of ['Sheetrest-Ignored-Columns', 'Sheetrest-Inserted', 'Sheetrest-Updated']) assert.ok(exposed.includes(name), name);
+    await response.body?.cancel();
+  });
   await t.test('failed authentication is not counted', async (t) => {
     const { call } = await appWith(t, { plan: { name: 'tiny', monthlyRequests: 1, operations: ['read'] }, keys: [{ digest: digestKey('k'), scope: 'write' }] });
     assert.equal((await call('/sheets/demo', { headers: { 'X-Api-Key': 'nope' } })).status, 401);

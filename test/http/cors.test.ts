@@ -11,10 +11,10 @@ const LISTED: Origins = ['https://app.example'];
 test('preflightAnswer: the path\'s methods, the caller\'s origin when listed', async (t) => {
   const cases: [string, Origins, string | null, string, string | undefined][] = [
     // [URL, CORS origins, Origin, Allow-Methods, Allow-Origin]
-    ['http://x/sheets/demo', '*', 'https://a.example', 'GET, HEAD, POST, OPTIONS', '*'],
+    ['http://x/sheets/demo', '*', 'https://a.example', 'GET, HEAD, POST, PATCH, OPTIONS', '*'],
     ['http://x/sheets/demo/tabs', '*', null, 'GET, HEAD, OPTIONS', '*'],
     ['http://x/sheets/demo/3', LISTED, 'https://app.example', 'GET, HEAD, PATCH, PUT, DELETE, OPTIONS', 'https://app.example'],
-    ['http://x/sheets/demo', LISTED, 'https://other.example', 'GET, HEAD, POST, OPTIONS', undefined],
+    ['http://x/sheets/demo', LISTED, 'https://other.example', 'GET, HEAD, POST, PATCH, OPTIONS', undefined],
     // A path the engine would refuse: reads only.
     ['http://x/sheets/demo/a/b/c', '*', null, 'GET, HEAD, OPTIONS', '*'],
   ];

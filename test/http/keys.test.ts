@@ -120,6 +120,14 @@ test('an operation the key lacks: 403 permission_denied naming what it may do', 
     assert.deepEqual(orders, ['Item', 'Pen', 'Ink', 'Cap', 'Hat']);
     assert.equal(source.workbook.tabs[0].rows.length, 2, 'People untouched');
   });
+  await t.test('a form key may not upsert: an upsert updates rows too, and nothing is written', async () => {
+    const before = source.workbook.tabs[1].rows.map((row) => row.text.join('|'));
+    const answer = await call('form', '/tabs/Orders?_upsert=Item', { method: 'POST', body: JSON.stringify({ Item: 'Pen', Qty: 0 }) });
+    assert.deepEqual([answer.status, answer.body], [403, { error: 'permission_denied', message: 'This API key may not update rows (PATCH, PUT); it may create rows (POST). Use a key allowed to update.' }]);
+    assert.deepEqual(source.workbook.tabs[1].rows.map((row) => row.text.join('|')), before);
+    const admin = await call('admin', '/tabs/Orders?_upsert=Item', { method: 'POST', body: JSON.stringify({ Item: 'Pen', Qty: 0 }) });
+    assert.equal(admin.status, 200, 'a key that may create and update upserts');
+  });
 });
 
 test('a key with expiresAt works until then, then is 401 authentication_failed saying it expired', async () => {

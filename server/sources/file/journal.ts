@@ -150,6 +150,7 @@ function revivePlan(plan: WritePlan): WritePlan {
     replaced: plan.replaced.map((replaced) => ({ ...replaced, row: reviveRow(replaced.row) })),
     removed: plan.removed,
     appended: plan.appended === null ? null : { start: plan.appended.start, rows: plan.appended.rows.map(reviveRow) },
+    ...(plan.readsRows === true ? { readsRows: true as const } : {}),
   };
 }
 

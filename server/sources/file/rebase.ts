@@ -1,7 +1,8 @@
 // Re-applying journaled writes on a workbook that changed behind the server's back (someone
 // saved it from a spreadsheet program). A write is re-applied only where it cannot clobber what
 // it has not seen: the rows it replaces or removes must still hold what they held when it was
-// planned; its appended rows go after whatever the tab ends with now.
+// planned; its appended rows go after whatever the tab ends with now, unless the plan chose to
+// append by reading the rows (an upsert, an increment id) and the tab's length changed.
 import { applyPlan, gridRowOf } from '../../../lib/apply-plan.ts';
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import { gridRows } from '../../../lib/rows.ts';
@@ -47,6 +48,9 @@ export function replan(workbook: Workbook, entry: JournalEntry): WritePlan | nul
   }
   if (plan.appended === null) return plan;
   const shift = dataRowCount(tab) - expected.dataRows;
+  // An upsert chose to append because no row held its key (an increment id, from the largest
+  // there was): on a tab that has gained or lost rows since, that choice may no longer hold.
+  if (plan.readsRows === true && shift !== 0) return null;
   return { ...plan, appended: { start: plan.appended.start + shift, rows: plan.appended.rows } };
 }
 

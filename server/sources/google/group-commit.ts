@@ -13,7 +13,7 @@
 //   write), the fence checked before each request, the shared version bumped per request.
 // - A write reads its tab from Google at most once per batch, and only when planning on the
 //   kept tab is not safe: a POST plans on the kept tab (an append lands after whatever is
-//   there), a PATCH or DELETE on a tab read in this batch, under the lock (and lease), which only
+//   there), a PATCH, DELETE, upsert or POST with an increment id on a tab read in this batch, under the lock (and lease), which only
 //   this batch's own writes, applied to the kept tab as Google confirms them, have changed since.
 import { isEmptyPlan, type WritePlan } from '../../../lib/write-plan.ts';
 import { apiError, isApiError } from '../../../lib/errors.ts';
@@ -411,8 +411,9 @@ function classify(error: unknown, signal: AbortSignal): Failure {
   return 'unsent';
 }
 
+/** An append that may plan on the kept tab: it lands after whatever is there, and chose nothing by the rows (not an upsert's, not an increment id's). */
 function isAppendOnly(plan: WritePlan): boolean {
-  return plan.replaced.length === 0 && plan.removed.length === 0 && plan.appended !== null && plan.appended.rows.length > 0;
+  return plan.readsRows !== true && plan.replaced.length === 0 && plan.removed.length === 0 && plan.appended !== null && plan.appended.rows.length > 0;
 }
 
 /** `'People'!A5:C7` -> 5. */

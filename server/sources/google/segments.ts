@@ -37,7 +37,7 @@ export const MAX_SEGMENT_WRITES = 500;
 export function kindOf(plan: WritePlan): SegmentKind {
   const appends = plan.appended !== null && plan.appended.rows.length > 0;
   const parts = [plan.replaced.length > 0, plan.removed.length > 0, appends].filter(Boolean).length;
-  // Several kinds in one plan (the engine makes none) go as cell requests; such a plan is never append-only, so its tab was read.
+  // Several kinds in one plan (an upsert's updates and appends) go as cell requests; such a plan is never append-only, so its tab was read.
   if (parts !== 1) return 'cells';
   return appends ? 'append' : plan.removed.length > 0 ? 'delete' : 'values';
 }
