@@ -60,6 +60,7 @@ export const HEADERS: Record<string, JsonObject> = {
   'Cache-Control': header('How long the answer may be reused without revalidating; `private` on a connection with keys.'),
   Vary: header('Request headers the answer depends on (`Origin`, `X-Api-Key`).'),
   'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`; nothing was written again.', { type: 'string', enum: ['true'] }),
+  Link: header('On a read with `_limit`: RFC 8288 links to its `rel="first"`, `"prev"`, `"next"` and `"last"` pages, each URL keeping every other parameter (`prev` left out on the first page, `next` on the last).'),
 };
 
 const QUOTA_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Plan', 'X-RateLimit-Reset'];
@@ -77,6 +78,20 @@ export function headers(...names: string[]): JsonObject {
 }
 
 const query = (name: string, description: string, schema: JsonObject): JsonObject => ({ name, in: 'query', required: false, description, schema });
+
+/** What a typo in a condition answers, on every path that takes conditions. */
+const UNKNOWN = 'An unknown column is 400 `unknown_column`, an unknown operator 400 `invalid_operator`.';
+
+/** `GET .../aggregate?_agg=count(),sum(Amount)`: each function of `_agg`, with what it computes. */
+export const AGGREGATE_FUNCTIONS: readonly (readonly [string, string])[] = [
+  ['count()', 'counts the rows'],
+  ['count(Col)', 'its non-empty cells'],
+  ['count_distinct(Col)', 'its distinct non-empty values'],
+  ['sum(Col)', 'the sum of its numeric cells (others skipped)'],
+  ['avg(Col)', 'their mean'],
+  ['min(Col)', 'the least value, compared as `__lt` compares'],
+  ['max(Col)', 'the greatest'],
+];
 const requestHeader = (name: string, description: string): JsonObject => ({ name, in: 'header', required: false, description, schema: { type: 'string' } });
 
 export const PARAMETERS: Record<string, JsonObject> = {
@@ -90,6 +105,15 @@ export const PARAMETERS: Record<string, JsonObject> = {
   idempotencyKey: requestHeader('Idempotency-Key', 'A client-chosen key, scoped to the API key sending it: a retry with the same key and body within 24 h gets the stored answer (`Idempotent-Replayed: true`) and writes nothing; the same key with another request is 422 `idempotency_key_reused`; while its first try still runs on another instance, 409 `conflict` with `Retry-After`.'),
   methodOverride: { ...requestHeader('X-HTTP-Method-Override', '`PATCH` (any case) processes this PUT as a PATCH; ignored otherwise.'), schema: { type: 'string', enum: ['PATCH'] } },
   noCache: requestHeader('Cache-Control', '`no-cache` makes the source look at the spreadsheet itself before answering.'),
+  or: query('_or', `A group of conditions of which at least one must hold, separated by \`;\` (\`\\;\` is a literal semicolon), each written as a condition parameter is: \`_or=City=Oslo;Age=__gt(65)\`. Several \`_or\` are groups that must all hold, as must the other conditions. ${UNKNOWN}`, { type: 'array', items: { type: 'string', minLength: 1 } }),
+  case: query('_case', '`sensitive`: every text comparison of this request (conditions, `_or` groups, `_group`) is case-sensitive; without it, none is.', { type: 'string', enum: ['sensitive'] }),
+  aggregate: { ...query('_agg', `The aggregates, comma-separated, each an answer column named as written: ${AGGREGATE_FUNCTIONS.map(([name, what]) => `\`${name}\` ${what}`).join('; ')}. An unknown function or bad syntax is 400 \`invalid_parameter\`, an unknown column 400 \`unknown_column\`.`, { type: 'string', minLength: 1 }), required: true, example: 'count()' },
+  aggregateSort: query('_sort', 'Comma-separated answer columns (a group column, or an aggregate as written: `-sum(Amount)`), `-` for descending.', { type: 'string' }),
+  aggregateSelect: {
+    ...query('_select', 'Only these answer columns (group columns and aggregates as written), in this order, comma-separated; another name is 400 `unknown_column`.', { type: 'array', items: { type: 'string' } }),
+    style: 'form',
+    explode: false,
+  },
 };
 
 export const READ_PARAMETERS = ['limit', 'offset', 'raw', 'format', 'sort', 'ifNoneMatch', 'noCache'];
@@ -125,10 +149,49 @@ export function sharedSchemas(): Record<string, JsonObject> {
       },
     },
     Health: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
+    ...aggregateSchemas(),
   };
 }
 
-export const READ_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
+/**
+ * `GET .../aggregate?_group=City&_agg=count(),sum(Amount)` answers one row per group, its columns
+ * the group columns then each aggregate as written: `{"City": "Oslo", "count()": "2", "sum(Amount)": "503.6"}`.
+ * Any tab's answer fits these (the names come from the request, not the tab), in every `_format`.
+ */
+function aggregateSchemas(): Record<string, JsonObject> {
+  const cell = ref('schemas', 'CellValue');
+  const row = ref('schemas', 'AggregateRow');
+  const byColumn = (values: JsonObject) => ({ type: 'object', additionalProperties: values });
+  return {
+    AggregateRow: {
+      type: 'object',
+      description: 'One group: its group columns\' values (the first value met in the group), then each aggregate of `_agg` named as written. Strings by default (numbers in their shortest form, `""` for an aggregate over no cells); with `_raw=1` numbers, and null for an aggregate over no cells. Counts are never empty.',
+      additionalProperties: cell,
+    },
+    AggregateRows: {
+      description: 'An aggregate\'s answer rows in the shape `_format` asks for (records by default); index labels are the answer rows\' positions.',
+      anyOf: [
+        { title: 'records', type: 'array', items: row },
+        { title: 'dict', ...byColumn({ type: 'object', additionalProperties: cell }) },
+        { title: 'list, series', ...byColumn({ type: 'array', items: cell }) },
+        {
+          title: 'split',
+          type: 'object',
+          required: ['index', 'columns', 'data'],
+          additionalProperties: false,
+          properties: {
+            index: { type: 'array', items: { type: 'string', pattern: '^\\d+$' } },
+            columns: { type: 'array', items: { type: 'string' } },
+            data: { type: 'array', items: { type: 'array', items: cell } },
+          },
+        },
+        { title: 'index', type: 'object', propertyNames: { pattern: '^\\d+$' }, additionalProperties: row },
+      ],
+    },
+  };
+}
+
+export const READ_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'Link', 'ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
 export const WRITE_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'ETag', 'Idempotent-Replayed'];
 
 /**
@@ -138,6 +201,7 @@ export const WRITE_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'ETag', 'Idempo
 export function sharedResponses(): Record<string, JsonObject> {
   const responses: Record<string, JsonObject> = {
     Head: { description: 'The headers a GET would answer (`X-Total-Count` counts the rows), without a body.', headers: headers(...READ_HEADERS) },
+    AggregateRows: { description: 'One row per group (one row without `_group`).', headers: headers(...READ_HEADERS), content: { 'application/json': { schema: ref('schemas', 'AggregateRows') } } },
     NotModified: { description: 'Not modified: an `If-None-Match` ETag is still current. No body.', headers: headers('ETag', 'X-Sheet-Rows', 'X-Sheet-Columns', 'Cache-Control') },
     Options: { description: 'No body; `Allow` lists the methods.', headers: headers('Allow') },
     Error: {
@@ -160,6 +224,14 @@ export function sharedResponses(): Record<string, JsonObject> {
     };
   }
   return responses;
+}
+
+/** A response for some codes of the catalogue only: `/healthz`'s 403 can only be `host_not_allowed`. */
+export function errorOf(codes: readonly ErrorCode[], why: string): JsonObject {
+  return {
+    description: `${codes.map((code) => `\`${code}\``).join(', ')}: ${why}`,
+    content: { 'application/json': { schema: { allOf: [ref('schemas', 'Error'), { type: 'object', properties: { error: { enum: [...codes] } } }] } } },
+  };
 }
 
 export const API_KEY_SCHEME: JsonObject = {
