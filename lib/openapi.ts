@@ -4,12 +4,13 @@
 // the X-Api-Key scheme. Pure: the server reads the workbook and passes what it knows of the
 // connection. Only names and columns go in, never a cell, so the document changes only when
 // a tab or a header does (and `info.version` says which layout it describes).
-import { API_KEY_SCHEME, headersFor, PARAMETERS, ref, sharedResponses, sharedSchemas, type JsonObject, type QuotaPeriod } from './openapi/components.ts';
+import { API_KEY_SCHEME, errorOf, headersFor, PARAMETERS, ref, sharedResponses, sharedSchemas, type JsonObject, type QuotaPeriod } from './openapi/components.ts';
 import { componentKeys, pathSegment } from './openapi/names.ts';
 import { documentResponses, type OperationContext } from './openapi/operations.ts';
 import { tabPaths } from './openapi/paths.ts';
 import { describeRateLimit, type RateLimitDescribed } from './openapi/rate-limit.ts';
-import { tabResponses, tabSchemas } from './openapi/tab-schemas.ts';
+import { tabParameters, tabResponses, tabSchemas } from './openapi/tab-schemas.ts';
+import { withoutUnusedComponents } from './openapi/unused.ts';
 import type { HiddenTabs } from './parse-request.ts';
 import { tableOf } from './table.ts';
 import type { Workbook } from './workbook.ts';
@@ -49,6 +50,7 @@ export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection):
   const paths: Record<string, JsonObject> = connectionPaths(connectionPath, connection.keyed);
   const schemas: Record<string, JsonObject> = sharedSchemas();
   const responses: Record<string, JsonObject> = sharedResponses();
+  const parameters: Record<string, JsonObject> = { ...PARAMETERS };
   const tags: JsonObject[] = [{ name: 'connection', description: 'The connection as a whole.' }];
   if (layout.length > 0) {
     const first = layout[0];
@@ -61,11 +63,12 @@ export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection):
     tags.push({ name: tag, description: `The tab ${JSON.stringify(tab.name)}: ${tab.columns.length} columns.` });
     Object.assign(schemas, tabSchemas({ name: tab.name, key: keys[index], columns: tab.columns }));
     Object.assign(responses, tabResponses(keys[index]));
+    Object.assign(parameters, tabParameters(keys[index]));
     const base = `${connectionPath}/tabs/${pathSegment(tab.name)}`;
     Object.assign(paths, tabPaths({ ...context(keys[index], `_${keys[index]}`, [tag]), base, tabName: tab.name, columns: tab.columns, writable: connection.writable, unprefixed: false }));
   });
 
-  const components: JsonObject = { schemas, responses, parameters: PARAMETERS, headers: headersFor(connection.quotaPeriod) };
+  const components: JsonObject = { schemas, responses, parameters, headers: headersFor(connection.quotaPeriod) };
   const document: JsonObject = {
     openapi: OPENAPI_VERSION,
     info: {
@@ -86,9 +89,12 @@ export function buildOpenApi(workbook: Workbook, connection: OpenApiConnection):
   if (connection.keyed) {
     components.securitySchemes = { apiKey: API_KEY_SCHEME };
     document.security = [{ apiKey: [] }];
+  } else {
+    // An empty requirement: said outright that no credentials are needed (not merely left out).
+    document.security = [{}];
   }
   if (connection.rateLimit !== undefined) describeRateLimit(document, connection.rateLimit);
-  return document;
+  return withoutUnusedComponents(document);
 }
 
 /** `/sheets/demo/tabs`, the document itself and `/healthz` (which needs no key). */
@@ -108,7 +114,13 @@ function connectionPaths(connectionPath: string, keyed: boolean): Record<string,
         summary: 'Whether the server is up (no key, not counted)',
         tags,
         security: [],
-        responses: { 200: { description: 'Up.', content: { 'application/json': { schema: ref('schemas', 'Health') } } } },
+        responses: {
+          200: { description: 'Up.', content: { 'application/json': { schema: ref('schemas', 'Health') } } },
+          // The Host check comes before any route, this one included.
+          400: errorOf(['invalid_host'], 'the `Host` header is not a host[:port].'),
+          403: errorOf(['host_not_allowed'], 'the `Host` is not among the server\'s `allowedHosts`.'),
+          default: ref('responses', 'Error'),
+        },
       },
     },
   };

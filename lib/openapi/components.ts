@@ -63,6 +63,7 @@ export const HEADERS: Record<string, JsonObject> = {
   'Sheetrest-Ignored-Columns': header('Keys of the body that are not columns, written around: each once, in body order, comma-separated (`Cty, Emial`; a name with a comma, `%` or non-ASCII text percent-encoded).'),
   'Sheetrest-Inserted': header('An upsert\'s count of appended rows.', { type: 'integer', minimum: 0 }),
   'Sheetrest-Updated': header('An upsert\'s count of updated rows.', { type: 'integer', minimum: 0 }),
+  Link: header('On a read with `_limit`: RFC 8288 links to its `rel="first"`, `"prev"`, `"next"` and `"last"` pages, each URL keeping every other parameter (`prev` left out on the first page, `next` on the last).'),
 };
 
 const QUOTA_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Plan', 'X-RateLimit-Reset'];
@@ -80,6 +81,20 @@ export function headers(...names: string[]): JsonObject {
 }
 
 const query = (name: string, description: string, schema: JsonObject): JsonObject => ({ name, in: 'query', required: false, description, schema });
+
+/** What a typo in a condition answers, on every path that takes conditions. */
+const UNKNOWN = 'An unknown column is 400 `unknown_column`, an unknown operator 400 `invalid_operator`.';
+
+/** `GET .../aggregate?_agg=count(),sum(Amount)`: each function of `_agg`, with what it computes. */
+export const AGGREGATE_FUNCTIONS: readonly (readonly [string, string])[] = [
+  ['count()', 'counts the rows'],
+  ['count(Col)', 'its non-empty cells'],
+  ['count_distinct(Col)', 'its distinct non-empty values'],
+  ['sum(Col)', 'the sum of its numeric cells (others skipped)'],
+  ['avg(Col)', 'their mean'],
+  ['min(Col)', 'the least value, compared as `__lt` compares'],
+  ['max(Col)', 'the greatest'],
+];
 const requestHeader = (name: string, description: string): JsonObject => ({ name, in: 'header', required: false, description, schema: { type: 'string' } });
 
 export const PARAMETERS: Record<string, JsonObject> = {
@@ -94,6 +109,15 @@ export const PARAMETERS: Record<string, JsonObject> = {
   methodOverride: { ...requestHeader('X-HTTP-Method-Override', '`PATCH` (any case) processes this PUT as a PATCH; ignored otherwise.'), schema: { type: 'string', enum: ['PATCH'] } },
   upsert: query('_upsert', 'A key column: each body row updates the one row whose column equals its value (as `__eq` without wildcards; only the given columns change), or is appended. 200 when nothing was appended; two rows holding a key: 409 `conflict`, nothing written; a body row without the key, or a key twice: 400 `invalid_body`.', { type: 'string' }),
   noCache: requestHeader('Cache-Control', '`no-cache` makes the source look at the spreadsheet itself before answering.'),
+  or: query('_or', `A group of conditions of which at least one must hold, separated by \`;\` (\`\\;\` is a literal semicolon), each written as a condition parameter is: \`_or=City=Oslo;Age=__gt(65)\`. Several \`_or\` are groups that must all hold, as must the other conditions. ${UNKNOWN}`, { type: 'array', items: { type: 'string', minLength: 1 } }),
+  case: query('_case', '`sensitive`: every text comparison of this request (conditions, `_or` groups, `_group`) is case-sensitive; without it, none is.', { type: 'string', enum: ['sensitive'] }),
+  aggregate: { ...query('_agg', `The aggregates, comma-separated, each an answer column named as written: ${AGGREGATE_FUNCTIONS.map(([name, what]) => `\`${name}\` ${what}`).join('; ')}. An unknown function or bad syntax is 400 \`invalid_parameter\`, an unknown column 400 \`unknown_column\`.`, { type: 'string', minLength: 1 }), required: true, example: 'count()' },
+  aggregateSort: query('_sort', 'Comma-separated answer columns (a group column, or an aggregate as written: `-sum(Amount)`), `-` for descending.', { type: 'string' }),
+  aggregateSelect: {
+    ...query('_select', 'Only these answer columns (group columns and aggregates as written), in this order, comma-separated; another name is 400 `unknown_column`.', { type: 'array', items: { type: 'string' } }),
+    style: 'form',
+    explode: false,
+  },
 };
 
 export const READ_PARAMETERS = ['limit', 'offset', 'raw', 'format', 'sort', 'ifNoneMatch', 'noCache'];
@@ -129,10 +153,49 @@ export function sharedSchemas(): Record<string, JsonObject> {
       },
     },
     Health: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
+    ...aggregateSchemas(),
   };
 }
 
-export const READ_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
+/**
+ * `GET .../aggregate?_group=City&_agg=count(),sum(Amount)` answers one row per group, its columns
+ * the group columns then each aggregate as written: `{"City": "Oslo", "count()": "2", "sum(Amount)": "503.6"}`.
+ * Any tab's answer fits these (the names come from the request, not the tab), in every `_format`.
+ */
+function aggregateSchemas(): Record<string, JsonObject> {
+  const cell = ref('schemas', 'CellValue');
+  const row = ref('schemas', 'AggregateRow');
+  const byColumn = (values: JsonObject) => ({ type: 'object', additionalProperties: values });
+  return {
+    AggregateRow: {
+      type: 'object',
+      description: 'One group: its group columns\' values (the first value met in the group), then each aggregate of `_agg` named as written. Strings by default (numbers in their shortest form, `""` for an aggregate over no cells); with `_raw=1` numbers, and null for an aggregate over no cells. Counts are never empty.',
+      additionalProperties: cell,
+    },
+    AggregateRows: {
+      description: 'An aggregate\'s answer rows in the shape `_format` asks for (records by default); index labels are the answer rows\' positions.',
+      anyOf: [
+        { title: 'records', type: 'array', items: row },
+        { title: 'dict', ...byColumn({ type: 'object', additionalProperties: cell }) },
+        { title: 'list, series', ...byColumn({ type: 'array', items: cell }) },
+        {
+          title: 'split',
+          type: 'object',
+          required: ['index', 'columns', 'data'],
+          additionalProperties: false,
+          properties: {
+            index: { type: 'array', items: { type: 'string', pattern: '^\\d+$' } },
+            columns: { type: 'array', items: { type: 'string' } },
+            data: { type: 'array', items: { type: 'array', items: cell } },
+          },
+        },
+        { title: 'index', type: 'object', propertyNames: { pattern: '^\\d+$' }, additionalProperties: row },
+      ],
+    },
+  };
+}
+
+export const READ_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'Link', 'ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
 export const WRITE_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'ETag', 'Idempotent-Replayed', 'Sheetrest-Ignored-Columns'];
 /** An upsert's answer adds its counts. */
 export const UPSERT_HEADERS = [...WRITE_HEADERS, 'Sheetrest-Inserted', 'Sheetrest-Updated'];
@@ -144,6 +207,7 @@ export const UPSERT_HEADERS = [...WRITE_HEADERS, 'Sheetrest-Inserted', 'Sheetres
 export function sharedResponses(): Record<string, JsonObject> {
   const responses: Record<string, JsonObject> = {
     Head: { description: 'The headers a GET would answer (`X-Total-Count` counts the rows), without a body.', headers: headers(...READ_HEADERS) },
+    AggregateRows: { description: 'One row per group (one row without `_group`).', headers: headers(...READ_HEADERS), content: { 'application/json': { schema: ref('schemas', 'AggregateRows') } } },
     NotModified: { description: 'Not modified: an `If-None-Match` ETag is still current. No body.', headers: headers('ETag', 'X-Sheet-Rows', 'X-Sheet-Columns', 'Cache-Control') },
     Options: { description: 'No body; `Allow` lists the methods.', headers: headers('Allow') },
     Error: {
@@ -166,6 +230,14 @@ export function sharedResponses(): Record<string, JsonObject> {
     };
   }
   return responses;
+}
+
+/** A response for some codes of the catalogue only: `/healthz`'s 403 can only be `host_not_allowed`. */
+export function errorOf(codes: readonly ErrorCode[], why: string): JsonObject {
+  return {
+    description: `${codes.map((code) => `\`${code}\``).join(', ')}: ${why}`,
+    content: { 'application/json': { schema: { allOf: [ref('schemas', 'Error'), { type: 'object', properties: { error: { enum: [...codes] } } }] } } },
+  };
 }
 
 export const API_KEY_SCHEME: JsonObject = {

@@ -45,10 +45,27 @@ export type WriteKind = 'append' | 'patch' | 'put' | 'delete' | 'batch';
 
 const WRITE_IDS: Record<WriteKind, string> = { append: 'appendRows', patch: 'patch', put: 'put', delete: 'delete', batch: 'batchUpdate' };
 
-/** POST, PATCH, PUT or DELETE; `target` says what the path addresses (`Row`, `Matching`). */
-export function write(kind: WriteKind, target: string, summary: string, context: OperationContext): JsonObject {
+/**
+ * `GET /sheets/demo/aggregate?_group=City&_agg=count()`: one answer row per group, in the
+ * `_format` asked for. GET only: the path takes no write.
+ */
+export function aggregate(summary: string, context: OperationContext, description: string): JsonObject {
+  return {
+    operationId: `aggregate${context.idSuffix}`,
+    summary,
+    description,
+    tags: [...context.tags],
+    responses: responsesOf({ 200: ref('responses', 'AggregateRows'), 304: ref('responses', 'NotModified') }, commonErrors(context)),
+  };
+}
+
+/**
+ * POST, PATCH, PUT or DELETE; `target` says what the path addresses (`Row`, `Matching`);
+ * `pathParameters` narrow the path item's own (a write takes one row where a read takes a slice).
+ */
+export function write(kind: WriteKind, target: string, summary: string, context: OperationContext, pathParameters: readonly JsonObject[] = []): JsonObject {
   const writeBody = ref('schemas', `${context.key}.Write`);
-  const parameters = parameterRefs(kind === 'append' ? ['upsert', 'idempotencyKey'] : kind === 'put' ? ['ifMatch', 'idempotencyKey', 'methodOverride'] : ['ifMatch', 'idempotencyKey']);
+  const parameters = [...pathParameters, ...parameterRefs(kind === 'append' ? ['upsert', 'idempotencyKey'] : kind === 'put' ? ['ifMatch', 'idempotencyKey', 'methodOverride'] : ['ifMatch', 'idempotencyKey'])];
   // 409: an upsert's key or a row id that two rows hold, an id already taken.
   const errors = [...commonErrors(context), 409, 422];
   if (kind !== 'delete') errors.push(413, 415);

@@ -1,7 +1,9 @@
 // The schemas of one tab, from its visible columns as the engine names them (lib/table.ts):
 // `Staff.Row` (what a read answers: every column, as displayed text), `Staff.RawRow` (`_raw=1`),
-// `Staff.Rows` (a read's answer in any `_format`), `Staff.Column` (one of its column names) and `Staff.Write` (a body to POST, PATCH or
-// PUT). `Staff` is the tab's component key (names.ts); `title` keeps the tab's real name.
+// `Staff.SelectedRow` (with `_select`: some columns), `Staff.Rows` (a read's answer in any `_format`),
+// `Staff.Column` (one of its column names) and `Staff.Write` (a body to POST, PATCH or PUT), and the
+// parameters that name its columns, `Staff.select` and `Staff.group`. `Staff` is the tab's
+// component key (names.ts); `title` keeps the tab's real name.
 import { headers, READ_HEADERS, ref, UPSERT_HEADERS, WRITE_HEADERS, type JsonObject } from './components.ts';
 import { exactPattern, isKeywordLike, record } from './names.ts';
 
@@ -32,7 +34,7 @@ export function tabSchemas(tab: TabSchemaInput): Record<string, JsonObject> {
   const { name, key, columns } = tab;
   const row = ref('schemas', `${key}.Row`);
   const rawRow = ref('schemas', `${key}.RawRow`);
-  const eitherRow = { anyOf: [row, rawRow] };
+  const eitherRow = { anyOf: [row, rawRow, ref('schemas', `${key}.SelectedRow`)] };
   // dict and list key their values by column: a column is one of the tab's names.
   const column = ref('schemas', `${key}.Column`);
   const byColumn = (values: JsonObject) => ({ type: 'object', propertyNames: column, additionalProperties: values });
@@ -51,6 +53,11 @@ export function tabSchemas(tab: TabSchemaInput): Record<string, JsonObject> {
       title: `${name} (_raw=1)`,
       description: `A row of the tab ${JSON.stringify(name)} with \`_raw=1\`: numbers, booleans, ISO 8601 dates and null for empty cells.`,
       ...objectOf(columns, () => CELL, { required: true, closed: true }),
+    },
+    [`${key}.SelectedRow`]: {
+      title: `${name} (_select)`,
+      description: `A row of the tab ${JSON.stringify(name)} with \`_select\`: the chosen columns only, in the order given, as text (typed with \`_raw=1\`).`,
+      ...objectOf(columns, () => CELL, { required: false, closed: true }),
     },
     [`${key}.Rows`]: {
       title: `Rows of ${name}`,
@@ -79,6 +86,26 @@ export function tabSchemas(tab: TabSchemaInput): Record<string, JsonObject> {
       ...objectOf(columns, () => CELL, { required: false, closed: false }),
       additionalProperties: CELL,
     },
+  };
+}
+
+/**
+ * `_select=Name,Age` and `_group=City`: comma-separated columns of the tab (`explode: false`),
+ * so a client offers its column names and a generator types them.
+ */
+export function tabParameters(key: string): Record<string, JsonObject> {
+  const columns = (name: string, description: string): JsonObject => ({
+    name,
+    in: 'query',
+    required: false,
+    description,
+    style: 'form',
+    explode: false,
+    schema: { type: 'array', items: ref('schemas', `${key}.Column`), minItems: 1 },
+  });
+  return {
+    [`${key}.select`]: columns('_select', 'Only these columns, in this order, in every `_format`; conditions and `_sort` may still use the others. An unknown column is 400 `unknown_column`.'),
+    [`${key}.group`]: columns('_group', 'One answer row per distinct combination of these columns\' displayed values (case-insensitive unless `_case=sensitive`); without it, one row over every matching row.'),
   };
 }
 

@@ -1,7 +1,10 @@
 // A request builder for one connection, built from its OpenAPI document: the tabs and columns
 // come from `x-sheetrest`, the methods of each path shape from `paths`, the `_format` values
-// from the `format` parameter's enum. It sends the request from the page (with the key given,
-// if any) and shows the status, headers and answer, and the same request as a curl command.
+// from the `format` parameter's enum. Conditions take every operator of `/query`, `_or` groups
+// and `_case`; reads take `_select`; `/aggregate` takes `_agg` and `_group`
+// (`/sheets/crm/aggregate?_group=Stage&_agg=count(),sum(Value)`). It sends the request from the
+// page (with the key given, if any) and shows the status, headers and answer, and the same
+// request as a curl command.
 import { send } from './api.js';
 import { field, h, select } from './dom.js';
 
@@ -12,9 +15,14 @@ const SHAPES = [
   ['filter', 'filter: /{Column}/{Value}'],
   ['search', 'search: /search'],
   ['query', 'query: /query'],
+  ['aggregate', 'aggregate: /aggregate'],
 ];
-const SUFFIXES = { rows: '', index: '/{index}', slice: '/{start}:{end}', filter: '/{column}/{value}', search: '/search', query: '/query' };
-const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte'];
+const SUFFIXES = { rows: '', index: '/{position}', slice: '/{position}', filter: '/{column}/{value}', search: '/search', query: '/query', aggregate: '/aggregate' };
+const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'nin', 'contains', 'startswith', 'endswith', 'empty', 'filled'];
+/** Operators that take no value: `Notes=__empty()`. */
+const NO_VALUE = new Set(['empty', 'filled']);
+/** The shapes whose requests take conditions, `_or` groups and `_case`. */
+const CONDITIONS = new Set(['search', 'query', 'aggregate']);
 const HTTP_METHODS = ['get', 'post', 'patch', 'put', 'delete'];
 
 /** `given`: the key to send, `{ key, pasted }` (undefined: none); curl shows it only when pasted. */
@@ -36,6 +44,10 @@ export function playground(connection, document_, given) {
     column: h('select', { id: 'pg-column' }),
     value: h('input', { id: 'pg-value', placeholder: 'Ann, Jo*, *son' }),
     conditions: h('div', { id: 'pg-conditions' }),
+    caseSensitive: h('input', { id: 'pg-case', type: 'checkbox' }),
+    agg: h('input', { id: 'pg-agg', value: 'count()', placeholder: 'count(),sum(Amount),avg(Amount)' }),
+    group: h('input', { id: 'pg-group', placeholder: 'City,Stage' }),
+    selectColumns: h('input', { id: 'pg-select', placeholder: 'Name,Age' }),
     limit: h('input', { id: 'pg-limit', type: 'number', min: 0 }),
     offset: h('input', { id: 'pg-offset', type: 'number', min: 0 }),
     sort: h('input', { id: 'pg-sort', placeholder: 'Name,-Age' }),
@@ -47,23 +59,33 @@ export function playground(connection, document_, given) {
   const result = h('div', { id: 'pg-result' });
   const shapeFields = h('div', { class: 'inline' });
   const readFields = h('div', { class: 'inline' },
-    field('_limit', controls.limit), field('_offset', controls.offset), field('_sort', controls.sort), field('_format', controls.format), h('label', { class: 'check' }, controls.raw, ' _raw'));
+    field('_select', controls.selectColumns), field('_limit', controls.limit), field('_offset', controls.offset), field('_sort', controls.sort), field('_format', controls.format), h('label', { class: 'check' }, controls.raw, ' _raw'));
   const bodyField = field('JSON body', controls.body);
 
   const tab = () => tabs[Number(controls.tab.value)];
   const shape = () => controls.shape.value;
   const conditionRows = [];
+  /** `_or` groups: each a list of condition rows, of which one must hold. */
+  const orGroups = [];
+
+  const conditionRow = (prefix) => ({ column: select({ class: `${prefix}-column` }, tab().columns), operator: select({ class: `${prefix}-op` }, OPERATORS, 'eq'), value: h('input', { class: `${prefix}-value` }) });
 
   function addCondition() {
-    const row = { column: select({ class: 'pg-cond-column' }, tab().columns), operator: select({ class: 'pg-cond-op' }, OPERATORS, 'eq'), value: h('input', { class: 'pg-cond-value' }) };
-    conditionRows.push(row);
+    conditionRows.push(conditionRow('pg-cond'));
+    layout();
+  }
+
+  function addOrGroup() {
+    orGroups.push([conditionRow('pg-or'), conditionRow('pg-or')]);
     layout();
   }
 
   /** The methods the document lists for this tab and shape (a read-only connection lists no writes). */
   function methods() {
     const item = document_.paths[tab().path + SUFFIXES[shape()]] ?? {};
-    return HTTP_METHODS.filter((method) => item[method] !== undefined).map((method) => method.toUpperCase());
+    // `/{position}` reads a slice, but its writes narrow `position` to one row.
+    const takes = (operation) => shape() !== 'slice' || !(operation.parameters ?? []).some((parameter) => parameter.name === 'position' && parameter.schema?.type === 'integer');
+    return HTTP_METHODS.filter((method) => item[method] !== undefined && takes(item[method])).map((method) => method.toUpperCase());
   }
 
   let laidOut = '';
@@ -88,7 +110,7 @@ export function playground(connection, document_, given) {
     if (!columns.includes(controls.column.value)) controls.column.replaceChildren(...columns.map((column) => h('option', { value: column }, column)));
     // Rebuilt only when the shape or the conditions change: typing must not move the field typed in
     // (and building the fields moves the controls into them).
-    const now = `${shape()} ${conditionRows.length} ${controls.tab.value}`;
+    const now = `${shape()} ${conditionRows.length} ${orGroups.map((group) => group.length).join(',')} ${controls.tab.value}`;
     if (now !== laidOut) {
       const parts = {
         index: () => [field('Row', controls.index)],
@@ -96,11 +118,13 @@ export function playground(connection, document_, given) {
         filter: () => [field('Column', controls.column), field('Value', controls.value)],
         search: () => conditionFields(false),
         query: () => conditionFields(true),
+        aggregate: () => [h('div', { class: 'inline' }, field('_agg', controls.agg), field('_group', controls.group)), ...conditionFields(true)],
         rows: () => [],
       }[shape()];
       shapeFields.replaceChildren(...parts());
     }
     laidOut = now;
+    for (const row of [...conditionRows, ...orGroups.flat()]) row.value.disabled = NO_VALUE.has(row.operator.value);
     const writing = controls.method.value !== 'GET';
     readFields.hidden = writing;
     bodyField.hidden = !['POST', 'PATCH', 'PUT'].includes(controls.method.value);
@@ -109,10 +133,19 @@ export function playground(connection, document_, given) {
   }
 
   function conditionFields(withOperator) {
-    return [h('div', { class: 'conditions' }, conditionRows.map((row, index) => h('div', { class: 'inline' },
+    const rowFields = (rows, row, index, withOperator) => h('div', { class: 'inline' },
       field('Column', row.column), withOperator ? field('Operator', row.operator) : null, field('Value', row.value),
-      h('button', { type: 'button', onclick: () => { conditionRows.splice(index, 1); layout(); } }, 'Remove')))),
-      h('button', { type: 'button', id: 'pg-add-condition', onclick: addCondition }, 'Add a condition')];
+      h('button', { type: 'button', onclick: () => { rows.splice(index, 1); layout(); } }, 'Remove'));
+    const groups = orGroups.map((group, index) => h('fieldset', { class: 'pg-or-group' },
+      h('legend', {}, `_or group ${index + 1}: at least one holds`),
+      group.map((row, at) => rowFields(group, row, at, true)),
+      h('button', { type: 'button', class: 'pg-or-add-condition', onclick: () => { group.push(conditionRow('pg-or')); layout(); } }, 'Add to this group'),
+      h('button', { type: 'button', onclick: () => { orGroups.splice(index, 1); layout(); } }, 'Remove the group')));
+    return [h('div', { class: 'conditions' }, conditionRows.map((row, index) => rowFields(conditionRows, row, index, withOperator))),
+      h('button', { type: 'button', id: 'pg-add-condition', onclick: addCondition }, 'Add a condition'), ' ',
+      h('button', { type: 'button', id: 'pg-add-or', onclick: addOrGroup }, 'Add an _or group'),
+      ...groups,
+      h('label', { class: 'check' }, controls.caseSensitive, ' _case=sensitive')];
   }
 
   /** The request the form describes: method, URL (relative to this server) and body. */
@@ -126,13 +159,24 @@ export function playground(connection, document_, given) {
       case 'filter': path += `/${encodeURIComponent(controls.column.value)}/${encodeURIComponent(controls.value.value)}`; break;
       case 'search':
       case 'query':
+      case 'aggregate': {
         path += `/${shape()}`;
-        for (const row of conditionRows) {
-          query.append(row.column.value, shape() === 'query' ? `__${row.operator.value}(${row.value.value})` : row.value.value);
+        if (shape() === 'aggregate') {
+          if (controls.agg.value.trim() !== '') query.set('_agg', controls.agg.value.trim());
+          if (controls.group.value.trim() !== '') query.set('_group', controls.group.value.trim());
         }
+        for (const row of conditionRows) query.append(row.column.value, shape() === 'search' ? row.value.value : operation(row));
+        // `;` separates a group's conditions: a literal one is `\;`.
+        const escaped = (text) => text.replaceAll(';', '\\;');
+        for (const group of orGroups) {
+          if (group.length > 0) query.append('_or', group.map((row) => `${escaped(row.column.value)}=${escaped(operation(row))}`).join(';'));
+        }
+        if (controls.caseSensitive.checked) query.set('_case', 'sensitive');
         break;
+      }
     }
     if (method === 'GET') {
+      if (controls.selectColumns.value.trim() !== '') query.set('_select', controls.selectColumns.value.trim());
       if (controls.limit.value !== '') query.set('_limit', controls.limit.value);
       if (controls.offset.value !== '') query.set('_offset', controls.offset.value);
       if (controls.sort.value.trim() !== '') query.set('_sort', controls.sort.value.trim());
@@ -142,6 +186,11 @@ export function playground(connection, document_, given) {
     const search = query.toString();
     const body = bodyField.hidden ? undefined : controls.body.value;
     return { method, url: search === '' ? path : `${path}?${search}`, body };
+  }
+
+  /** `__gt(20)`, `__in(Oslo,Lima)`, `__empty()`. */
+  function operation(row) {
+    return `__${row.operator.value}(${NO_VALUE.has(row.operator.value) ? '' : row.value.value})`;
   }
 
   async function run(event) {

@@ -1,19 +1,26 @@
 // The per-connection OpenAPI document (lib/openapi.ts): valid OpenAPI 3.1 for the demo workbook
 // and for one with awkward names, and true to the engine: each tab's schema accepts what a read
 // of that tab answers, each tab path reaches its tab, and every error code is in the catalogue.
-// Then GET /sheets/demo/openapi.json through the app: keyed, counted, HEAD, OPTIONS, 405.
+// Issue 25: every new parameter (`_select`, `_or`, `_case`, the operators), the `Link` header and
+// the aggregate path per tab are described, and the document lints clean with Redocly's
+// `recommended` rules. Then GET /sheets/demo/openapi.json through the app: keyed, counted, HEAD,
+// OPTIONS, 405.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { handle } from '../../lib/engine.ts';
 import { ERRORS } from '../../lib/errors.ts';
 import { FORMATS } from '../../lib/format.ts';
 import { buildOpenApi, isOpenApiPath, type JsonObject, type OpenApiConnection } from '../../lib/openapi.ts';
+import { AGGREGATE_FUNCTIONS } from '../../lib/openapi/components.ts';
 import { componentKeys, pathSegment } from '../../lib/openapi/names.ts';
+import { OPERATOR_TEXT } from '../../lib/openapi/paths.ts';
+import { OPERATORS } from '../../lib/query.ts';
 import { tableOf } from '../../lib/table.ts';
 import type { SheetRow, Tab, Workbook } from '../../lib/workbook.ts';
 import { createApp } from '../../server/http/app.ts';
@@ -67,6 +74,61 @@ function schemaChecker(document: JsonObject): (name: string, value: unknown) => 
   };
 }
 
+/**
+ * Redocly's `recommended` rules (docs/decisions.md, "25: the OpenAPI document lints clean"), with
+ * one turned off and one spared where the document is right and the rule cannot know it:
+ * - `info-license` off: the document describes a connection's spreadsheet, whose licence the
+ *   server does not know; a made-up one would be worse than none.
+ * - `no-required-schema-properties-undefined` only where it flags a `$`-named column that a
+ *   `patternProperties` pattern of the same schema defines (names.ts: tools take a `$ref` key in
+ *   `properties` for a reference); the rule reads `properties` only.
+ */
+const lintConfig = createConfig({ extends: ['recommended'], rules: { 'info-license': 'off' } });
+
+async function lintProblems(document: JsonObject): Promise<string[]> {
+  const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config: await lintConfig });
+  return problems
+    .filter((problem) => !(problem.ruleId === 'no-required-schema-properties-undefined' && definedByPattern(document, problem.location[0]?.pointer ?? '')))
+    .map((problem) => `${problem.ruleId} (${problem.severity}) at ${problem.location[0]?.pointer}: ${problem.message}`);
+}
+
+/** Whether `#/components/schemas/{name}/required/{i}` names a property one of the schema's own patterns matches. */
+function definedByPattern(document: JsonObject, pointer: string): boolean {
+  const found = /^#\/components\/schemas\/([^/]+)\/required\/(\d+)$/.exec(pointer);
+  if (found === null) return false;
+  const schema = schemas(document)[found[1]] as { required: string[]; patternProperties?: Record<string, unknown> };
+  const name = schema.required[Number(found[2])];
+  return Object.keys(schema.patternProperties ?? {}).some((pattern) => new RegExp(pattern, 'u').test(name));
+}
+
+const ref = (where: string): JsonObject => ({ $ref: `#/components/${where}` });
+
+/** A value with its `$ref`s (within the document) followed. */
+function deref<T = JsonObject>(document: JsonObject, value: unknown): T {
+  let current = value as JsonObject;
+  while (typeof current === 'object' && current !== null && typeof current.$ref === 'string') {
+    const parts = current.$ref.slice(2).split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+    current = parts.reduce<JsonObject>((node, part) => node[part] as JsonObject, document);
+  }
+  return current as T;
+}
+
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  description?: string;
+  explode?: boolean;
+  schema: JsonObject;
+}
+
+/** An operation's parameters by name: the path item's, then its own over them (OpenAPI's rule). */
+function parametersOf(document: JsonObject, path: string, method: string): Map<string, Parameter> {
+  const item = paths(document)[path];
+  const all = [...((item.parameters ?? []) as unknown as unknown[]), ...((item[method].parameters ?? []) as unknown as unknown[])].map((parameter) => deref<Parameter>(document, parameter));
+  return new Map(all.map((parameter) => [parameter.name, parameter]));
+}
+
 const schemas = (document: JsonObject) => (document.components as { schemas: Record<string, JsonObject> }).schemas;
 const paths = (document: JsonObject) => document.paths as Record<string, Record<string, JsonObject>>;
 const METHODS = ['get', 'head', 'post', 'patch', 'put', 'delete', 'options'];
@@ -83,7 +145,7 @@ function tabKeys(document: JsonObject): Map<string, string> {
 }
 
 /** What every document must hold, whatever the workbook. */
-async function checkDocument(t: { test: (name: string, fn: () => void | Promise<void>) => Promise<unknown> }, workbook: Workbook, connection: OpenApiConnection, served: readonly Tab[]): Promise<JsonObject> {
+async function checkDocument(t: { test: (name: string, fn: (t: { diagnostic: (message: string) => void }) => void | Promise<void>) => Promise<unknown> }, workbook: Workbook, connection: OpenApiConnection, served: readonly Tab[]): Promise<JsonObject> {
   const document = buildOpenApi(workbook, connection);
   const check = schemaChecker(document);
   const keys = tabKeys(document);
@@ -125,13 +187,43 @@ async function checkDocument(t: { test: (name: string, fn: () => void | Promise<
       }
     }
   });
-  await t.test('every error code is in the Error schema and in its status\'s response', () => {
-    const error = schemas(document).Error as { properties: { error: { enum: string[] } } };
+  await t.test('issue 25: the schemas accept what the engine answers with `_select`, and for aggregates', (t) => {
+    let aggregates = 0;
+    for (const tab of served) {
+      const key = keys.get(tab.name) as string;
+      const path = `${base}/tabs/${pathSegment(tab.name)}`;
+      const columns = tableOf(tab).columns.map((column) => column.name);
+      const two = columns.slice(0, 2).reverse().map(encodeURIComponent).join(',');
+      const group = columns.length > 0 ? `&_group=${encodeURIComponent(columns[0])}&_agg=count(),count(${encodeURIComponent(columns[0])})` : '&_agg=count()';
+      for (const format of FORMATS) {
+        for (const raw of [false, true]) {
+          if (two !== '') {
+            const selected = handle(workbook, { method: 'GET', url: `${path}?_select=${two}&_format=${format}&_raw=${raw}` }, { hiddenTabs: connection.hiddenTabs });
+            assert.equal(selected.status, 200, `${path}: ${selected.body}`);
+            check(`${key}.Rows`, JSON.parse(selected.body));
+          }
+          const answer = handle(workbook, { method: 'GET', url: `${path}/aggregate?_format=${format}&_raw=${raw}${group}` }, { hiddenTabs: connection.hiddenTabs });
+          // Aggregates are answered once issue 25's engine part (branch i25-aggregate) is merged.
+          if (answer.status === 404 && JSON.parse(answer.body).error === 'not_found') continue;
+          assert.equal(answer.status, 200, `${path}/aggregate: ${answer.body}`);
+          check('AggregateRows', JSON.parse(answer.body));
+          aggregates++;
+        }
+      }
+    }
+    if (aggregates === 0) t.diagnostic('no aggregate answered: the engine does not serve /aggregate on this branch yet');
+  });
+  await t.test('every error code is in the Error schema; each status\'s response, where one is named, holds its codes', () => {
+    const error = schemas(document).Error as { properties: { error: { enum: string[] } }; 'x-status': object };
     assert.deepEqual(error.properties.error.enum, Object.keys(ERRORS));
+    assert.deepEqual(error['x-status'], ERRORS);
+    // Responses no operation names are left out (a read-only connection has no 412); those present are whole.
     const responses = (document.components as { responses: Record<string, { content: { 'application/json': { schema: { allOf: JsonObject[] } } } }> }).responses;
-    for (const [code, status] of Object.entries(ERRORS)) {
-      const codes = (responses[`Error${status}`].content['application/json'].schema.allOf[1] as { properties: { error: { enum: string[] } } }).properties.error.enum;
-      assert.ok(codes.includes(code), `${code} in Error${status}`);
+    const named = Object.keys(responses).filter((name) => /^Error\d+$/.test(name));
+    assert.ok(named.includes('Error400') && named.includes('Error404'), named.join(', '));
+    for (const name of named) {
+      const codes = (responses[name].content['application/json'].schema.allOf[1] as { properties: { error: { enum: string[] } } }).properties.error.enum;
+      assert.deepEqual(codes, Object.entries(ERRORS).filter(([, status]) => `Error${status}` === name).map(([code]) => code), name);
     }
   });
   await t.test('operationIds are unique and every path template has its parameter', () => {
@@ -144,15 +236,79 @@ async function checkDocument(t: { test: (name: string, fn: () => void | Promise<
       }
     }
   });
-  await t.test('the read parameters and the headers are documented', () => {
+  await t.test('the read parameters and the headers are documented; the writes\' only on a writable connection', () => {
     const parameters = (document.components as { parameters: Record<string, JsonObject> }).parameters;
-    assert.deepEqual(['_limit', '_offset', '_raw', '_format', '_sort'].map((name) => Object.values(parameters).some((parameter) => parameter.name === name)), [true, true, true, true, true]);
+    const names = Object.values(parameters).map((parameter) => parameter.name);
+    for (const name of ['_limit', '_offset', '_raw', '_format', '_sort', '_or', '_case', 'If-None-Match']) assert.ok(names.includes(name), name);
+    if (served.some((tab) => tableOf(tab).columns.length > 0)) assert.ok(names.includes('_select'));
     const headers = Object.keys((document.components as { headers: object }).headers);
-    for (const header of ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Last-Modified', 'Cache-Control', 'Idempotent-Replayed']) {
+    for (const header of ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'Link', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'ETag', 'Last-Modified', 'Cache-Control']) {
       assert.ok(headers.includes(header), header);
     }
-    const names = Object.values(parameters).map((parameter) => parameter.name);
-    for (const header of ['If-None-Match', 'If-Match', 'Idempotency-Key']) assert.ok(names.includes(header), header);
+    assert.equal(headers.includes('Idempotent-Replayed'), connection.writable);
+    for (const header of ['If-Match', 'Idempotency-Key']) assert.equal(names.includes(header), connection.writable, header);
+  });
+  await t.test('lints clean: Redocly\'s recommended rules report nothing', async () => {
+    assert.deepEqual(await lintProblems(document), []);
+  });
+  await t.test('issue 25: `_select` (the tab\'s columns) on every read; `_or` and `_case` where conditions are; `Link` on reads', () => {
+    for (const tab of served) {
+      const key = keys.get(tab.name) as string;
+      const columns = tableOf(tab).columns.map((column) => column.name);
+      const tabPath = `${base}/tabs/${pathSegment(tab.name)}`;
+      const column = deref(document, ref(`schemas/${key}.Column`));
+      assert.deepEqual(column.enum ?? [], columns);
+      for (const suffix of ['', '/{position}', '/search', '/query', '/{column}/{value}']) {
+        const select = parametersOf(document, tabPath + suffix, 'get').get('_select');
+        assert.ok(select !== undefined, `${tabPath}${suffix} takes _select`);
+        assert.equal(select.explode, false);
+        assert.deepEqual(select.schema, { type: 'array', items: ref(`schemas/${key}.Column`), minItems: 1 });
+        const ok = deref<{ headers: Record<string, unknown> }>(document, (paths(document)[tabPath + suffix].get.responses as JsonObject)[200]);
+        assert.ok('Link' in ok.headers, `${tabPath}${suffix}: Link`);
+      }
+      for (const suffix of ['/search', '/query', '/aggregate']) {
+        const parameters = parametersOf(document, tabPath + suffix, 'get');
+        assert.deepEqual(parameters.get('_or')?.schema, { type: 'array', items: { type: 'string', minLength: 1 } }, `${suffix} _or`);
+        assert.notEqual(parameters.get('_or')?.explode, false, 'one _or parameter per group');
+        assert.deepEqual(parameters.get('_case')?.schema, { type: 'string', enum: ['sensitive'] });
+      }
+    }
+    assert.ok('Link' in deref<{ headers: object }>(document, ref('responses/Head')).headers);
+  });
+  await t.test('issue 25: `/{position}` takes a row or a slice to read, a row only to write', () => {
+    const ajv = new Ajv2020({ strict: false });
+    for (const tab of served) {
+      const path = `${base}/tabs/${pathSegment(tab.name)}/{position}`;
+      const read = ajv.compile(parametersOf(document, path, 'get').get('position')?.schema as object);
+      assert.deepEqual([3, '3:10', '3:', 'x', '3:x', -1].map((value) => read(value)), [true, true, true, false, false, false]);
+      if (!connection.writable) continue;
+      for (const method of ['patch', 'put', 'delete']) {
+        assert.deepEqual(parametersOf(document, path, method).get('position')?.schema, { type: 'integer', minimum: 0 }, method);
+      }
+    }
+  });
+  await t.test('issue 25: an aggregate path per tab, GET only: `_agg`, `_group` (the tab\'s columns), the conditions, the read parameters', () => {
+    const first = served[0];
+    if (first !== undefined) assert.ok(`${base}/aggregate` in paths(document), 'the first tab\'s, unprefixed');
+    for (const tab of served) {
+      const key = keys.get(tab.name) as string;
+      const path = `${base}/tabs/${pathSegment(tab.name)}/aggregate`;
+      const item = paths(document)[path];
+      assert.deepEqual(METHODS.filter((method) => method in item), ['get'], path);
+      const parameters = parametersOf(document, path, 'get');
+      const agg = parameters.get('_agg');
+      assert.equal(agg?.required, true);
+      for (const [name] of AGGREGATE_FUNCTIONS) assert.ok(agg?.description?.includes(`\`${name}\``), name);
+      assert.deepEqual(['count()', 'count(Col)', 'count_distinct(Col)', 'sum(Col)', 'avg(Col)', 'min(Col)', 'max(Col)'], AGGREGATE_FUNCTIONS.map(([name]) => name));
+      assert.equal(parameters.get('_group')?.explode, false);
+      assert.deepEqual(parameters.get('_group')?.schema, { type: 'array', items: ref(`schemas/${key}.Column`), minItems: 1 });
+      for (const name of ['_sort', '_limit', '_offset', '_format', '_raw', '_select']) assert.ok(parameters.has(name), name);
+      assert.equal(parameters.get('_select')?.explode, false);
+      const conditions = tableOf(tab).columns.map((column) => column.name).filter((column) => !column.startsWith('_'));
+      for (const column of conditions) assert.equal(parameters.get(column)?.in, 'query', column);
+      const ok = deref<{ content: { 'application/json': { schema: JsonObject } } }>(document, (item.get.responses as JsonObject)[200]);
+      assert.deepEqual(ok.content['application/json'].schema, ref('schemas/AggregateRows'));
+    }
   });
   await t.test('security: X-Api-Key only on a keyed connection', () => {
     const schemes = (document.components as { securitySchemes?: Record<string, JsonObject> }).securitySchemes;
@@ -163,8 +319,9 @@ async function checkDocument(t: { test: (name: string, fn: () => void | Promise<
       assert.deepEqual(paths(document)['/healthz'].get.security, []);
       assert.equal(answers401, true);
     } else {
+      // An empty requirement says outright that no credentials are needed.
       assert.equal(schemes, undefined);
-      assert.equal(document.security, undefined);
+      assert.deepEqual(document.security, [{}]);
       assert.equal(answers401, false);
     }
   });
@@ -180,7 +337,7 @@ test('the demo workbook', async (t) => {
   await t.test('keyed, writable', async (t) => {
     const document = await checkDocument(t, workbook, { id: 'demo', keyed: true, writable: true }, workbook.tabs);
     await t.test('the first tab\'s paths are unprefixed', () => {
-      const expected = ['', '/{index}', '/{start}:{end}', '/{start}:', '/search', '/query', '/{column}/{value}', '/tabs', '/openapi.json'];
+      const expected = ['', '/{position}', '/search', '/query', '/aggregate', '/{column}/{value}', '/tabs', '/openapi.json'];
       for (const rest of expected) assert.ok(`/sheets/demo${rest}` in paths(document), rest);
       assert.ok('/sheets/demo/tabs/Sales%202024/{column}/{value}' in paths(document));
       const columns = paths(document)['/sheets/demo/{column}/{value}'].parameters as unknown as { name: string; schema: { enum: string[] } }[];
@@ -197,6 +354,9 @@ test('a workbook with awkward names', async (t) => {
   const visible = workbook.tabs.filter((tab) => tab.visibility === undefined);
   await t.test('hidden tabs served', async (t) => {
     await checkDocument(t, workbook, { id: 'my books/2024', keyed: true, writable: true }, workbook.tabs);
+  });
+  await t.test('read-only, keyed, hidden tabs hidden', async (t) => {
+    await checkDocument(t, workbook, { id: 'ro', keyed: true, writable: false, hiddenTabs: 'hide' }, visible);
   });
   await t.test('hidden tabs hidden', async (t) => {
     const document = await checkDocument(t, workbook, { id: 'x', keyed: false, writable: true, hiddenTabs: 'hide' }, visible);
@@ -220,6 +380,16 @@ test('a workbook with awkward names', async (t) => {
       assert.deepEqual([...tabKeys(document).values()], ['Staff', 'Ventes_2024_Q1', 'ventes_2024_Q1_2', 'Tab', 'Tab_2', 'Empty', 'openapi_json']);
     });
   });
+});
+
+test('/query describes every operator of lib/query.ts and of issue 25', () => {
+  const described = OPERATOR_TEXT.flatMap(([names]) => names);
+  for (const operator of [...OPERATORS, 'in', 'nin', 'between', 'contains', 'startswith', 'endswith', 'empty', 'filled']) assert.ok(described.includes(operator), operator);
+  const document = buildOpenApi({ tabs: [{ name: 'People', rows: [row('Name', 'Age')] }] }, { id: 'x', keyed: false, writable: false });
+  for (const path of ['/sheets/x/query', '/sheets/x/aggregate']) {
+    const description = String(paths(document)[path].get.description);
+    for (const operator of described) assert.ok(description.includes(`\`__${operator}`), `${path}: __${operator}`);
+  }
 });
 
 test('a workbook with no tabs: the connection\'s own paths only', async () => {
