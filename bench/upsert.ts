@@ -23,7 +23,7 @@ const grid = [row('Email', 'Name', 'Age'), ...Array.from({ length: ROWS }, (_, i
 const source = memorySource({ tabs: [{ name: 'People', rows: grid }] });
 const app = createApp({
   connections: [{ id: 'bench', source, keys: [], readOnly: false, engine: {} }],
-  quota: { take: () => ({ allowed: true, headers: {} }) },
+  quota: { take: () => ({ allowed: true, headers: {} }), peek: () => ({}) },
   bodyBytes: 16 * 1024 * 1024,
   cors: '*',
   log: createLogger('silent'),

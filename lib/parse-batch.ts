@@ -56,6 +56,8 @@ function batchItem(json: unknown, at: string): BatchItem | ApiError {
   if (isApiError(set)) return set;
   const keys = Object.keys(where);
   if (keys.length === 0) return apiError('invalid_body', `${at}.where is empty; name the rows with {"_index": n} or with conditions (every row would be a guess).`);
+  // `_case` only says how conditions compare: alone, it names no rows, as `{}` does not.
+  if (keys.every((key) => key === '_case')) return apiError('invalid_body', `${at}.where gives only "_case", which says how conditions compare; name the rows with {"_index": n} or with conditions (every row would be a guess).`);
   if (Object.hasOwn(where, '_index')) {
     if (keys.length > 1) return apiError('invalid_body', `${at}.where gives "_index" with conditions; give one or the other.`);
     const index = where._index;

@@ -71,7 +71,8 @@ export function freshIds(table: Table, ids: RowIds, count: number, taken: readon
 
 /**
  * A write by id (`PATCH /Id/42`) whose rows hold one id twice (an outside edit copied a row):
- * which of them is meant cannot be told, so 409, naming the rows; null when every id is once.
+ * which of them is meant cannot be told, so 409, naming the rows and a way out that works (PATCH
+ * may not change an id, so: the spreadsheet, or DELETE by index); null when every id is once.
  */
 export function duplicateIds(table: Table, ids: RowIds, targets: readonly number[]): ApiError | null {
   const folded = table.folded(ids.column);
@@ -81,7 +82,7 @@ export function duplicateIds(table: Table, ids: RowIds, targets: readonly number
     const first = seen.get(id);
     if (first !== undefined) {
       const shown = table.row(index).text[ids.column.position] ?? '';
-      return apiError('conflict', `The id ${JSON.stringify(shown)} is in rows ${first} and ${index} of "${table.name}" (its ${ids.column.name} column should hold each id once); change one of them by index (/${first} or /${index}) first. Nothing was written.`);
+      return apiError('conflict', `The id ${JSON.stringify(shown)} is in rows ${first} and ${index} of "${table.name}" (its ${ids.column.name} column should hold each id once). An id never changes through the API, so fix it in the spreadsheet, or DELETE /${first} or /${index} and POST that row again without ${ids.column.name} for a fresh id. Nothing was written.`);
     }
     seen.set(id, index);
   }

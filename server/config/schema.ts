@@ -191,10 +191,20 @@ export const KeyTabs = v.pipe(
 // `2027-01-01` (midnight UTC) or a date and time with its zone: without one, the moment is a guess.
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/i;
 
+/**
+ * Whether the text's date is one the calendar has: `2027-02-30` is a typo, though Date.parse
+ * rolls it over to 2 March.
+ */
+function isCalendarDate(text: string): boolean {
+  const [year, month, day] = [Number(text.slice(0, 4)), Number(text.slice(5, 7)), Number(text.slice(8, 10))];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 /** When a key stops working, as ISO 8601. */
 export const KeyExpiry = v.pipe(
   v.string(expected('an ISO 8601 date or time such as "2027-01-01T00:00:00Z"')),
-  v.check((text) => ISO_INSTANT.test(text) && !Number.isNaN(Date.parse(text)), expected('an ISO 8601 date or time with its zone, such as "2027-01-01" or "2027-01-01T09:00:00+01:00"')),
+  v.check((text) => ISO_INSTANT.test(text) && isCalendarDate(text) && !Number.isNaN(Date.parse(text)), expected('an ISO 8601 date or time with its zone, such as "2027-01-01" or "2027-01-01T09:00:00+01:00"')),
 );
 
 export const KeySchema = v.pipe(

@@ -154,7 +154,8 @@ function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute):
 
 /** Stage 6b, once the rate limit has decided (null: the plan has none): a refusal is not counted by the quota; else the quota counts it. */
 function serveLimited(app: Pipeline, request: IncomingRequest, route: SheetRoute, connection: Connection, access: Authenticated, rate: RateDecision | null, cors: Readonly<Record<string, string>>): Answer | Promise<Answer> {
-  if (rate !== null && !rate.allowed) return errorAnswer(rate.error ?? apiError('rate_limited', 'Too many requests.'), { ...rate.headers, ...cors });
+  // A refusal is not counted, but carries the quota's X-RateLimit-* headers as the count stands (the contract: on every response).
+  if (rate !== null && !rate.allowed) return errorAnswer(rate.error ?? apiError('rate_limited', 'Too many requests.'), { ...app.quota.peek(connection.id, connection.plan), ...rate.headers, ...cors });
   // 6b. Quota: counted against the connection's billing plan (a promise only where counts are shared).
   const operation = operationOf(request.method);
   const quota = app.quota.take(connection.id, connection.plan, operation);

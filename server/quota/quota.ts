@@ -59,11 +59,18 @@ export interface QuotaDecision {
 export interface Quota {
   /** A promise only where counts are shared (Redis): the state folder's store decides in memory. */
   take(connection: string, billingPlan: BillingPlan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
+  /**
+   * The X-RateLimit-* headers as the count stands, without counting: for an answer the quota was
+   * not asked about (a 429 of the plan's rate limit), which the contract still gives them.
+   */
+  peek(connection: string, billingPlan: BillingPlan | undefined): Readonly<Record<string, string>>;
 }
 
 export interface QuotaStore {
   /** Decides one request and counts it when allowed. The state folder's store is synchronous (no I/O); the Redis one is not. */
   take(connectionId: string, plan: BillingPlan | undefined, operation: Operation): QuotaDecision | Promise<QuotaDecision>;
+  /** The X-RateLimit-* headers of `used`'s count, nothing counted (Quota.peek). */
+  peek(connectionId: string, plan: BillingPlan | undefined): Readonly<Record<string, string>>;
   /** Requests counted for the connection in the current span of its plan's period (a month without a plan). */
   used(connectionId: string, plan?: BillingPlan): number;
   /** Writes pending counts now. */
@@ -121,12 +128,7 @@ export function decideQuota(plan: BillingPlan | undefined, operation: Operation,
     if (plan !== undefined && !plan.operations.includes(operation)) return { allowed: false, headers: UNLIMITED, error: operationRefused(plan, operation) };
     return UNLIMITED_ALLOWED;
   }
-  const headers: Record<string, string> = {
-    'X-RateLimit-Limit': String(limit),
-    'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
-    'X-RateLimit-Plan': plan.name,
-    'X-RateLimit-Reset': String(span.to / 1000),
-  };
+  const headers = quotaHeaders(plan, used, span);
   if (!plan.operations.includes(operation)) return { allowed: false, headers, error: operationRefused(plan, operation) };
   if (used >= limit) {
     const allowance = PERIODS[periodOf(plan)].adjective;
@@ -135,6 +137,22 @@ export function decideQuota(plan: BillingPlan | undefined, operation: Operation,
   }
   headers['X-RateLimit-Remaining'] = String(limit - used - 1);
   return { allowed: true, headers };
+}
+
+/**
+ * The X-RateLimit-* headers of a span in which `used` requests were counted: a plan of 100 a
+ * month with 2 used -> Limit 100, Remaining 98, its name, Reset at the month's end; no limit ->
+ * `X-RateLimit-Plan: unlimited` alone.
+ */
+export function quotaHeaders(plan: BillingPlan | undefined, used: number, span: Span): Record<string, string> {
+  const limit = allowanceOf(plan);
+  if (plan === undefined || limit === undefined) return { ...UNLIMITED };
+  return {
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': String(Math.max(0, limit - used)),
+    'X-RateLimit-Plan': plan.name,
+    'X-RateLimit-Reset': String(span.to / 1000),
+  };
 }
 
 const UNLIMITED: Readonly<Record<string, string>> = Object.freeze({ 'X-RateLimit-Plan': 'unlimited' });
@@ -252,6 +270,11 @@ export async function openQuotaStore(options: QuotaStoreOptions): Promise<LocalQ
       dirty = true;
       schedule(flushDelayMs);
       return decision;
+    },
+    peek(connectionId, plan) {
+      const tally = tallies[periodOf(plan)];
+      const span = currentSpan(tally, nowMs());
+      return quotaHeaders(plan, tally.counts.get(connectionId) ?? 0, span);
     },
     used(connectionId, plan) {
       const tally = tallies[periodOf(plan)];

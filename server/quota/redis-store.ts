@@ -21,7 +21,7 @@ import { apiError } from '../../lib/errors.ts';
 import type { BillingPlan, Operation } from '../config/schema.ts';
 import type { Logger } from '../log.ts';
 import { PERIOD_NAMES, PERIODS, periodOf, spanClock, type PeriodName, type Span } from './period.ts';
-import { allowanceOf, decideQuota, type QuotaDecision, type QuotaStore } from './quota.ts';
+import { allowanceOf, decideQuota, quotaHeaders, type QuotaDecision, type QuotaStore } from './quota.ts';
 import type { Redis } from '../redis/client.ts';
 import { redisUnavailable } from '../redis/unavailable.ts';
 
@@ -119,6 +119,12 @@ export async function openRedisQuota(options: RedisQuotaOptions): Promise<QuotaS
     }
   };
 
+  const usedNow = (connectionId: string, span: Span): number => {
+    const seen = lastSeen.get(connectionId);
+    const waiting = pending.get(span.key)?.counts.get(connectionId) ?? 0;
+    return (seen === undefined || seen.key !== span.key ? 0 : seen.used) + waiting;
+  };
+
   const takeLimited = async (connectionId: string, plan: BillingPlan, operation: Operation, span: Span, limit: number): Promise<QuotaDecision> => {
     const allowance = PERIODS[periodOf(plan)].adjective;
     let reply: number;
@@ -149,11 +155,14 @@ export async function openRedisQuota(options: RedisQuotaOptions): Promise<QuotaS
       }
       return takeLimited(connectionId, plan as BillingPlan, operation, span, limit);
     },
-    used(connectionId, plan) {
+    // This instance's last view of the count (no round trip for an answer that counts nothing):
+    // other instances' requests since then are not in it.
+    peek(connectionId, plan) {
       const span = spanOf(plan, now());
-      const seen = lastSeen.get(connectionId);
-      const waiting = pending.get(span.key)?.counts.get(connectionId) ?? 0;
-      return (seen === undefined || seen.key !== span.key ? 0 : seen.used) + waiting;
+      return quotaHeaders(plan, usedNow(connectionId, span), span);
+    },
+    used(connectionId, plan) {
+      return usedNow(connectionId, spanOf(plan, now()));
     },
     flush,
     // Redis cannot be written to without yielding: a forced exit loses the last second's counts of unlimited connections.

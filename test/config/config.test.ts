@@ -158,6 +158,9 @@ const mistakes: [string, string][] = [
   [connection(', "keys": [{"key": "k", "tabs": ["A", "A"]}]'), 'connections[0].keys[0].tabs: expected each tab once'],
   [connection(', "keys": [{"key": "k", "expiresAt": "tomorrow"}]'), 'connections[0].keys[0].expiresAt: expected an ISO 8601 date or time with its zone, such as "2027-01-01" or "2027-01-01T09:00:00+01:00", got "tomorrow"'],
   [connection(', "keys": [{"key": "k", "expiresAt": "2027-01-01T09:00:00"}]'), 'connections[0].keys[0].expiresAt: expected an ISO 8601 date or time with its zone'],
+  // A day the calendar does not have is a typo, not the 2nd of March (Date.parse rolls it over).
+  [connection(', "keys": [{"key": "k", "expiresAt": "2027-02-30"}]'), 'connections[0].keys[0].expiresAt: expected an ISO 8601 date or time with its zone, such as "2027-01-01" or "2027-01-01T09:00:00+01:00", got "2027-02-30"'],
+  [connection(', "keys": [{"key": "k", "expiresAt": "2027-04-31T10:00:00Z"}]'), 'connections[0].keys[0].expiresAt: expected an ISO 8601 date or time with its zone'],
   [connection(', "keys": [{"key": "k", "expiresAt": 1798761600}]'), 'connections[0].keys[0].expiresAt: expected an ISO 8601 date or time such as "2027-01-01T00:00:00Z", got 1798761600'],
   [connection(', "keys": [{"key": "k", "expiresat": "2027-01-01"}]'), 'connections[0].keys[0].expiresat: unknown field (did you mean "expiresAt"?)'],
   [connection(', "plan": {"name": "p", "rateLimit": {"requests": 60}}'), 'connections[0].plan.rateLimit.perSeconds: is required'],

@@ -34,7 +34,7 @@ export async function appOver(t: { after(fn: () => Promise<void>): void }, sourc
 export function appOf(source: Source, id = 'book'): App {
   return createApp({
     connections: [{ id, source, keys: [], readOnly: false, engine: { formulas: false, maxRows: 5000 } }],
-    quota: { take: () => ({ allowed: true, headers: {} }) },
+    quota: { take: () => ({ allowed: true, headers: {} }), peek: () => ({}) },
     bodyBytes: 1024 * 1024,
     cors: '*',
     log: createLogger('silent'),

@@ -16,6 +16,7 @@ function appWith(decision: QuotaDecision = { allowed: true, headers: {} }, cors:
       counted.push(`${connection} ${operation}`);
       return decision;
     },
+    peek: () => decision.headers,
   };
   const app = createApp({
     connections: [connectionOf(), connectionOf({ id: 'keyed', keys: [{ digest: digestKey('reader'), scope: 'read' }] })],

@@ -34,7 +34,7 @@ function appWith(now: () => number = () => EXPIRY - 60_000) {
   const source = memorySource(workbook());
   const app = createApp({
     connections: [{ id: 'shop', source, keys: KEYS, readOnly: false, engine: {} }],
-    quota: { take: () => ({ allowed: true, headers: {} }) },
+    quota: { take: () => ({ allowed: true, headers: {} }), peek: () => ({}) },
     bodyBytes: 1024 * 1024,
     cors: '*',
     log: createLogger('silent'),

@@ -83,6 +83,28 @@ test('a refused request is not counted against the monthly quota', async (t) => 
   assert.equal(quota.used('demo', plan), 2);
 });
 
+test('a 429 carries the X-RateLimit-* headers too, as the quota stands, without counting the refused request', async (t) => {
+  // The contract: X-RateLimit-* on every response. The quota is peeked at, not asked to count.
+  const plan: BillingPlan = { name: 'both', monthlyRequests: 100, operations: ALL, rateLimit: { requests: 2, perSeconds: 10 } };
+  const { call } = await appWith(t, plan);
+  const served = [await call(), await call()];
+  assert.deepEqual(served.map((answer) => answer.headers['X-RateLimit-Remaining']), ['99', '98']);
+  const refused = [await call(), await call()];
+  for (const answer of refused) {
+    assert.equal(answer.status, 429);
+    assert.deepEqual(
+      [answer.headers['X-RateLimit-Limit'], answer.headers['X-RateLimit-Remaining'], answer.headers['X-RateLimit-Plan'], answer.headers['X-RateLimit-Reset']],
+      ['100', '98', 'both', String(Date.UTC(2030, 1, 1) / 1000)],
+    );
+  }
+  const unlimited = await appWith(t, BURST);
+  for (let i = 0; i < 3; i++) await unlimited.call();
+  const refusedUnlimited = await unlimited.call();
+  assert.equal(refusedUnlimited.status, 429);
+  assert.equal(refusedUnlimited.headers['X-RateLimit-Plan'], 'unlimited');
+  assert.equal(refusedUnlimited.headers['X-RateLimit-Remaining'], undefined);
+});
+
 test('a quota refusal (402) on a rate-limited plan carries the RateLimit headers too', async (t) => {
   const plan: BillingPlan = { name: 'tiny', monthlyRequests: 1, operations: ALL, rateLimit: { requests: 5, perSeconds: 10 } };
   const { call } = await appWith(t, plan);

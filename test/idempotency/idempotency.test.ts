@@ -25,7 +25,7 @@ function people(): Workbook {
   return { tabs: [{ name: 'People', rows: [row('Name', 'Age'), row('Ann', 30), row('Bob', 41)] }] };
 }
 
-const NO_QUOTA = { take: () => ({ allowed: true, headers: { 'X-RateLimit-Remaining': 'unlimited' } }) };
+const NO_QUOTA = { take: () => ({ allowed: true, headers: { 'X-RateLimit-Remaining': 'unlimited' } }), peek: () => ({ 'X-RateLimit-Remaining': 'unlimited' }) };
 
 function appOver(source: Source, extra: Partial<Connection> = {}) {
   const connection: Connection = { id: 'demo', source, keys: [], readOnly: false, engine: {}, ...extra };

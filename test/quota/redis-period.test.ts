@@ -96,3 +96,18 @@ test('requests of a plan without a limit are added under its period\'s key', asy
   assert.equal(await client.get('sheetrest:quota:2030-11:open'), '1', 'no plan: the month, as before');
   assert.equal(store.used('team', team), 3);
 });
+
+test('peek gives the X-RateLimit-* headers of the count this instance last saw, and counts nothing', async (t) => {
+  const redis = await redisOrSkip(t);
+  if (redis === null) return;
+  const clock = { at: new Date(Date.UTC(2030, 10, 23, 14, 30)) };
+  const [store] = await storesAt(t, redis.url, clock, 1);
+  const client = await clientOf(t, redis.url);
+  await client.flushAll();
+  const plan: BillingPlan = { name: 'p', monthlyRequests: 10, operations: [...ALL] };
+  for (let n = 0; n < 3; n++) await store.take('crm', plan, 'read');
+  const reset = String(Date.UTC(2030, 11, 1) / 1000);
+  assert.deepEqual(store.peek('crm', plan), { 'X-RateLimit-Limit': '10', 'X-RateLimit-Remaining': '7', 'X-RateLimit-Plan': 'p', 'X-RateLimit-Reset': reset });
+  assert.equal(await client.get('sheetrest:quota:2030-11:crm'), '3', 'nothing counted');
+  assert.deepEqual(store.peek('other', undefined), { 'X-RateLimit-Plan': 'unlimited' });
+});

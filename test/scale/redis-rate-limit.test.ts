@@ -25,7 +25,7 @@ async function instances(t: Parameters<typeof defer>[0], url: string, plan: Bill
     const rateLimiter = await openRedisLimiter({ redis, log: silent, ...(now === undefined ? {} : { now }) });
     return createApp({
       connections: [{ id: 'crm', source: memorySource(people()), keys: [{ digest: digestKey('k1') }, { digest: digestKey('k2') }], readOnly: false, engine: {}, plan }],
-      quota: { take: () => ({ allowed: true, headers: {} }) },
+      quota: { take: () => ({ allowed: true, headers: {} }), peek: () => ({}) },
       rateLimiter,
       bodyBytes: 1024 * 1024,
       cors: '*',

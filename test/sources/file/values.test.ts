@@ -15,7 +15,7 @@ import { recordingLog, shownText, tempFolder, writeFixture } from '../../helpers
 import { CONTRACT_FIXTURE, appendPlan, planned, replacePlan } from '../../helpers/source-contract.ts';
 
 const FORMATS: readonly FileFormat[] = ['xlsx', 'ods', 'csv'];
-const NO_QUOTA = { take: () => ({ allowed: true, headers: {} }) };
+const NO_QUOTA = { take: () => ({ allowed: true, headers: {} }), peek: () => ({}) };
 
 /** Appends `rows` to the People tab of a fresh file, folds (close), and answers the rows read back by a new source. */
 async function roundTrip(format: FileFormat, rows: readonly SheetRow[]): Promise<SheetRow[]> {

@@ -51,7 +51,7 @@ test('increment ids over a file: counted from the file, after a restart too', as
   const open = () => openFileSource({ path, log: recordingLog().log });
   const first = await open();
   const appOn = (source: Awaited<ReturnType<typeof open>>) =>
-    createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: { rowId: { column: 'Id', generate: 'increment' } } }], quota: { take: () => ({ allowed: true, headers: {} }) }, bodyBytes: 1 << 20, cors: '*', log: createLogger('silent') });
+    createApp({ connections: [{ id: 'crm', source, keys: [], readOnly: false, engine: { rowId: { column: 'Id', generate: 'increment' } } }], quota: { take: () => ({ allowed: true, headers: {} }), peek: () => ({}) }, bodyBytes: 1 << 20, cors: '*', log: createLogger('silent') });
   const post = async (source: Awaited<ReturnType<typeof open>>, name: string) => (await (await appOn(source).fetch(new Request('http://x/sheets/crm', json('POST', { Name: name })))).json()).Id;
   assert.equal(await post(first, 'Bob'), '5');
   await first.close();
