@@ -162,6 +162,8 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
 
   const upsert = action === 'read' || action === 'options' ? null : upsertColumn(url.searchParams, action);
   if (isApiError(upsert)) return upsert;
+  const stray = action === 'read' ? misspeltParameter(url.searchParams) : action === 'options' ? null : writeParameter(url.searchParams, method);
+  if (stray !== null) return stray;
   let body: WriteBody | null = null;
   let batch: readonly BatchItem[] | null = null;
   const maxRows = options.maxRows ?? DEFAULT_MAX_ROWS;
@@ -265,6 +267,61 @@ function parseTarget(rest: readonly string[]): Target | null {
 
 function notFound(pathname: string, why: string): ApiError {
   return apiError('not_found', `No resource at ${pathname}: ${why}.`);
+}
+
+/** Every `_` parameter a read takes somewhere (each path checks its own). */
+const READ_PARAMETERS = ['_limit', '_offset', '_raw', '_format', '_sort', '_or', '_case'];
+
+/**
+ * `GET /sheets/demo?_limt=5` -> 400 naming `_limit`: a `_` parameter one or two letters from one
+ * a read takes is a typo, never ignored. Any other parameter of a plain read is ignored, as the
+ * contract has it (cache-busters such as `_=1700000000` or `_t=...`).
+ */
+function misspeltParameter(parameters: URLSearchParams): ApiError | null {
+  if (parameters.size === 0) return null;
+  for (const name of parameters.keys()) {
+    if (!name.startsWith('_') || READ_PARAMETERS.includes(name)) continue;
+    const meant = READ_PARAMETERS.find((known) => nearName(name, known));
+    if (meant !== undefined) return apiError('invalid_parameter', `${name} is not a parameter; did you mean ${meant}? A read takes ${READ_PARAMETERS.join(', ')}.`);
+  }
+  return null;
+}
+
+/**
+ * `PATCH /sheets/demo/Name/Ann?City=Lisbon` -> 400: a condition in a write's query would mean
+ * nothing (the path names the rows), so it is refused rather than writing more rows than meant;
+ * so is a misspelt `_upsert` (`_upsrt=Email` would append duplicates). The read parameters
+ * (`_raw`, `_format`...) stay ignored on writes, whose answers are always records of strings.
+ */
+function writeParameter(parameters: URLSearchParams, method: string): ApiError | null {
+  for (const name of parameters.keys()) {
+    if (name === '_upsert') continue;
+    if (!name.startsWith('_')) {
+      return apiError('invalid_parameter', `The query parameter "${name}" means nothing on a ${method}: a write's rows are named by its path${method === 'POST' ? ', and a POST takes only _upsert' : ''}; leave it out.`);
+    }
+    if (nearName(name, '_upsert')) return apiError('invalid_parameter', `${name} is not a parameter; did you mean _upsert?`);
+  }
+  return null;
+}
+
+/** Whether `given` is one or two edits (insert, delete, replace, swap) from `known`: `_limt`, `_sotr`. */
+function nearName(given: string, known: string): boolean {
+  const limit = known.length <= 4 ? 1 : 2;
+  if (Math.abs(given.length - known.length) > limit) return false;
+  // Optimal string alignment distance, small strings only.
+  const a = given.toLowerCase();
+  const b = known;
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2][j - 2] + 1);
+      rows[i][j] = best;
+    }
+  }
+  return rows[a.length][b.length] <= limit;
 }
 
 const NO_CONDITIONS: ConditionSet = { conditions: [], orGroups: [], caseSensitive: false };
