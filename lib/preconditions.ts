@@ -11,7 +11,10 @@ import type { Tab, Workbook } from './workbook.ts';
 
 /** What a read's answer is a function of, besides the rows: the request and the options that shape reads. */
 function requestKey(tab: string | null, target: Target, read: ReadParameters, options: EngineOptions): string {
-  return JSON.stringify([tab, target, read.limit, read.offset, read.raw, read.format, read.sort, options.hiddenTabs ?? 'serve']);
+  const key: unknown[] = [tab, target, read.limit, read.offset, read.raw, read.format, read.sort, options.hiddenTabs ?? 'serve'];
+  // Added only when given, so that the tags of reads without `_select` stay what they were.
+  if (read.select !== null) key.push(read.select);
+  return JSON.stringify(key);
 }
 
 /** The ETag of a read of a tab's rows (a row by index gets the row's own validator). */

@@ -3,9 +3,9 @@
 // before offset and limit.
 import { isApiError, type ApiError } from './errors.ts';
 import type { ReadParameters, Target } from './parse-request.ts';
-import { matchTest, queryTests, searchTests, type RowFilter } from './query.ts';
+import { columnOf, matchTest, queryTests, searchTests, type RowFilter } from './query.ts';
 import { sortRows } from './sort.ts';
-import type { Table } from './table.ts';
+import type { Column, Table } from './table.ts';
 
 export interface Selection {
   /** Data-row indexes, in answer order. */
@@ -72,4 +72,16 @@ export function selectRows(table: Table, target: Target, read: ReadParameters): 
   const end = read.limit === null ? undefined : read.offset + read.limit;
   const indexes = read.offset === 0 && end === undefined ? sorted : sorted.slice(read.offset, end);
   return { indexes, total: sorted.length };
+}
+
+/** `_select=Name,Age`: those columns, in that order; the table's own list when there is no `_select`. */
+export function selectedColumns(table: Table, select: readonly string[] | null): readonly Column[] | ApiError {
+  if (select === null) return table.columns;
+  const columns: Column[] = [];
+  for (const name of select) {
+    const column = columnOf(table, name);
+    if (isApiError(column)) return column;
+    columns.push(column);
+  }
+  return columns;
 }
