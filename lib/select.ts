@@ -27,7 +27,10 @@ export function matchRows(table: Table, target: Target): number[] | ApiError {
   if (indexed !== undefined) {
     for (const index of indexed.rows!) if (tests.every((test) => test(index))) indexes.push(index);
   } else if (tests.length === 0) {
-    for (let index = 0; index < table.rowCount; index++) indexes.push(index);
+    // Every row (a `/query` or an aggregate without conditions): filled in place, not grown.
+    const all = new Array<number>(table.rowCount);
+    for (let index = 0; index < table.rowCount; index++) all[index] = index;
+    return all;
   } else if (tests.length === 1) {
     const [test] = tests;
     for (let index = 0; index < table.rowCount; index++) if (test(index)) indexes.push(index);

@@ -10,7 +10,7 @@ import { columnOf } from '../query.ts';
 import { matchRows } from '../select.ts';
 import { Table, type Column } from '../table.ts';
 import type { SheetRow, TypedValue } from '../workbook.ts';
-import { callCells, type AnswerCell } from './functions.ts';
+import { callCells, type AnswerCell, type Sums } from './functions.ts';
 import { groupRows } from './groups.ts';
 
 /** Answers of more groups than this are built again for each request rather than kept. */
@@ -43,7 +43,8 @@ function buildAnswer(table: Table, target: AggregateTarget): Table | ApiError {
   const caseSensitive = isCaseSensitive(target.query);
   // With groups, no matched row is no group; without, one row over nothing (counts 0).
   const groups = groupRows(table, groupColumns, matched, caseSensitive);
-  const columns = target.calls.map((call, index) => callCells(table, call, callColumns[index], matched, groups, caseSensitive));
+  const sums = new Map<number, Sums>();
+  const columns = target.calls.map((call, index) => callCells(table, call, callColumns[index], matched, groups, caseSensitive, sums));
 
   const names = [...target.group, ...target.calls.map((call) => call.name)];
   const rows: SheetRow[] = [{ text: names, value: names }];

@@ -21,29 +21,36 @@ export interface AnswerCell {
 
 const EMPTY: AnswerCell = { text: '', value: null };
 
-/** The cells of `call` for each group, `column` being its column (null for `count()`). */
-export function callCells(table: Table, call: AggregateCall, column: Column | null, matched: readonly number[], groups: Groups, caseSensitive: boolean): AnswerCell[] {
-  if (column === null) return counted(groups, () => true, matched);
+/**
+ * The cells of `call` for each group, `column` being its column (null for `count()`). `sums`
+ * holds the sums worked out by this request's calls so far, by column, so that `sum(Amount)`
+ * and `avg(Amount)` add the column up once.
+ */
+export function callCells(table: Table, call: AggregateCall, column: Column | null, matched: readonly number[], groups: Groups, caseSensitive: boolean, sums: Map<number, Sums>): AnswerCell[] {
+  if (column === null) {
+    const totals = new Float64Array(groups.count);
+    for (let k = 0; k < matched.length; k++) totals[groups.of[k]]++;
+    return Array.from(totals, numberCell);
+  }
   switch (call.fn) {
     case 'count': {
       const folded = table.folded(column);
-      return counted(groups, (row) => folded[row] !== '', matched);
+      const totals = new Float64Array(groups.count);
+      for (let k = 0; k < matched.length; k++) if (folded[matched[k]] !== '') totals[groups.of[k]]++;
+      return Array.from(totals, numberCell);
     }
     case 'count_distinct':
       return distinctCounts(table, column, matched, groups, caseSensitive);
     case 'sum':
-    case 'avg':
-      return sums(table.numbers(column), matched, groups, call.fn === 'avg');
+    case 'avg': {
+      let added = sums.get(column.position);
+      if (added === undefined) sums.set(column.position, (added = addUp(table.numbers(column), matched, groups)));
+      return sumCells(added, call.fn === 'avg');
+    }
     case 'min':
     case 'max':
       return extremes(table, column, matched, groups, caseSensitive, call.fn === 'min' ? -1 : 1);
   }
-}
-
-function counted(groups: Groups, counts: (row: number) => boolean, matched: readonly number[]): AnswerCell[] {
-  const totals = new Float64Array(groups.count);
-  for (let k = 0; k < matched.length; k++) if (counts(matched[k])) totals[groups.of[k]]++;
-  return Array.from(totals, numberCell);
 }
 
 /** Distinct non-empty values, compared as the groups are (folded unless case-sensitive). */
@@ -63,11 +70,14 @@ function distinctCounts(table: Table, column: Column, matched: readonly number[]
   return Array.from(totals, numberCell);
 }
 
-/**
- * Sums (Neumaier's compensated summation, so that the order of the rows does not show in the
- * digits), or their averages, of the numeric cells; empty for a group without one.
- */
-function sums(numbers: Float64Array, matched: readonly number[], groups: Groups, average: boolean): AnswerCell[] {
+/** Each group's sum of its numeric cells, and how many there were. */
+export interface Sums {
+  readonly totals: Float64Array;
+  readonly counts: Float64Array;
+}
+
+/** Neumaier's compensated summation, so that the order of the rows does not show in the digits. */
+function addUp(numbers: Float64Array, matched: readonly number[], groups: Groups): Sums {
   const totals = new Float64Array(groups.count);
   const compensations = new Float64Array(groups.count);
   const counts = new Float64Array(groups.count);
@@ -82,11 +92,14 @@ function sums(numbers: Float64Array, matched: readonly number[], groups: Groups,
     totals[group] = sum;
     counts[group]++;
   }
-  const cells = new Array<AnswerCell>(groups.count);
-  for (let group = 0; group < groups.count; group++) {
-    const sum = totals[group] + compensations[group];
-    cells[group] = counts[group] === 0 ? EMPTY : numberCell(average ? sum / counts[group] : sum);
-  }
+  for (let group = 0; group < groups.count; group++) totals[group] += compensations[group];
+  return { totals, counts };
+}
+
+/** The sums, or their averages; empty for a group without a numeric cell. */
+function sumCells({ totals, counts }: Sums, average: boolean): AnswerCell[] {
+  const cells = new Array<AnswerCell>(totals.length);
+  for (let group = 0; group < totals.length; group++) cells[group] = counts[group] === 0 ? EMPTY : numberCell(average ? totals[group] / counts[group] : totals[group]);
   return cells;
 }
 

@@ -44,32 +44,39 @@ export interface Groups {
 export function groupRows(table: Table, columns: readonly Column[], matched: readonly number[], caseSensitive: boolean): Groups {
   const of = new Int32Array(matched.length);
   if (columns.length === 0) return { count: 1, of, first: [matched[0] ?? -1] };
-  let count = 0;
-  columns.forEach((column, step) => {
-    const { codes, distinct } = columnCodes(table, column, caseSensitive);
-    // The groups so far, each split by this column: group g and code c make the key g * distinct + c
-    // (below 2^53: both are below the row count).
-    const numbered = step === 0 ? new Int32Array(distinct).fill(-1) : null;
-    const keys = step === 0 ? null : new Map<number, number>();
-    let next = 0;
+  // The first column numbers the groups through an array indexed by its codes.
+  const { codes, distinct } = columnCodes(table, columns[0], caseSensitive);
+  const numbered = new Int32Array(distinct).fill(-1);
+  let first: number[] = [];
+  for (let k = 0; k < matched.length; k++) {
+    const row = matched[k];
+    const code = codes[row];
+    let group = numbered[code];
+    if (group === -1) {
+      group = numbered[code] = first.length;
+      first.push(row);
+    }
+    of[k] = group;
+  }
+  // Each further column splits the groups so far: group g and code c make the key g * distinct + c
+  // (below 2^53: both are below the row count).
+  for (let step = 1; step < columns.length; step++) {
+    const { codes, distinct } = columnCodes(table, columns[step], caseSensitive);
+    const keys = new Map<number, number>();
+    const next: number[] = [];
     for (let k = 0; k < matched.length; k++) {
-      const code = codes[matched[k]];
-      let group: number | undefined;
-      if (numbered !== null) {
-        group = numbered[code];
-        if (group === -1) numbered[code] = group = next++;
-      } else {
-        const key = of[k] * distinct + code;
-        group = keys!.get(key);
-        if (group === undefined) keys!.set(key, (group = next++));
+      const row = matched[k];
+      const key = of[k] * distinct + codes[row];
+      let group = keys.get(key);
+      if (group === undefined) {
+        keys.set(key, (group = next.length));
+        next.push(row);
       }
       of[k] = group;
     }
-    count = next;
-  });
-  const first = new Array<number>(count).fill(-1);
-  for (let k = 0; k < matched.length; k++) if (first[of[k]] === -1) first[of[k]] = matched[k];
-  return { count, of, first };
+    first = next;
+  }
+  return { count: first.length, of, first };
 }
 
 /** The text a case-insensitive request compares: folded (`fold`), or as displayed. */
