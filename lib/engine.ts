@@ -1,7 +1,7 @@
 // The engine end to end: one request against an in-memory workbook -> status, headers and JSON
 // body, plus the write plan and the next workbook for a write. No I/O: the server, every source
 // and anyone embedding sheetrest get the same answers from here.
-import { aggregateTable } from './aggregate/answer.ts';
+import { aggregateTable, unknownAnswerColumn } from './aggregate/answer.ts';
 import { applyPlan } from './apply-plan.ts';
 import type { WritePlan } from './write-plan.ts';
 import { apiError, isApiError, type ApiError } from './errors.ts';
@@ -92,6 +92,8 @@ function read(workbook: Workbook, tab: Tab, table: Table, request: ParsedRequest
   const rows = target.kind === 'aggregate' ? aggregateTable(table, target) : table;
   if (isApiError(rows)) return errorResult(rows, workbook, sheetHeaders(table));
   const rowsTarget: Target = target.kind === 'aggregate' ? { kind: 'rows' } : target;
+  const unknown = target.kind === 'aggregate' ? unknownAnswerColumn(rows, [...(parameters.select ?? []), ...parameters.sort.map((key) => key.column)]) : null;
+  if (unknown !== null) return errorResult(unknown, workbook, sheetHeaders(table));
   const columns = selectedColumns(rows, parameters.select);
   if (isApiError(columns)) return errorResult(columns, workbook, sheetHeaders(table));
   const { format, raw } = parameters;

@@ -290,6 +290,9 @@ function parseReadParameters(parameters: URLSearchParams, target: Target, search
   const select = selectValue === null ? null : parseColumnList('_select', selectValue);
   if (isApiError(select)) return select;
   const pageQuery = limit === null ? null : search.slice(1);
+  // Outside /aggregate they would be ignored, and the answer would be rows, not a count: a typo to tell.
+  const misplaced = target.kind === 'aggregate' ? undefined : ['_agg', '_group'].find((name) => parameters.has(name));
+  if (misplaced !== undefined) return apiError('invalid_parameter', `${misplaced} is read only by /aggregate: GET /sheets/{id}[/tabs/{Tab}]/aggregate?_agg=count()&_group=Column.`);
 
   return readOfPath(target, limit, offset, { limit, offset: offset ?? 0, raw, format, sort, select, pageQuery });
 }

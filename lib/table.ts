@@ -37,8 +37,9 @@ export class Table {
   readonly #numbers = new Map<number, Float64Array>();
   /** Other work on one column, by what it is and the column's position (`columnWork`). */
   readonly #columnWork = new Map<string, unknown>();
-  /** Answers to requests over this table (`keep`), oldest first. */
-  readonly #kept = new Map<string, unknown>();
+  /** Answers to requests over this table (`keep`), oldest first, with their weights. */
+  readonly #kept = new Map<string, { readonly value: unknown; readonly weight: number }>();
+  #keptWeight = 0;
   /**
    * Heap this table's `*text*` indexes may still grow by, set by the engine for each request
    * from its `textIndexBytes` option and what the workbook's other indexes take. A function:
@@ -225,17 +226,23 @@ export class Table {
 
   /**
    * A request's answer over this table (an aggregate by its calls, groups and conditions), built
-   * once while the table is served: a repeated request costs a lookup. At most `KEPT_ANSWERS`
-   * are kept, the oldest dropped first; `build` returns `keep: false` for an answer too large to keep.
+   * once while the table is served: a repeated request costs a lookup. `build` gives the
+   * answer's weight (an aggregate's answer rows), null for an answer not to keep (an error);
+   * at most `KEPT_ANSWERS` answers weighing `KEPT_WEIGHT` in all are kept, the oldest dropped first.
    */
-  keep<T>(key: string, build: () => { readonly value: T; readonly keep: boolean }): T {
-    if (this.#kept.has(key)) return this.#kept.get(key) as T;
-    const built = build();
-    if (built.keep) {
-      if (this.#kept.size >= KEPT_ANSWERS) this.#kept.delete(this.#kept.keys().next().value as string);
-      this.#kept.set(key, built.value);
+  keep<T>(key: string, build: () => { readonly value: T; readonly weight: number | null }): T {
+    const kept = this.#kept.get(key);
+    if (kept !== undefined) return kept.value as T;
+    const { value, weight } = build();
+    if (weight === null || weight > KEPT_WEIGHT) return value;
+    while (this.#kept.size >= KEPT_ANSWERS || this.#keptWeight + weight > KEPT_WEIGHT) {
+      const [oldest, { weight: dropped }] = this.#kept.entries().next().value as [string, { weight: number }];
+      this.#kept.delete(oldest);
+      this.#keptWeight -= dropped;
     }
-    return built.value;
+    this.#kept.set(key, { value, weight });
+    this.#keptWeight += weight;
+    return value;
   }
 
   /** One data row as UTF-8 JSON, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
@@ -294,6 +301,8 @@ function once<T>(cache: Map<number, T>, column: Column, build: () => T): T {
 
 /** Answers `Table.keep` holds per table: a dashboard's handful of aggregates, with room to spare. */
 const KEPT_ANSWERS = 32;
+/** Their weight in all (an aggregate's: its answer rows), so that large answers cannot pile up. */
+const KEPT_WEIGHT = 100_000;
 
 const tables = new WeakMap<Tab, Table>();
 

@@ -4,7 +4,7 @@
 // `_select`, `_format` and `_raw` apply to it as to a tab's rows. It is kept with the tab's table
 // (`Table.keep`) for its calls, groups and conditions: a repeated aggregate with no write in
 // between is a lookup.
-import { isApiError, type ApiError } from '../errors.ts';
+import { apiError, isApiError, type ApiError } from '../errors.ts';
 import type { AggregateTarget } from '../parse-request.ts';
 import { columnOf } from '../query.ts';
 import { matchRows } from '../select.ts';
@@ -13,15 +13,13 @@ import type { SheetRow, TypedValue } from '../workbook.ts';
 import { callCells, type AnswerCell, type Sums } from './functions.ts';
 import { groupRows } from './groups.ts';
 
-/** Answers of more groups than this are built again for each request rather than kept. */
-const KEPT_GROUPS = 100_000;
-
 export function aggregateTable(table: Table, target: AggregateTarget): Table | ApiError {
   // The query target carries whatever `/query` reads from the parameters, so it names the rows in full.
   const key = JSON.stringify(['aggregate', target.calls, target.group, target.query]);
   return table.keep(key, () => {
     const answer = buildAnswer(table, target);
-    return { value: answer, keep: !isApiError(answer) && answer.rowCount <= KEPT_GROUPS };
+    // Weighed by its rows: a handful of dashboard aggregates are kept, not a million groups each.
+    return { value: answer, weight: isApiError(answer) ? null : Math.max(answer.rowCount, 1) };
   });
 }
 
@@ -67,6 +65,17 @@ function buildAnswer(table: Table, target: AggregateTarget): Table | ApiError {
   }
   // The row count is given: an answer row may be all empty (the group of empty cells, with no number to sum).
   return new Table({ name: table.name, rows }, groups.count);
+}
+
+/**
+ * `_sort` and `_select` name the answer's columns (the group columns, then the calls): an
+ * unknown one is 400 `unknown_column` naming those, or null.
+ */
+export function unknownAnswerColumn(answer: Table, names: readonly string[]): ApiError | null {
+  const unknown = names.find((name) => answer.column(name) === undefined);
+  if (unknown === undefined) return null;
+  const columns = answer.columns.map((column) => JSON.stringify(column.name)).join(', ');
+  return apiError('unknown_column', `This aggregate's answer has no column "${unknown}"; its columns are ${columns} (the group columns, then each _agg call as written).`);
 }
 
 /** `_case=sensitive`, where the query target carries it (lib/query.ts reads it for the conditions). */

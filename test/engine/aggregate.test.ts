@@ -180,3 +180,21 @@ test('property: the aggregate equals the plain reference (counts, sums, averages
     { numRuns: 200 },
   );
 });
+
+test('Table.keep: answers kept up to their weight in all, the oldest dropped first; errors are not kept', () => {
+  const table = tableOf(book().tabs[0]);
+  let builds = 0;
+  const keep = (key: string, weight: number | null) => table.keep(key, () => ({ value: `${key}${++builds}`, weight }));
+  assert.equal(keep('a', 60_000), 'a1');
+  assert.equal(keep('a', 60_000), 'a1', 'kept');
+  assert.equal(keep('b', 60_000), 'b2', 'a and b weigh more than 100,000 together: a is dropped');
+  assert.equal(keep('b', 60_000), 'b2');
+  assert.equal(keep('a', 60_000), 'a3', 'built again');
+  assert.equal(keep('big', 100_001), 'big4');
+  assert.equal(keep('big', 100_001), 'big5', 'heavier than everything kept may weigh: never kept');
+  assert.equal(keep('a', 60_000), 'a3', 'and nothing was dropped for it');
+  assert.equal(keep('error', null), 'error6');
+  assert.equal(keep('error', null), 'error7');
+  for (let i = 0; i < 40; i++) keep(`small${i}`, 1);
+  assert.equal(keep('a', 60_000), 'a48', 'at most 32 answers: the oldest went');
+});
