@@ -258,8 +258,10 @@ function aggregateTarget(parameters: URLSearchParams): AggregateTarget | ApiErro
   const names = [...group, ...calls.map((call) => call.name)];
   const twice = names.find((name, index) => names.indexOf(name) !== index);
   if (twice !== undefined) return apiError('invalid_parameter', `The answer would have two columns named "${twice}" (_group, then each _agg call, name its columns); name each once.`);
-  const query = withConditions({ kind: 'query', conditions: [] }, parameters) as AggregateTarget['query'];
-  return { kind: 'aggregate', calls, group, query };
+  // The rows are named exactly as `/query` names them, with whatever it reads from the parameters.
+  const query: unknown = withConditions({ kind: 'query', conditions: [] }, parameters);
+  if (isApiError(query)) return query;
+  return { kind: 'aggregate', calls, group, query: query as AggregateTarget['query'] };
 }
 
 const DEFAULT_READ: ReadParameters = { limit: null, offset: 0, raw: false, format: 'records', sort: [], select: null, pageQuery: null };
