@@ -1,10 +1,13 @@
 // Engine benchmark: `npm run bench` (or `node --expose-gc bench/engine.ts 100000` for one size).
-// Times GET /sheets/demo/City/Lisbon and five other reads through `handle()` on generated tabs of
-// 100k and 1M rows x 6 columns, each beside a hand-written loop doing the same work, and
-// measures the heap a loaded tab takes against the JSON text of all its rows. Also an exact filter
-// on a unique key (`--unique-key` for that table alone): the first, which builds the column's
-// index, and repeated. Issue 25's conditions (`__in` of 10 values, `__startswith`, `_or` of two
-// exact conditions) run with the rest, or alone with `--conditions`.
+// Times GET /sheets/demo/City/Lisbon and six other reads (`_select` of 2 of 6 columns among them)
+// through `handle()` on generated tabs of 100k and 1M rows x 6 columns, each beside a
+// hand-written loop doing the same work, and measures the heap a loaded tab takes against the
+// JSON text of all its rows. Also an exact filter on a unique key (`--unique-key` for that table
+// alone): the first, which builds the column's index, and repeated; and
+// `aggregate?_group=City&_agg=count(),sum(Score),avg(Score)` (`--aggregate` alone) beside a
+// hand loop grouping in a Map: first asked, on a new table, and repeated.
+// Issue 25's conditions (`__in` of 10 values, `__startswith`, `_or` of two exact conditions)
+// run with the rest, or alone with `--conditions`.
 //
 // "The same work" means the hand loop and the engine produce byte-identical JSON (asserted
 // once per operation and size before timing) from the same workbook under the same semantics:
@@ -42,6 +45,9 @@ const AFTER_WRITE_ONLY = process.argv.includes('--after-write');
 const UNIQUE_KEY_ONLY = process.argv.includes('--unique-key');
 /** `--conditions`: only the version 2 conditions (`__in`, `__startswith`, `_or`; issue 25). */
 const CONDITIONS_ONLY = process.argv.includes('--conditions');
+/** `--aggregate`: only the aggregate table. */
+const AGGREGATE_ONLY = process.argv.includes('--aggregate');
+
 
 // ---------------------------------------------------------------------------------------------
 // The hand-written loops
@@ -207,6 +213,17 @@ const OPERATIONS: readonly Operation[] = [
     name: '_format=split',
     url: '/sheets/demo?_format=split',
     hand: (columns) => splitJson(columns, allIndexes(columns.rowCount)),
+  },
+  {
+    name: '_select 2 of 6',
+    url: '/sheets/demo?_select=Name,City',
+    hand: (columns) => {
+      const name = columns.text[NAME];
+      const city = columns.text[CITY];
+      let json = '[';
+      for (let i = 0; i < columns.rowCount; i++) json += (i > 0 ? ',{"Name":' : '{"Name":') + JSON.stringify(name[i]) + ',"City":' + JSON.stringify(city[i]) + '}';
+      return json + ']';
+    },
   },
 ];
 
@@ -389,6 +406,85 @@ function searchesAfterWrite(rowCount: number): AfterWrite[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Aggregates
+
+// Score stands for the issue's Amount: numbers with 2% empty cells.
+const AGGREGATE_URL = '/sheets/demo/aggregate?_group=City&_agg=count(),sum(Score),avg(Score)';
+/** Another aggregate over the same columns: it builds their per-table work (group codes, numbers), not the answer above. */
+const AGGREGATE_WARMING_URL = '/sheets/demo/aggregate?_group=City&_agg=sum(Score)';
+const AGGREGATE_REPEATS = 50;
+
+/**
+ * The hand loop of the aggregate: rows grouped by lower-cased City in a Map, in the order first
+ * met, each group showing its first City; count, and the compensated sum (Neumaier) and average
+ * of the numeric Scores, written as the engine writes numbers (15 significant digits, shortest form).
+ */
+function handAggregate(columns: Columns): string {
+  const lower = columns.lower[CITY];
+  const shown = columns.text[CITY];
+  const { score } = columns;
+  const groups = new Map<string, { city: string; count: number; sum: number; compensation: number; numbers: number }>();
+  for (let i = 0; i < columns.rowCount; i++) {
+    let group = groups.get(lower[i]);
+    if (group === undefined) groups.set(lower[i], (group = { city: shown[i], count: 0, sum: 0, compensation: 0, numbers: 0 }));
+    group.count++;
+    const value = score[i];
+    if (typeof value !== 'number') continue;
+    const sum = group.sum + value;
+    group.compensation += Math.abs(group.sum) >= Math.abs(value) ? group.sum - sum + value : value - sum + group.sum;
+    group.sum = sum;
+    group.numbers++;
+  }
+  const number = (n: number) => String(Number.isSafeInteger(n) ? n : Number(n.toPrecision(15)));
+  let json = '[';
+  for (const group of groups.values()) {
+    const total = group.sum + group.compensation;
+    json += (json.length > 1 ? ',' : '') + '{"City":' + JSON.stringify(group.city) + ',"count()":"' + group.count + '"';
+    json += ',"sum(Score)":' + (group.numbers === 0 ? '""' : '"' + number(total) + '"') + ',"avg(Score)":' + (group.numbers === 0 ? '""' : '"' + number(total / group.numbers) + '"') + '}';
+  }
+  return json + ']';
+}
+
+interface AggregateRow {
+  readonly rows: number;
+  /** A new table: its folded City, group codes and numbers built, then the answer. */
+  readonly cold: number;
+  /** The columns' work built by another aggregate; this one's answer is not kept yet. */
+  readonly engine: number;
+  readonly hand: number;
+  /** The same request again, no write in between: answered from what the table keeps. */
+  readonly repeated: number;
+  readonly slowest: number;
+}
+
+function aggregateBenchmark(rowCount: number): AggregateRow {
+  const workbook = buildWorkbook(rowCount);
+  const tab = workbook.tabs[0];
+  const columns = columnsOf(tab);
+  assert.deepEqual(engineRead(workbook, AGGREGATE_URL), handRead({ hand: handAggregate }, columns), 'the hand loop must answer exactly what the engine answers');
+  const fresh = (): Workbook => ({ tabs: [{ name: tab.name, rows: tab.rows }] });
+  const cold: number[] = [];
+  const engine: number[] = [];
+  const hand: number[] = [];
+  // More runs than the other tables: a run takes milliseconds, so a busy machine's scheduling shows in each.
+  for (let i = 0; i < WARMUP + runsFor(rowCount) * 3; i++) {
+    const coldBook = fresh();
+    const coldTime = timeOnce(() => engineRead(coldBook, AGGREGATE_URL));
+    const warmBook = fresh();
+    engineRead(warmBook, AGGREGATE_WARMING_URL);
+    const engineTime = timeOnce(() => engineRead(warmBook, AGGREGATE_URL));
+    const handTime = timeOnce(() => handRead({ hand: handAggregate }, columns));
+    if (i < WARMUP) continue;
+    cold.push(coldTime);
+    engine.push(engineTime);
+    hand.push(handTime);
+  }
+  const repeats: number[] = [];
+  for (let i = 0; i < AGGREGATE_REPEATS; i++) repeats.push(timeOnce(() => engineRead(workbook, AGGREGATE_URL), false));
+  return { rows: rowCount, cold: median(cold), engine: median(engine), hand: median(hand), repeated: median(repeats), slowest: Math.max(...repeats) };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 function nsPerRow(ms: number, rows: number): string {
@@ -405,10 +501,11 @@ const runtime = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined' ? '
 console.log(`sheetrest engine benchmark: ${runtime} ${process.version}, median of ${runsFor(0)} runs (${runsFor(1_000_000)} from 1M rows) after ${WARMUP} warm-up run`);
 if (!canCollect) console.log('(no GC hook: run with --expose-gc for steadier timings and the memory figure)');
 
-const memory = canCollect && !AFTER_WRITE_ONLY && !UNIQUE_KEY_ONLY && !CONDITIONS_ONLY ? measureMemory(MEMORY_ROWS) : null;
+const ONE_TABLE = AFTER_WRITE_ONLY || UNIQUE_KEY_ONLY || AGGREGATE_ONLY;
+const memory = canCollect && !ONE_TABLE && !CONDITIONS_ONLY ? measureMemory(MEMORY_ROWS) : null;
 
 const results: Row[] = [];
-for (const size of AFTER_WRITE_ONLY || UNIQUE_KEY_ONLY ? [] : SIZES) {
+for (const size of ONE_TABLE ? [] : SIZES) {
   console.log(`\n${size.toLocaleString('en')} rows x ${COLUMNS.length} columns...`);
   results.push(...benchmark(size));
 }
@@ -435,7 +532,7 @@ if (results.length > 0) console.log(
 );
 if (results.length > 0) console.log('ratio = engine / hand loop (repeated read); cold = first read of a new tab object (engine caches rebuilt).');
 
-const afterWrites = UNIQUE_KEY_ONLY || CONDITIONS_ONLY ? [] : SIZES.flatMap((size) => searchesAfterWrite(size));
+const afterWrites = UNIQUE_KEY_ONLY || CONDITIONS_ONLY || AGGREGATE_ONLY ? [] : SIZES.flatMap((size) => searchesAfterWrite(size));
 if (afterWrites.length > 0) console.log(
   `\nGET ${SEARCH_URL} after a write on a tab whose index was built (ms):\n` +
     table(
@@ -444,13 +541,26 @@ if (afterWrites.length > 0) console.log(
     ),
 );
 
-const uniqueKeys = AFTER_WRITE_ONLY || CONDITIONS_ONLY ? [] : SIZES.map((size) => uniqueKeyFilter(size));
+const uniqueKeys = AFTER_WRITE_ONLY || CONDITIONS_ONLY || AGGREGATE_ONLY ? [] : SIZES.map((size) => uniqueKeyFilter(size));
 if (uniqueKeys.length > 0) console.log(
   `\nexact filter on a unique key, GET /sheets/demo/Id/<id> (ms; target < 5 ms repeated):\n` +
     table(
       ['rows', 'first (builds the index)', 'repeated, median of 50', 'slowest of 50', 'one scan of the column'],
       uniqueKeys.map((row) => [row.rows.toLocaleString('en'), row.first.toFixed(1), row.repeated.toFixed(3), row.slowest.toFixed(3), row.scan.toFixed(1)]),
     ),
+);
+
+const aggregates = AFTER_WRITE_ONLY || UNIQUE_KEY_ONLY || CONDITIONS_ONLY ? [] : SIZES.map((size) => aggregateBenchmark(size));
+if (aggregates.length > 0) console.log(
+  `\nGET ${AGGREGATE_URL} (ms; ratio target <= ${RATIO_TARGET}, repeated < 5 ms):\n` +
+    table(
+      ['rows', 'engine', 'hand loop', 'ratio', `<= ${RATIO_TARGET}`, 'cold (new table)', `repeated, median of ${AGGREGATE_REPEATS}`, `slowest of ${AGGREGATE_REPEATS}`],
+      aggregates.map((row) => {
+        const ratio = row.engine / row.hand;
+        return [row.rows.toLocaleString('en'), row.engine.toFixed(1), row.hand.toFixed(1), ratio.toFixed(2), ratio <= RATIO_TARGET ? 'ok' : 'MISSED', row.cold.toFixed(1), row.repeated.toFixed(3), row.slowest.toFixed(3)];
+      }),
+    ) +
+    `\nengine: the first time this aggregate is asked of a table whose columns another aggregate prepared (group codes, numbers); cold: of a new table; medians of ${runsFor(0) * 3} runs (${runsFor(1_000_000) * 3} from 1M rows).`,
 );
 
 if (memory !== null) {

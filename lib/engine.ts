@@ -1,15 +1,17 @@
 // The engine end to end: one request against an in-memory workbook -> status, headers and JSON
 // body, plus the write plan and the next workbook for a write. No I/O: the server, every source
 // and anyone embedding sheetrest get the same answers from here.
+import { aggregateTable, unknownAnswerColumn } from './aggregate/answer.ts';
 import { applyPlan } from './apply-plan.ts';
 import type { WritePlan } from './write-plan.ts';
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import { formatRows } from './format.ts';
 import { sheetHeaders, JSON_CONTENT_TYPE } from './headers.ts';
-import { allowedMethods, parseRequest, type EngineOptions, type EngineRequest, type ParsedRequest } from './parse-request.ts';
+import { allowedMethods, parseRequest, type EngineOptions, type EngineRequest, type ParsedRequest, type ReadParameters, type Target } from './parse-request.ts';
 import { planWrite, rowNotFound } from './plan-write.ts';
 import { ifMatchRefusal, matchesAny, notModified, readTag, tabsTag, writeTag } from './preconditions.ts';
-import { isWholeTable, selectRows } from './select.ts';
+import { pageLinks } from './link.ts';
+import { isWholeTable, selectedColumns, selectRows } from './select.ts';
 import { DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
 import { builtTable, tableOf, type Table } from './table.ts';
 import { headerBlock, type Tab, type Workbook } from './workbook.ts';
@@ -94,24 +96,40 @@ function read(workbook: Workbook, tab: Tab, table: Table, request: ParsedRequest
   // A matching If-None-Match skips the rows altogether: the tag names this request on this content.
   const tag = readTag(tab, table, request, options);
   if (notModified(request, tag)) return notModifiedResult({ ETag: tag, ...sheetHeaders(table) }, workbook);
-  const headers = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(table), 'X-Total-Count': '', ETag: tag };
+  const headers: Record<string, string> = { 'Content-Type': JSON_CONTENT_TYPE, ...sheetHeaders(table), 'X-Total-Count': '', ETag: tag };
+  // An aggregate's answer rows are a table of their own (aggregate/answer.ts), read as a tab's rows are.
+  const rows = target.kind === 'aggregate' ? aggregateTable(table, target) : table;
+  if (isApiError(rows)) return errorResult(rows, workbook, sheetHeaders(table));
+  const rowsTarget: Target = target.kind === 'aggregate' ? { kind: 'rows' } : target;
+  const unknown = target.kind === 'aggregate' ? unknownAnswerColumn(rows, [...(parameters.select ?? []), ...parameters.sort.map((key) => key.column)]) : null;
+  if (unknown !== null) return errorResult(unknown, workbook, sheetHeaders(table));
+  const columns = selectedColumns(rows, parameters.select);
+  if (isApiError(columns)) return errorResult(columns, workbook, sheetHeaders(table));
   const { format, raw } = parameters;
-  const whole = isWholeTable(target) && parameters.sort.length === 0 && parameters.offset === 0 && (parameters.limit ?? Infinity) >= table.rowCount;
-  if (whole) {
+  const whole = isWholeTable(rowsTarget) && parameters.sort.length === 0 && parameters.offset === 0 && (parameters.limit ?? Infinity) >= rows.rowCount;
+  if (whole && columns === rows.columns) {
     // The whole tab is the most common read: its answer, encoded, is kept with the table until a write.
-    headers['X-Total-Count'] = String(table.rowCount);
+    setTotal(headers, parameters, rows.rowCount);
     if (matchesAny(request)) return notModifiedResult({ ETag: tag, ...sheetHeaders(table) }, workbook);
     if (request.head) return answer(request, 200, headers, '', null, workbook);
-    const kept = table.remember(`${format}:${raw}`, () => formatRows(table, allRows(table), format, raw));
+    const kept = rows.remember(`${format}:${raw}`, () => formatRows(rows, allRows(rows), format, raw));
     return answer(request, 200, headers, kept, null, workbook);
   }
-  const selection = selectRows(table, target, parameters);
+  const selection = selectRows(rows, rowsTarget, parameters);
   if (isApiError(selection)) return errorResult(selection, workbook, sheetHeaders(table));
-  headers['X-Total-Count'] = String(selection.total);
+  setTotal(headers, parameters, selection.total);
   if (matchesAny(request)) return notModifiedResult({ ETag: tag, ...sheetHeaders(table) }, workbook);
   // HEAD answers GET's headers; the rows need not be formatted at all.
   if (request.head) return answer(request, 200, headers, '', null, workbook);
-  return answer(request, 200, headers, formatRows(table, selection.indexes, format, raw), null, workbook);
+  return answer(request, 200, headers, formatRows(rows, selection.indexes, format, raw, columns), null, workbook);
+}
+
+/** X-Total-Count, and with `_limit` the `Link` header of the pages (lib/link.ts). */
+function setTotal(headers: Record<string, string>, parameters: ReadParameters, total: number): void {
+  headers['X-Total-Count'] = String(total);
+  if (parameters.pageQuery === null || parameters.limit === null) return;
+  const links = pageLinks(parameters.pageQuery, parameters.offset, parameters.limit, total);
+  if (links !== null) headers.Link = links;
 }
 
 /** What the `*text*` indexes may still grow by: the option's total less what the workbook's tabs hold. */

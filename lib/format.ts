@@ -1,7 +1,7 @@
 // GET /sheets/demo?_format=split -> {"index": ["0", "4"], "columns": [...], "data": [[...]]}.
 // The six answer shapes (pandas orient names), written straight to JSON text. Index labels are
 // the rows' data indexes as strings, so a client can PATCH what it read.
-import { cellJson, type Table } from './table.ts';
+import { cellJson, objectJson, type Column, type Table } from './table.ts';
 
 export const FORMATS = ['records', 'dict', 'list', 'series', 'split', 'index'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -12,27 +12,44 @@ export function isFormat(name: string): name is Format {
 
 /**
  * The rows at `indexes` (data-row indexes, in answer order) as JSON in `format`: text, or for
- * `records`, the default, UTF-8 bytes assembled from each row's kept bytes.
+ * `records`, the default, UTF-8 bytes assembled from each row's kept bytes. `columns`, when
+ * not the table's own (`_select=Name,Age`), are written straight from the cells: the kept
+ * bytes hold whole rows.
  */
-export function formatRows(table: Table, indexes: readonly number[], format: Format, raw: boolean): string | Uint8Array {
+export function formatRows(table: Table, indexes: readonly number[], format: Format, raw: boolean, columns: readonly Column[] = table.columns): string | Uint8Array {
+  const whole = columns === table.columns;
   switch (format) {
     case 'records':
-      return recordsBytes(table, indexes, raw);
+      return whole ? recordsBytes(table, indexes, raw) : selectedRecords(table, indexes, columns, raw);
     case 'index':
-      return '{' + indexes.map((index) => `"${index}":` + table.rowJson(index, raw)).join(',') + '}';
+      return '{' + indexes.map((index) => `"${index}":` + (whole ? table.rowJson(index, raw) : objectJson(columns, table.row(index), raw))).join(',') + '}';
     case 'dict':
-      return columnsJson(table, (position) => '{' + indexes.map((index) => `"${index}":` + cellJson(table.row(index), position, raw)).join(',') + '}');
+      return columnsJson(columns, (position) => '{' + indexes.map((index) => `"${index}":` + cellJson(table.row(index), position, raw)).join(',') + '}');
     case 'list':
     case 'series':
-      return columnsJson(table, (position) => '[' + indexes.map((index) => cellJson(table.row(index), position, raw)).join(',') + ']');
+      return columnsJson(columns, (position) => '[' + indexes.map((index) => cellJson(table.row(index), position, raw)).join(',') + ']');
     case 'split': {
       const data = indexes.map((index) => {
         const row = table.row(index);
-        return '[' + table.columns.map((column) => cellJson(row, column.position, raw)).join(',') + ']';
+        return '[' + columns.map((column) => cellJson(row, column.position, raw)).join(',') + ']';
       });
-      return `{"index":[${indexes.map((index) => `"${index}"`).join(',')}],"columns":${JSON.stringify(table.columns.map((column) => column.name))},"data":[${data.join(',')}]}`;
+      return `{"index":[${indexes.map((index) => `"${index}"`).join(',')}],"columns":${JSON.stringify(columns.map((column) => column.name))},"data":[${data.join(',')}]}`;
     }
   }
+}
+
+/** `[{"Name":"Ann","City":"Lisbon"},...]`: the chosen cells of each row, each key written once per answer. */
+function selectedRecords(table: Table, indexes: readonly number[], columns: readonly Column[], raw: boolean): string {
+  const keys = columns.map((column, i) => (i === 0 ? '{' : ',') + JSON.stringify(column.name) + ':');
+  const positions = columns.map((column) => column.position);
+  let json = '[';
+  for (let k = 0; k < indexes.length; k++) {
+    const row = table.row(indexes[k]);
+    if (k > 0) json += ',';
+    for (let c = 0; c < keys.length; c++) json += keys[c] + cellJson(row, positions[c], raw);
+    json += '}';
+  }
+  return json + ']';
 }
 
 const OPEN_BRACKET = 0x5b;
@@ -59,6 +76,6 @@ export function recordsBytes(table: Table, indexes: readonly number[], raw: bool
   return bytes;
 }
 
-function columnsJson(table: Table, columnJson: (position: number) => string): string {
-  return '{' + table.columns.map((column) => JSON.stringify(column.name) + ':' + columnJson(column.position)).join(',') + '}';
+function columnsJson(columns: readonly Column[], columnJson: (position: number) => string): string {
+  return '{' + columns.map((column) => JSON.stringify(column.name) + ':' + columnJson(column.position)).join(',') + '}';
 }

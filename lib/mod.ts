@@ -8,6 +8,7 @@ export { isEmptyPlan, type WritePlan, type ReplacedRow } from './write-plan.ts';
 export { ERRORS, ApiError, apiError, isApiError, isErrorCode, type ErrorCode } from './errors.ts';
 export { FORMATS, type Format } from './format.ts';
 export { OPERATORS, type Operator } from './query.ts';
+export { AGGREGATE_FUNCTIONS, type AggregateFunction, type AggregateCall } from './aggregate/parse.ts';
 export { coerceText, coerceWritten, displayText, parseIsoDate, parseCanonicalNumber } from './coerce.ts';
 export { tableOf, Table, type Column } from './table.ts';
 export { gridRows, Rows, CHUNK_ROWS } from './rows.ts';

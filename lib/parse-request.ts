@@ -1,6 +1,7 @@
 // GET /sheets/demo/tabs/Staff/Name/jo*?_sort=-Age&_limit=5 -> one typed request: connection
 // `demo`, tab `Staff`, rows whose Name matches `jo*`, sorted by Age descending, at most 5.
 // Parsing never throws: anything that fits no shape is an ApiError value naming what was expected.
+import { parseAggregateCalls, parseColumnList, type AggregateCall } from './aggregate/parse.ts';
 import { apiError, isApiError, type ApiError } from './errors.ts';
 import { FORMATS, isFormat, type Format } from './format.ts';
 import { parseBatch, type BatchItem } from './parse-batch.ts';
@@ -69,7 +70,20 @@ export type Target =
   | { readonly kind: 'match'; readonly column: string; readonly pattern: string }
   | ({ readonly kind: 'search' } & ConditionSet)
   | ({ readonly kind: 'query' } & ConditionSet)
+  | AggregateTarget
   | { readonly kind: 'tabs' };
+
+/**
+ * `/aggregate?_agg=count(),sum(Amount)&_group=City&Age=__gte(18)`: the calls, the group columns,
+ * and the rows they run over as a `/query` target (its conditions, and whatever else `/query`
+ * reads from the parameters), matched as `/query` matches them.
+ */
+export interface AggregateTarget {
+  readonly kind: 'aggregate';
+  readonly calls: readonly AggregateCall[];
+  readonly group: readonly string[];
+  readonly query: Extract<Target, { kind: 'query' }>;
+}
 
 export type Action = 'read' | 'append' | 'patch' | 'put' | 'delete' | 'options';
 
@@ -88,6 +102,13 @@ export interface ReadParameters {
   readonly raw: boolean;
   readonly format: Format;
   readonly sort: readonly SortKey[];
+  /** `_select=Name,Age`: only these columns, in this order; null: every column. */
+  readonly select: readonly string[] | null;
+  /**
+   * The query string as sent (without `?`), kept only when `_limit` is given: the `Link`
+   * header's page URLs are this string with another `_offset` (lib/link.ts).
+   */
+  readonly pageQuery: string | null;
 }
 
 export interface ParsedRequest {
@@ -120,6 +141,7 @@ const ALLOWED: Record<Target['kind'], readonly string[]> = {
   match: ['GET', 'HEAD', 'PATCH', 'PUT', 'DELETE'],
   search: ['GET', 'HEAD'],
   query: ['GET', 'HEAD'],
+  aggregate: ['GET', 'HEAD'],
   tabs: ['GET', 'HEAD'],
 };
 
@@ -155,9 +177,9 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
     return apiError('method_not_allowed', `${method} is not accepted here; this path takes ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
   }
 
-  const read = action === 'read' ? parseReadParameters(url.searchParams, path.target) : DEFAULT_READ;
+  const read = action === 'read' ? parseReadParameters(url.searchParams, path.target, url.search) : DEFAULT_READ;
   if (isApiError(read)) return read;
-  const target = action === 'options' ? path.target : withConditions(path.target, url.searchParams);
+  const target = action === 'options' ? path.target : action === 'read' && path.target.kind === 'aggregate' ? aggregateTarget(url.searchParams) : withConditions(path.target, url.searchParams);
   if (isApiError(target)) return target;
 
   const upsert = action === 'read' || action === 'options' ? null : upsertColumn(url.searchParams, action);
@@ -248,7 +270,7 @@ function parsePath(pathname: string): ParsedPath | ApiError {
     rest = rest.slice(2);
   }
   const target = parseTarget(rest);
-  return target === null ? notFound(pathname, 'it fits none of the shapes /{n}, /{a}:{b}, /search, /query, /{Column}/{Value}') : { connection, tab, target };
+  return target === null ? notFound(pathname, 'it fits none of the shapes /{n}, /{a}:{b}, /search, /query, /aggregate, /{Column}/{Value}') : { connection, tab, target };
 }
 
 function parseTarget(rest: readonly string[]): Target | null {
@@ -259,6 +281,7 @@ function parseTarget(rest: readonly string[]): Target | null {
   const [segment] = rest;
   if (segment === 'search') return { kind: 'search', ...NO_CONDITIONS };
   if (segment === 'query') return { kind: 'query', ...NO_CONDITIONS };
+  if (segment === 'aggregate') return { kind: 'aggregate', calls: [], group: [], query: { kind: 'query', ...NO_CONDITIONS } };
   if (/^\d+$/.test(segment)) return { kind: 'index', index: Number(segment) };
   const slice = /^(\d+):(\d*)$/.exec(segment);
   if (slice !== null) return { kind: 'slice', start: Number(slice[1]), end: slice[2] === '' ? null : Number(slice[2]) };
@@ -270,7 +293,7 @@ function notFound(pathname: string, why: string): ApiError {
 }
 
 /** Every `_` parameter a read takes somewhere (each path checks its own). */
-const READ_PARAMETERS = ['_limit', '_offset', '_raw', '_format', '_sort', '_or', '_case'];
+const READ_PARAMETERS = ['_limit', '_offset', '_raw', '_format', '_sort', '_select', '_or', '_case', '_agg', '_group'];
 
 /**
  * `GET /sheets/demo?_limt=5` -> 400 naming `_limit`: a `_` parameter one or two letters from one
@@ -332,7 +355,7 @@ const CONDITION_PARAMETERS = ['_or', '_case'] as const;
 function withConditions(target: Target, parameters: URLSearchParams): Target | ApiError {
   if (target.kind !== 'search' && target.kind !== 'query') {
     for (const name of CONDITION_PARAMETERS) {
-      if (parameters.has(name)) return apiError('invalid_parameter', `${name} applies to /search and /query; leave it out here.`);
+      if (parameters.has(name)) return apiError('invalid_parameter', `${name} applies to /search, /query and /aggregate; leave it out here.`);
     }
     return target;
   }
@@ -340,16 +363,33 @@ function withConditions(target: Target, parameters: URLSearchParams): Target | A
   return isApiError(set) ? set : { kind: target.kind, ...set };
 }
 
-const DEFAULT_READ: ReadParameters = { limit: null, offset: 0, raw: false, format: 'records', sort: [] };
+/** `_agg` and `_group`, with the `/query` conditions of the same parameters. */
+function aggregateTarget(parameters: URLSearchParams): AggregateTarget | ApiError {
+  const calls = parseAggregateCalls(parameters.get('_agg'));
+  if (isApiError(calls)) return calls;
+  const groupValue = parameters.get('_group');
+  const group = groupValue === null ? [] : parseColumnList('_group', groupValue);
+  if (isApiError(group)) return group;
+  // The answer's columns are the group columns, then the calls: each name once.
+  const names = [...group, ...calls.map((call) => call.name)];
+  const twice = names.find((name, index) => names.indexOf(name) !== index);
+  if (twice !== undefined) return apiError('invalid_parameter', `The answer would have two columns named "${twice}" (_group, then each _agg call, name its columns); name each once.`);
+  // The rows are named exactly as `/query` names them, with whatever it reads from the parameters.
+  const query: unknown = withConditions({ kind: 'query', ...NO_CONDITIONS }, parameters);
+  if (isApiError(query)) return query;
+  return { kind: 'aggregate', calls, group, query: query as AggregateTarget['query'] };
+}
+
+const DEFAULT_READ: ReadParameters = { limit: null, offset: 0, raw: false, format: 'records', sort: [], select: null, pageQuery: null };
 
 /** The read parameters of a plain GET (no query string) of a target: what a write's ETag is for. */
 export function plainReadOf(target: Target): ReadParameters {
   const read = readOfPath(target, null, null, DEFAULT_READ);
   return isApiError(read) ? DEFAULT_READ : read;
 }
-const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort', '_case'] as const;
+const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort', '_case', '_select', '_agg', '_group'] as const;
 
-function parseReadParameters(parameters: URLSearchParams, target: Target): ReadParameters | ApiError {
+function parseReadParameters(parameters: URLSearchParams, target: Target, search: string): ReadParameters | ApiError {
   if (parameters.size === 0) return readOfPath(target, null, null, DEFAULT_READ);
   for (const name of RESERVED) {
     if (parameters.getAll(name).length > 1) return apiError('invalid_parameter', `${name} is given more than once; give it once.`);
@@ -364,8 +404,15 @@ function parseReadParameters(parameters: URLSearchParams, target: Target): ReadP
   if (!isFormat(format)) return apiError('invalid_parameter', `_format must be one of ${FORMATS.join(', ')}; got "${format}".`);
   const sort = sortKeys(parameters.get('_sort'));
   if (isApiError(sort)) return sort;
+  const selectValue = parameters.get('_select');
+  const select = selectValue === null ? null : parseColumnList('_select', selectValue);
+  if (isApiError(select)) return select;
+  const pageQuery = limit === null ? null : search.slice(1);
+  // Outside /aggregate they would be ignored, and the answer would be rows, not a count: a typo to tell.
+  const misplaced = target.kind === 'aggregate' ? undefined : ['_agg', '_group'].find((name) => parameters.has(name));
+  if (misplaced !== undefined) return apiError('invalid_parameter', `${misplaced} is read only by /aggregate: GET /sheets/{id}[/tabs/{Tab}]/aggregate?_agg=count()&_group=Column.`);
 
-  return readOfPath(target, limit, offset, { limit, offset: offset ?? 0, raw, format, sort });
+  return readOfPath(target, limit, offset, { limit, offset: offset ?? 0, raw, format, sort, select, pageQuery });
 }
 
 /** The read's rows once the path has its say: a row index or slice sets the offset and limit. */

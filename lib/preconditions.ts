@@ -11,9 +11,12 @@ import type { Tab, Workbook } from './workbook.ts';
 
 /** What a read's answer is a function of, besides the rows: the request and the options that shape reads. */
 function requestKey(tab: string | null, target: Target, read: ReadParameters, options: EngineOptions): string {
-  const key = [tab, target, read.limit, read.offset, read.raw, read.format, read.sort, options.hiddenTabs ?? 'serve'];
-  // A key's tabs decide the first tab and the tab list; tags without them stay as they were.
-  return JSON.stringify(options.visibleTabs === undefined ? key : [...key, options.visibleTabs]);
+  const key: unknown[] = [tab, target, read.limit, read.offset, read.raw, read.format, read.sort, options.hiddenTabs ?? 'serve'];
+  // Added only when given, so that the tags of reads without `_select` or a key's tabs stay what they were.
+  if (read.select !== null) key.push(read.select);
+  // A key's tabs decide the first tab and the tab list.
+  if (options.visibleTabs !== undefined) key.push(options.visibleTabs);
+  return JSON.stringify(key);
 }
 
 /** The ETag of a read of a tab's rows (a row by index gets the row's own validator). */

@@ -3,9 +3,9 @@
 // before offset and limit.
 import { isApiError, type ApiError } from './errors.ts';
 import type { ConditionSet, ReadParameters, Target } from './parse-request.ts';
-import { conditionFilters, matchTest, type ConditionMode, type RowFilter } from './query.ts';
+import { columnOf, conditionFilters, matchTest, type ConditionMode, type RowFilter } from './query.ts';
 import { sortRows } from './sort.ts';
-import type { Table } from './table.ts';
+import type { Column, Table } from './table.ts';
 
 export interface Selection {
   /** Data-row indexes, in answer order. */
@@ -42,7 +42,10 @@ function rowsPassing(table: Table, filters: readonly RowFilter[]): number[] {
     if (tests.length === 0) return [...indexed.rows!];
     for (const index of indexed.rows!) if (tests.every((test) => test(index))) indexes.push(index);
   } else if (tests.length === 0) {
-    for (let index = 0; index < table.rowCount; index++) indexes.push(index);
+    // Every row (a `/query` or an aggregate without conditions): filled in place, not grown.
+    const all = new Array<number>(table.rowCount);
+    for (let index = 0; index < table.rowCount; index++) all[index] = index;
+    return all;
   } else if (tests.length === 1) {
     const [test] = tests;
     for (let index = 0; index < table.rowCount; index++) if (test(index)) indexes.push(index);
@@ -86,4 +89,16 @@ export function selectRows(table: Table, target: Target, read: ReadParameters): 
   const end = read.limit === null ? undefined : read.offset + read.limit;
   const indexes = read.offset === 0 && end === undefined ? sorted : sorted.slice(read.offset, end);
   return { indexes, total: sorted.length };
+}
+
+/** `_select=Name,Age`: those columns, in that order; the table's own list when there is no `_select`. */
+export function selectedColumns(table: Table, select: readonly string[] | null): readonly Column[] | ApiError {
+  if (select === null) return table.columns;
+  const columns: Column[] = [];
+  for (const name of select) {
+    const column = columnOf(table, name);
+    if (isApiError(column)) return column;
+    columns.push(column);
+  }
+  return columns;
 }

@@ -7,6 +7,7 @@
 // keeps the column indexes of the one before (column-text.ts).
 import type { WritePlan } from './write-plan.ts';
 import { ColumnText, DEFAULT_TEXT_INDEX_BYTES } from './column-text.ts';
+import { numericText } from './compare.ts';
 import { fold } from './match.ts';
 import type { RowDelta } from './row-delta.ts';
 import { CHUNK_BITS, CHUNK_ROWS, gridRows, headerRowOf, newChunks, type Chunk, type Rows } from './rows.ts';
@@ -33,6 +34,12 @@ export class Table {
   readonly #byName: Map<string, Column>;
   readonly #texts = new Map<number, ColumnText>();
   readonly #values = new Map<number, TypedValue[]>();
+  readonly #numbers = new Map<number, Float64Array>();
+  /** Other work on one column, by what it is and the column's position (`columnWork`). */
+  readonly #columnWork = new Map<string, unknown>();
+  /** Answers to requests over this table (`keep`), oldest first, with their weights. */
+  readonly #kept = new Map<string, { readonly value: unknown; readonly weight: number }>();
+  #keptWeight = 0;
   /**
    * Heap this table's `*text*` indexes may still grow by, set by the engine for each request
    * from its `textIndexBytes` option and what the workbook's other indexes take. A function:
@@ -48,7 +55,8 @@ export class Table {
   readonly #chunkBytes: ((Uint8Array | undefined)[] | undefined)[] = [];
   readonly #answers = new Map<string, Uint8Array>();
 
-  constructor(tab: Tab) {
+  /** `rowCount`: the data rows, when they are known (an aggregate's answer rows, which may all be empty). */
+  constructor(tab: Tab, rowCount?: number) {
     this.name = tab.name;
     const rows = gridRows(tab);
     this.#grid = rows;
@@ -72,7 +80,7 @@ export class Table {
     this.#byName = byName;
     let last = rows.length - 1;
     while (last > this.headerRow && !rowHasValue(rows.at(last)!, width)) last--;
-    this.rowCount = Math.max(last - this.headerRow, 0);
+    this.rowCount = rowCount ?? Math.max(last - this.headerRow, 0);
   }
 
   column(name: string): Column | undefined {
@@ -190,6 +198,53 @@ export class Table {
     });
   }
 
+  /**
+   * The number of each data row of one column, NaN where there is none: a number cell's value,
+   * or numeric text (`503.60` from a CSV file) read as `__gt(100)` reads it. Worked out once per
+   * table, so aggregates parse no text per request.
+   */
+  numbers(column: Column): Float64Array {
+    return once(this.#numbers, column, () => {
+      const numbers = new Float64Array(this.rowCount);
+      for (let index = 0; index < this.rowCount; index++) {
+        const value = this.row(index).value[column.position];
+        const number = typeof value === 'number' ? value : typeof value === 'string' ? numericText(value) : null;
+        numbers[index] = number === null ? NaN : number;
+      }
+      return numbers;
+    });
+  }
+
+  /** Work on one column that is not the table's own (an aggregate's group codes), built once per table. */
+  columnWork<T>(kind: string, column: Column, build: () => T): T {
+    const key = `${kind}\n${column.position}`;
+    if (this.#columnWork.has(key)) return this.#columnWork.get(key) as T;
+    const built = build();
+    this.#columnWork.set(key, built);
+    return built;
+  }
+
+  /**
+   * A request's answer over this table (an aggregate by its calls, groups and conditions), built
+   * once while the table is served: a repeated request costs a lookup. `build` gives the
+   * answer's weight (an aggregate's answer rows), null for an answer not to keep (an error);
+   * at most `KEPT_ANSWERS` answers weighing `KEPT_WEIGHT` in all are kept, the oldest dropped first.
+   */
+  keep<T>(key: string, build: () => { readonly value: T; readonly weight: number | null }): T {
+    const kept = this.#kept.get(key);
+    if (kept !== undefined) return kept.value as T;
+    const { value, weight } = build();
+    if (weight === null || weight > KEPT_WEIGHT) return value;
+    while (this.#kept.size >= KEPT_ANSWERS || this.#keptWeight + weight > KEPT_WEIGHT) {
+      const [oldest, { weight: dropped }] = this.#kept.entries().next().value as [string, { weight: number }];
+      this.#kept.delete(oldest);
+      this.#keptWeight -= dropped;
+    }
+    this.#kept.set(key, { value, weight });
+    this.#keptWeight += weight;
+    return value;
+  }
+
   /** One data row as UTF-8 JSON, `{"Name":"Ann","Age":"30"}`, kept for the next read. */
   rowBytes(index: number, raw: boolean): Uint8Array {
     const grid = this.headerRow + 1 + index;
@@ -243,6 +298,11 @@ function once<T>(cache: Map<number, T>, column: Column, build: () => T): T {
   cache.set(column.position, built);
   return built;
 }
+
+/** Answers `Table.keep` holds per table: a dashboard's handful of aggregates, with room to spare. */
+const KEPT_ANSWERS = 32;
+/** Their weight in all (an aggregate's: its answer rows), so that large answers cannot pile up. */
+const KEPT_WEIGHT = 100_000;
 
 const tables = new WeakMap<Tab, Table>();
 

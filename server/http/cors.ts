@@ -10,9 +10,8 @@ import type { Answer } from './respond.ts';
 
 export const EXPOSED_HEADERS = [
   'X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'X-RateLimit-Limit', 'X-RateLimit-Remaining',
-  'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'Allow', 'ETag', 'Idempotent-Replayed',
+  'X-RateLimit-Plan', 'X-RateLimit-Reset', 'Retry-After', 'Allow', 'ETag', 'Idempotent-Replayed', 'Link',
   'RateLimit-Policy', 'RateLimit',
-
   'Sheetrest-Ignored-Columns', 'Sheetrest-Inserted', 'Sheetrest-Updated',
 ].join(', ');
 
