@@ -194,7 +194,7 @@ test('_or and _case are refused where no conditions are taken, on any method', a
       const parsed = parseRequest({ method, url });
       assert.ok(isApiError(parsed), 'refused');
       assert.equal(parsed.code, 'invalid_parameter');
-      assert.match(parsed.message, /\/search and \/query/);
+      assert.match(parsed.message, /\/search, \/query and \/aggregate/);
     });
   }
   await t.test('a preflight is not refused', () => assert.ok(!isApiError(parseRequest({ method: 'OPTIONS', url: '/sheets/t/0?_case=sensitive' }))));
