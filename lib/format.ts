@@ -58,12 +58,9 @@ const CLOSE_BRACKET = 0x5d;
 
 /** `[row,row,...]` copied once from each row's kept UTF-8, with no string built or encoded. */
 export function recordsBytes(table: Table, indexes: readonly number[], raw: boolean): Uint8Array {
-  const rows = new Array<Uint8Array>(indexes.length);
+  const rows = table.rowsBytes(indexes, raw);
   let length = 2 + Math.max(indexes.length - 1, 0);
-  for (let i = 0; i < indexes.length; i++) {
-    rows[i] = table.rowBytes(indexes[i], raw);
-    length += rows[i].byteLength;
-  }
+  for (let i = 0; i < rows.length; i++) length += rows[i].byteLength;
   const bytes = new Uint8Array(length);
   bytes[0] = OPEN_BRACKET;
   let at = 1;
