@@ -12,10 +12,15 @@
  */
 export function pageLinks(query: string, offset: number, limit: number, total: number): string | null {
   if (limit === 0) return null;
-  const links = [link(query, 0, 'first')];
-  if (offset > 0) links.push(link(query, Math.max(0, offset - limit), 'prev'));
-  if (offset + limit < total) links.push(link(query, offset + limit, 'next'));
-  links.push(link(query, lastPage(offset, limit, total), 'last'));
+  // Steps of the numbers as sent: `_offset=9999999999999999999999` is past what a double holds
+  // exactly, and a page link must never read `_offset=1e+22`, which _offset refuses.
+  const from = sentWhole(query, '_offset') ?? BigInt(offset);
+  const step = sentWhole(query, '_limit') ?? BigInt(limit);
+  const rows = BigInt(total);
+  const links = [link(query, 0n, 'first')];
+  if (from > 0n) links.push(link(query, from > step ? from - step : 0n, 'prev'));
+  if (from + step < rows) links.push(link(query, from + step, 'next'));
+  links.push(link(query, lastPage(from, step, rows), 'last'));
   return links.join(', ');
 }
 
@@ -24,16 +29,19 @@ export function pageLinks(query: string, offset: number, limit: number, total: n
  * a step back from a page past the end; 0 when nothing matches. `_offset=3&_limit=10` over 25
  * rows: 23.
  */
-function lastPage(offset: number, limit: number, total: number): number {
-  return Math.max(0, offset + Math.floor((total - 1 - offset) / limit) * limit);
+function lastPage(offset: bigint, limit: bigint, total: bigint): bigint {
+  const lastRow = total - 1n;
+  if (offset <= lastRow) return offset + ((lastRow - offset) / limit) * limit;
+  const back = offset - ((offset - lastRow + limit - 1n) / limit) * limit;
+  return back > 0n ? back : 0n;
 }
 
-function link(query: string, offset: number, rel: string): string {
+function link(query: string, offset: bigint, rel: string): string {
   return `<?${withOffset(query, offset)}>; rel="${rel}"`;
 }
 
 /** The query with `_offset=n` in place of the one it has, or at its end. */
-function withOffset(query: string, offset: number): string {
+function withOffset(query: string, offset: bigint): string {
   const parameters = query === '' ? [] : query.split('&');
   let replaced = false;
   for (let index = 0; index < parameters.length; index++) {
@@ -44,6 +52,17 @@ function withOffset(query: string, offset: number): string {
   }
   if (!replaced) parameters.push(`_offset=${offset}`);
   return parameters.join('&');
+}
+
+/** A whole-number parameter's digits as sent (`%5Foffset=...` too), exactly; null when absent. */
+function sentWhole(query: string, name: string): bigint | null {
+  for (const parameter of query.split('&')) {
+    if (nameOf(parameter) !== name) continue;
+    const value = parameter.slice(parameter.indexOf('=') + 1);
+    // parse-request refused any other value before; a caller's own query may differ (tests).
+    return /^\d+$/.test(value) ? BigInt(value) : null;
+  }
+  return null;
 }
 
 /** A parameter's name as URLSearchParams reads it (`%5Foffset` is `_offset`). */

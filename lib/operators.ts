@@ -112,6 +112,22 @@ export function operandKind(operand: string): OperandKind {
 }
 
 /**
+ * `__between(260,10)` -> true: the low bound comes after the high one, compared as the cells
+ * will be (numbers by value, dates by date, text by code point, folded unless case-sensitive),
+ * so no cell could ever lie between. The bounds are of one kind (query.ts checks that first).
+ */
+export function boundsReversed(low: string, high: string, caseSensitive: boolean): boolean {
+  switch (operandKind(low)) {
+    case 'number':
+      return operandNumber(low)! > operandNumber(high)!;
+    case 'date':
+      return compareCodePoints(operandDate(low)!, operandDate(high)!) > 0;
+    case 'text':
+      return caseSensitive ? compareCodePoints(low, high) > 0 : compareCodePoints(fold(low), fold(high)) > 0;
+  }
+}
+
+/**
  * `__lt`..`__gte` and `__between`, typed as a spreadsheet's filter is: a number operand holds
  * only for numbers and numeric text (`503.60`), a date operand only for dates and ISO date
  * text, a text operand only for text; so `n/a` is never `__gt(260)`. An empty cell never

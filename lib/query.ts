@@ -3,7 +3,7 @@
 // filters, checking every column, operator and operand first: a typo is an error, never
 // "every row" or "none". The operators themselves are in operators.ts.
 import { apiError, isApiError, type ApiError } from './errors.ts';
-import { isOperator, operandKind, operatorSpec, OPERATORS, type Operator } from './operators.ts';
+import { boundsReversed, isOperator, operandKind, operatorSpec, OPERATORS, type Operator } from './operators.ts';
 import { splitEscaped, type Condition, type ConditionSet } from './parse-conditions.ts';
 import { anyOf, patternFilter, type RowFilter } from './row-filter.ts';
 import type { Column, Table } from './table.ts';
@@ -57,6 +57,11 @@ function conditionFilter(table: Table, mode: ConditionMode, condition: Condition
   if (mode === 'search') return matchTest(table, condition.key, condition.value, caseSensitive);
   const parsed = parseQueryCondition(table, condition);
   if (isApiError(parsed)) return parsed;
+  if (parsed.operator === 'between' && boundsReversed(parsed.operands[0], parsed.operands[1], caseSensitive)) {
+    // Like bounds of two kinds, a range no cell can lie in is surely a slip, never a question.
+    const [low, high] = parsed.operands;
+    return apiError('invalid_parameter', `__between(${low},${high}) has its low bound after its high one, so nothing could match; write ${parsed.column.name}=__between(${high},${low}).`);
+  }
   return operatorSpec(parsed.operator).filter(table, parsed.column, parsed.operands, caseSensitive);
 }
 

@@ -124,7 +124,8 @@ export function playground(connection, document_, given) {
       shapeFields.replaceChildren(...parts());
     }
     laidOut = now;
-    for (const row of [...conditionRows, ...orGroups.flat()]) row.value.disabled = NO_VALUE.has(row.operator.value);
+    // /search has no operators: an `__empty` picked on /query must not leave its value off there.
+    for (const row of [...conditionRows, ...orGroups.flat()]) row.value.disabled = shape() !== 'search' && NO_VALUE.has(row.operator.value);
     const writing = controls.method.value !== 'GET';
     readFields.hidden = writing;
     bodyField.hidden = !['POST', 'PATCH', 'PUT'].includes(controls.method.value);
@@ -138,7 +139,7 @@ export function playground(connection, document_, given) {
       h('button', { type: 'button', onclick: () => { rows.splice(index, 1); layout(); } }, 'Remove'));
     const groups = orGroups.map((group, index) => h('fieldset', { class: 'pg-or-group' },
       h('legend', {}, `_or group ${index + 1}: at least one holds`),
-      group.map((row, at) => rowFields(group, row, at, true)),
+      group.map((row, at) => rowFields(group, row, at, withOperator)),
       h('button', { type: 'button', class: 'pg-or-add-condition', onclick: () => { group.push(conditionRow('pg-or')); layout(); } }, 'Add to this group'),
       h('button', { type: 'button', onclick: () => { orGroups.splice(index, 1); layout(); } }, 'Remove the group')));
     return [h('div', { class: 'conditions' }, conditionRows.map((row, index) => rowFields(conditionRows, row, index, withOperator))),
@@ -169,7 +170,8 @@ export function playground(connection, document_, given) {
         // `;` separates a group's conditions: a literal one is `\;`.
         const escaped = (text) => text.replaceAll(';', '\\;');
         for (const group of orGroups) {
-          if (group.length > 0) query.append('_or', group.map((row) => `${escaped(row.column.value)}=${escaped(operation(row))}`).join(';'));
+          // On /search an item is Column=pattern, as its own conditions: an operator call would be literal text there.
+          if (group.length > 0) query.append('_or', group.map((row) => `${escaped(row.column.value)}=${escaped(shape() === 'search' ? row.value.value : operation(row))}`).join(';'));
         }
         if (controls.caseSensitive.checked) query.set('_case', 'sensitive');
         break;

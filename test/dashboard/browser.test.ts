@@ -261,6 +261,23 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     await page.fill('#pg-select', '');
     await page.locator('.pg-or-group').getByRole('button', { name: 'Remove the group' }).click();
     await page.locator('.conditions').getByRole('button', { name: 'Remove' }).click();
+    // On /search an _or item is Column=pattern, as /search's own conditions: no operator to pick,
+    // and none sent (`Lead=__eq(glob*)` would be the literal text "__eq(glob*)" there).
+    await page.selectOption('#pg-shape', 'search');
+    await page.click('#pg-add-or');
+    const group = page.locator('.pg-or-group').first();
+    assert.equal(await group.locator('.pg-or-op').count(), 0, 'no operator on /search');
+    await group.locator('.pg-or-column').first().selectOption('Lead');
+    await group.locator('.pg-or-value').first().fill('glob*');
+    await group.locator('.pg-or-column').nth(1).selectOption('Stage');
+    await group.locator('.pg-or-value').nth(1).fill('NEW');
+    assert.match(await curl(), /\/sheets\/crm\/tabs\/Leads\/search\?_or=Lead%3Dglob\*%3BStage%3DNEW'/);
+    const search = await sendAndCompare();
+    assert.equal(search.status, 200);
+    assert.ok(search.body.some((row: Record<string, string>) => row.Lead === 'Globex') && search.body.some((row: Record<string, string>) => row.Stage === 'new'), JSON.stringify(search.body));
+    assert.ok(search.body.every((row: Record<string, string>) => /^glob/i.test(row.Lead) || row.Stage.toLowerCase() === 'new'), JSON.stringify(search.body));
+    await page.locator('.pg-or-group').getByRole('button', { name: 'Remove the group' }).click();
+
     await page.selectOption('#pg-shape', 'aggregate');
     assert.deepEqual(await methods(), ['GET'], 'the aggregate path is read only');
     await page.fill('#pg-agg', 'count(),sum(Value)');

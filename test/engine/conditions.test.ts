@@ -258,7 +258,8 @@ const conditionArb = fc.oneof(
   fc.tuple(fc.constantFrom('A', 'B'), fc.constantFrom('ne', 'gt', 'lte', 'contains', 'startswith', 'endswith'), valueArb).map(([column, operator, value]) => `${column}=__${operator}(${value})`),
   fc.tuple(fc.constantFrom('A', 'B'), fc.constantFrom('in', 'nin'), fc.array(valueArb, { minLength: 1, maxLength: 3 })).map(([column, operator, items]) => `${column}=__${operator}(${items.map(escapeItem).join(',')})`),
   fc.tuple(fc.constantFrom('A', 'B'), fc.constantFrom('empty', 'filled')).map(([column, operator]) => `${column}=__${operator}()`),
-  fc.tuple(fc.constantFrom('A', 'B'), fc.integer({ min: -2, max: 5 }), fc.integer({ min: 0, max: 20 })).map(([column, low, high]) => `${column}=__between(${low},${high})`),
+  // Bounds in order: reversed ones are a 400 (fixtures/conditions-v2.json), not a condition.
+  fc.tuple(fc.constantFrom('A', 'B'), fc.integer({ min: -2, max: 5 }), fc.integer({ min: 0, max: 18 })).map(([column, low, width]) => `${column}=__between(${low},${low + width})`),
 );
 
 function escapeItem(item: string): string {

@@ -14,6 +14,10 @@ const cases: [string, [string, number, number, number], string | null][] = [
   ['_limit=0: no links', ['_limit=0', 0, 0, 10], null],
   ['other parameters kept as sent, empty ones too', ['x=a%20b+c&&_limit=1&y', 0, 1, 2], '<?x=a%20b+c&&_limit=1&y&_offset=0>; rel="first", <?x=a%20b+c&&_limit=1&y&_offset=1>; rel="next", <?x=a%20b+c&&_limit=1&y&_offset=1>; rel="last"'],
   ['an encoded _offset is the one replaced', ['%5Foffset=1&_limit=1', 1, 1, 3], '<?_offset=0&_limit=1>; rel="first", <?_offset=0&_limit=1>; rel="prev", <?_offset=2&_limit=1>; rel="next", <?_offset=2&_limit=1>; rel="last"'],
+  // Offsets past 2^53 are steps of the numbers as sent, in decimal: never `1e+22`, which _offset refuses.
+  ['an offset past what a double holds', ['_limit=3&_offset=9999999999999999999999', 1e22, 3, 10], '<?_limit=3&_offset=0>; rel="first", <?_limit=3&_offset=9999999999999999999996>; rel="prev", <?_limit=3&_offset=9>; rel="last"'],
+  ['a limit and an offset past what a double holds', ['_offset=90000000000000000000001&_limit=30000000000000000000000', 9e22, 3e22, 10], '<?_offset=0&_limit=30000000000000000000000>; rel="first", <?_offset=60000000000000000000001&_limit=30000000000000000000000>; rel="prev", <?_offset=1&_limit=30000000000000000000000>; rel="last"'],
+  ['an offset past 2^53 in a query that encodes its name', ['%5Foffset=9007199254740993&_limit=2', 9007199254740992, 2, 4], '<?_offset=0&_limit=2>; rel="first", <?_offset=9007199254740991&_limit=2>; rel="prev", <?_offset=3&_limit=2>; rel="last"'],
   ['a parameter merely starting with _offset is not it', ['_offsets=9&_limit=1', 0, 1, 2], '<?_offsets=9&_limit=1&_offset=0>; rel="first", <?_offsets=9&_limit=1&_offset=1>; rel="next", <?_offsets=9&_limit=1&_offset=1>; rel="last"'],
 ];
 
