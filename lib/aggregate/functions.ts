@@ -138,7 +138,8 @@ function extremes(table: Table, column: Column, matched: readonly number[], grou
         best[group] = number;
       }
     }
-    for (let group = 0; group < groups.count; group++) if (found[group] === 1) cells[group] = numberCell(best[group]);
+    // A cell's own number, unrounded: min and max compute nothing that could carry binary noise.
+    for (let group = 0; group < groups.count; group++) if (found[group] === 1) cells[group] = numberCell(best[group], false);
     return cells;
   }
   const dates = dateKeys(table, column);
@@ -169,12 +170,13 @@ function extremes(table: Table, column: Column, matched: readonly number[], grou
 }
 
 /**
- * A computed number as an answer cell: its shortest text (`String`), after rounding away the
- * binary noise of sums and averages to 15 significant digits, as a spreadsheet shows them
- * (0.1 + 0.2 is `0.3`, not `0.30000000000000004`). Whole numbers up to 2^53 stay exact.
+ * A number as an answer cell: its shortest text (`String`). A computed one (a sum, an average)
+ * is first rounded to 15 significant digits, to drop binary noise as a spreadsheet shows it
+ * (0.1 + 0.2 is `0.3`, not `0.30000000000000004`); a cell's own (min, max) is kept as it is.
+ * Whole numbers up to 2^53 stay exact.
  */
-export function numberCell(number: number): AnswerCell {
-  const rounded = Number.isSafeInteger(number) || !Number.isFinite(number) ? number : Number(number.toPrecision(15));
+export function numberCell(number: number, computed = true): AnswerCell {
+  const rounded = !computed || Number.isSafeInteger(number) || !Number.isFinite(number) ? number : Number(number.toPrecision(15));
   const value = rounded === 0 ? 0 : rounded;
   return { text: String(value), value };
 }
