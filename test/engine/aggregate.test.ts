@@ -198,3 +198,11 @@ test('Table.keep: answers kept up to their weight in all, the oldest dropped fir
   for (let i = 0; i < 40; i++) keep(`small${i}`, 1);
   assert.equal(keep('a', 60_000), 'a48', 'at most 32 answers: the oldest went');
 });
+
+test('min and max answer a cell\'s own number, unrounded; a sum drops binary noise at 15 digits', () => {
+  const cell = (value: number): SheetRow => ({ text: [String(value)], value: [value] });
+  const workbook: Workbook = { tabs: [{ name: 'Precise', rows: [{ text: ['N'], value: ['N'] }, cell(0.1234567890123456), cell(1.0000000000000002)] }] };
+  const answer = handle(workbook, { method: 'GET', url: '/sheets/x/aggregate?_agg=min(N),max(N),sum(N)&_raw=1' });
+  assert.equal(answer.status, 200, answer.body);
+  assert.deepEqual(JSON.parse(answer.body), [{ 'min(N)': 0.1234567890123456, 'max(N)': 1.0000000000000002, 'sum(N)': 1.12345678901235 }]);
+});
