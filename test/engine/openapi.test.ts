@@ -345,6 +345,11 @@ test('the demo workbook', async (t) => {
   await t.test('open, read-only', async (t) => {
     await checkDocument(t, workbook, { id: 'demo', keyed: false, writable: false }, workbook.tabs);
   });
+  await t.test('keyed, writable, on a plan with a rate limit (429 and the RateLimit headers)', async (t) => {
+    const document = await checkDocument(t, workbook, { id: 'demo', keyed: true, writable: true, rateLimit: { requests: 60, perSeconds: 10 } }, workbook.tabs);
+    const headers = (document.components as Record<string, Record<string, unknown>>).headers;
+    assert.ok('RateLimit' in headers && 'RateLimit-Policy' in headers, 'the RateLimit headers are described');
+  });
 });
 
 test('a workbook with awkward names', async (t) => {
