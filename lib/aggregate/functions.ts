@@ -139,7 +139,7 @@ function extremes(table: Table, column: Column, matched: readonly number[], grou
       }
     }
     // A cell's own number, unrounded: min and max compute nothing that could carry binary noise.
-    for (let group = 0; group < groups.count; group++) if (found[group] === 1) cells[group] = numberCell(best[group], false);
+    for (let group = 0; group < groups.count; group++) if (found[group] === 1) cells[group] = ownNumberCell(best[group]);
     return cells;
   }
   const dates = dateKeys(table, column);
@@ -170,13 +170,16 @@ function extremes(table: Table, column: Column, matched: readonly number[], grou
 }
 
 /**
- * A number as an answer cell: its shortest text (`String`). A computed one (a sum, an average)
- * is first rounded to 15 significant digits, to drop binary noise as a spreadsheet shows it
- * (0.1 + 0.2 is `0.3`, not `0.30000000000000004`); a cell's own (min, max) is kept as it is.
- * Whole numbers up to 2^53 stay exact.
+ * A computed number (a sum, an average) as an answer cell: its shortest text (`String`), after
+ * rounding away binary noise to 15 significant digits, as a spreadsheet shows it (0.1 + 0.2 is
+ * `0.3`, not `0.30000000000000004`). Whole numbers up to 2^53 stay exact.
  */
-export function numberCell(number: number, computed = true): AnswerCell {
-  const rounded = !computed || Number.isSafeInteger(number) || !Number.isFinite(number) ? number : Number(number.toPrecision(15));
-  const value = rounded === 0 ? 0 : rounded;
+export function numberCell(number: number): AnswerCell {
+  return ownNumberCell(Number.isSafeInteger(number) || !Number.isFinite(number) ? number : Number(number.toPrecision(15)));
+}
+
+/** A cell's own number (min, max) as an answer cell, as it is: nothing computed, nothing to round. */
+function ownNumberCell(number: number): AnswerCell {
+  const value = number === 0 ? 0 : number;
   return { text: String(value), value };
 }
