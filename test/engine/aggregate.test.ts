@@ -206,3 +206,14 @@ test('min and max answer a cell\'s own number, unrounded; a sum drops binary noi
   assert.equal(answer.status, 200, answer.body);
   assert.deepEqual(JSON.parse(answer.body), [{ 'min(N)': 0.1234567890123456, 'max(N)': 1.0000000000000002, 'sum(N)': 1.12345678901235 }]);
 });
+
+test('every group\'s sum and average are rounded to 15 digits, the first group\'s too', () => {
+  const row = (group: string, value: number): SheetRow => ({ text: [group, String(value)], value: [group, value] });
+  const rows = [row('a', 1), row('a', 2), row('a', 2), row('a', 0.1), row('a', 0.7), row('b', 1), row('b', 2), row('b', 2), row('b', 0.1), row('b', 0.7)];
+  const workbook: Workbook = { tabs: [{ name: 'T', rows: [{ text: ['G', 'N'], value: ['G', 'N'] }, ...rows] }] };
+  const answer = handle(workbook, { method: 'GET', url: '/sheets/x/aggregate?_agg=sum(N),avg(N)&_group=G' });
+  // 5.8 / 5 = 1.16; 0.1 + 0.7 alone is 0.7999999999999999 in binary.
+  assert.deepEqual(JSON.parse(answer.body), [{ G: 'a', 'sum(N)': '5.8', 'avg(N)': '1.16' }, { G: 'b', 'sum(N)': '5.8', 'avg(N)': '1.16' }]);
+  const pair = handle(workbook, { method: 'GET', url: '/sheets/x/aggregate?_agg=sum(N)&_group=G&N=__lt(1)' });
+  assert.deepEqual(JSON.parse(pair.body), [{ G: 'a', 'sum(N)': '0.8' }, { G: 'b', 'sum(N)': '0.8' }]);
+});
