@@ -130,7 +130,7 @@ export class RedisEventLog implements EventLog {
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
         continue;
       }
-      for (const [key, entries] of answer ?? []) {
+      for (const [key, entries] of streamsOf(answer)) {
         const entry = this.#watched.get(String(key).slice(PREFIX.length));
         if (entry === undefined) continue;
         for (const raw of entries) {
@@ -176,7 +176,15 @@ export class RedisEventLog implements EventLog {
 
 /** `[id, [field, value, ...]]`, as XRANGE and XREAD answer each entry. */
 type RawEntry = [string, string[]];
-type RawStreams = [string, RawEntry[]][];
+/** XREAD's answer: a list of `[key, entries]` pairs (RESP2), or a map of them (RESP3); null when the wait timed out. */
+type RawStreams = [string, RawEntry[]][] | Map<string, RawEntry[]> | Record<string, RawEntry[]>;
+
+function streamsOf(answer: RawStreams | null): Iterable<[string, RawEntry[]]> {
+  if (answer === null) return [];
+  if (Array.isArray(answer)) return answer;
+  if (answer instanceof Map) return answer.entries();
+  return Object.entries(answer);
+}
 
 function eventOf([id, fields]: RawEntry): FeedEvent | null {
   const at = fields.indexOf('e');
