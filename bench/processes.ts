@@ -101,12 +101,12 @@ export function memoryMb(child: ChildProcess, field: 'VmRSS' | 'VmHWM'): number 
 
 /**
  * Requests per second `wrk -t1 -c32` gets from `url` in `seconds`, wrk on CPU 1 where it can be
- * pinned (the servers are on CPU 0): the loader of every paired bench. Any non-2xx/3xx answer
+ * pinned (the servers are on CPU 0): the loader of every paired bench (`script`: a wrk Lua script, for a POST). Any non-2xx/3xx answer
  * rejects, so a figure is never of error answers.
  */
-export function wrk(url: string, seconds: number, headers: Readonly<Record<string, string>> = {}): Promise<number> {
+export function wrk(url: string, seconds: number, headers: Readonly<Record<string, string>> = {}, script?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const args = ['-t1', '-c32', `-d${seconds}s`, ...Object.entries(headers).flatMap(([key, value]) => ['-H', `${key}: ${value}`]), url];
+    const args = ['-t1', '-c32', `-d${seconds}s`, ...Object.entries(headers).flatMap(([key, value]) => ['-H', `${key}: ${value}`]), ...(script === undefined ? [] : ['-s', script]), url];
     const command = CAN_PIN ? ['taskset', '-c', '1', 'wrk', ...args] : ['wrk', ...args];
     const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';

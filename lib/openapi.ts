@@ -105,9 +105,23 @@ function connectionPaths(connectionPath: string, keyed: boolean): Record<string,
   const headOf = (get: JsonObject, operationId: string): JsonObject => ({ ...get, operationId, summary: `${String(get.summary)} (headers only)` });
   const listTabs = { operationId: 'listTabs', summary: 'The tabs, with their row and column counts', tags, responses: documentResponses(keyed, tabList) };
   const getOpenApi = { operationId: 'getOpenApi', summary: 'This OpenAPI document', tags, responses: documentResponses(keyed, openApi) };
+  // The change feed (docs/change-feed.md): the same stream per tab under /tabs/{Tab}/events.
+  const eventStream = { description: 'Server-sent events: `id:` the event id, `event:` its type (`rows.created`, `rows.updated`, `rows.deleted`, `tab.changed`, or `reset`), `data:` the event as JSON; a comment line every 15 s.', content: { 'text/event-stream': { schema: { type: 'string' } } } };
+  const streamEvents = {
+    operationId: 'streamEvents',
+    summary: 'The change feed: every write and outside edit, as server-sent events',
+    description: 'Resumes after `Last-Event-ID` (or `lastEventId` for a first connection) within the last 10,000 events of 24 h, else sends `reset`. `/tabs/{Tab}/events` streams one tab.',
+    tags,
+    parameters: [
+      { name: 'Last-Event-ID', in: 'header', description: 'The last event id the client has.', schema: { type: 'string', pattern: '^[0-9]+-[0-9]+$' } },
+      { name: 'lastEventId', in: 'query', description: 'As `Last-Event-ID`, for a client that cannot send headers; the header wins.', schema: { type: 'string', pattern: '^[0-9]+-[0-9]+$' } },
+    ],
+    responses: documentResponses(keyed, eventStream),
+  };
   return {
     [`${connectionPath}/tabs`]: { get: listTabs, head: headOf(listTabs, 'headTabs') },
     [`${connectionPath}/${OPENAPI_SEGMENT}`]: { get: getOpenApi, head: headOf(getOpenApi, 'headOpenApi') },
+    [`${connectionPath}/events`]: { get: streamEvents },
     '/healthz': {
       get: {
         operationId: 'health',

@@ -1,7 +1,7 @@
 // Shared state for several instances behind a load balancer (docs/scaling.md), opened by
 // start.ts when the config has `"store": {"type": "redis", "url": "redis://127.0.0.1:6379/0"}`:
 // one Redis connection (redis/client.ts), and built on it the shared quota and rate limits, the admin API's
-// state, and Google's coordination (sources/google/coordination.ts: the per-minute request
+// state, the change feed's streams, and Google's coordination (sources/google/coordination.ts: the per-minute request
 // budget, and per spreadsheet its version, kept in memory and told of changes through a
 // subscription of its own, and its write lease). Part of the composition root: redis/ hands out
 // the client and knows none of the features built on it.
@@ -12,6 +12,8 @@ import { openRedisQuota } from './quota/redis-store.ts';
 import type { RateLimiter } from './rate-limit/rate-limit.ts';
 import { openRedisLimiter } from './rate-limit/redis-limiter.ts';
 import { openRedis, type Redis } from './redis/client.ts';
+import type { EventLog } from './feed/event-log.ts';
+import { RedisEventLog } from './feed/redis-log.ts';
 import type { LeaseSettings } from './redis/lease.ts';
 import { sharedAdminState, type SharedAdminState } from './admin/redis-state.ts';
 import { openGoogleCoordination, type GoogleCoordination, type SharedBudget, type SharedVersions, type SpreadsheetCoordination } from './sources/google/mod.ts';
@@ -29,6 +31,8 @@ export interface SharedStore {
   readonly admin: SharedAdminState;
   /** Every spreadsheet's version as this instance keeps it. */
   readonly versions: SharedVersions;
+  /** The change feed's events, a Redis stream per connection (closed by the feed that uses it). */
+  readonly events: EventLog;
   /** The version and lease of one spreadsheet, by its lock key (root URL and id). */
   spreadsheet(key: string, log: (message: string) => void): SpreadsheetCoordination;
   close(): Promise<void>;
@@ -58,6 +62,7 @@ export async function openSharedStore(config: StoreConfig, log: Logger, options:
       budget: kept.budget,
       lease,
       versions: kept.versions,
+      events: new RedisEventLog(redis, log),
       spreadsheet: (key, note) => kept.spreadsheet(key, note),
       async close() {
         await admin.close();

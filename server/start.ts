@@ -19,6 +19,8 @@ import { readAdminFile } from './admin/store.ts';
 import { loadDashboard } from './http/dashboard-files.ts';
 import { GoogleConnect } from './admin/google-connect.ts';
 import { createApp } from './http/app.ts';
+import { MemoryEventLog } from './feed/event-log.ts';
+import { Feed } from './feed/feed.ts';
 import type { App } from './http/request.ts';
 import { DEFAULTS, type AdminConfig, type Config } from './config/config.ts';
 import { ConnectionRegistry, openConnection, type Connection } from './connections.ts';
@@ -91,8 +93,11 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       await service.open(snapshot.connections, snapshot.revision);
       await service.follow();
     }
+    // The change feed: with several instances a Redis stream per connection, else this process's memory.
+    const feed = new Feed(shared?.events ?? new MemoryEventLog(), log);
     const app = createApp({
       connections: registry,
+      feed,
       ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log), new SignInThrottle({ log })), dashboard: await loadDashboard() }),
       quota,
       ...(shared === undefined ? {} : { keysStale: () => (shared as SharedStore).admin.stale(), rateLimiter: shared.rateLimiter }),
@@ -117,6 +122,8 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       admin: config.admin !== undefined,
       async close() {
         try {
+          // First: event streams stay open until ended, and the listener's close waits for them.
+          await feed.close();
           await closeListener(served, timeouts.shutdownMs, log);
           const open = registry.list();
           await Promise.all([store.close(), ...open.map((connection) => connection.source.close())]);

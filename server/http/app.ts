@@ -16,7 +16,10 @@ import { memoryRateLimiter, type RateDecision, type RateLimiter } from '../rate-
 import { AnswerCache } from './answer-cache.ts';
 import { authorize, permissionRefusal, type AccessSettings } from './authorize.ts';
 import { forwardedAddressOf } from './client-address.ts';
-import { cachingHeaders, finishedAnswer } from './caching.ts';
+import { cachingHeaders, finishedAnswer, NO_STORE_HEADERS } from './caching.ts';
+import { answerEvents, isEventsRequest, isEventStreamAnswer, type EventsSettings } from './events.ts';
+import { MemoryEventLog } from '../feed/event-log.ts';
+import { Feed } from '../feed/feed.ts';
 import { CORS_WRITES_DEFAULT, corsHeaders, isPreflight, originRefusal, preflightAnswer, type CorsWrites, type Origins } from './cors.ts';
 import type { Dashboard } from './dashboard-files.ts';
 import { failureAnswer, sheetFailureAnswer } from './failures.ts';
@@ -66,6 +69,10 @@ export interface AppOptions {
   readonly log: Logger;
   /** Bytes the kept read answers may take across connections (default 32 MiB; 0 keeps none). */
   readonly answerCacheBytes?: number;
+  /** The change feed (server/feed/); left out: one of this process's own, kept in memory. */
+  readonly feed?: Feed;
+  /** How often an idle event stream gets a comment line (default 15 s); tests shorten it. */
+  readonly eventsHeartbeatMs?: number;
 }
 
 export const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
@@ -83,6 +90,8 @@ export interface Pipeline {
   /** The kept read answers; null: none are kept. */
   readonly answers: AnswerCache | null;
   readonly writes: Writes;
+  /** The change feed and its streams' settings (`GET /sheets/{id}/events`). */
+  readonly events: EventsSettings;
   readonly bodyLimits: BodyLimits;
   readonly log: Logger;
   /** A logger's level is fixed when it is made: asked once, not per request. */
@@ -176,6 +185,8 @@ function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute
     const refused = permissionRefusal(connection, operation, access.operations) ?? (operation === 'create' && isUpsert(request.url) ? permissionRefusal(connection, 'update', access.operations) : null);
     const seen = access.tabs === undefined ? connection : withTabs(connection, access.tabs);
     if (refused !== null) answered = errorAnswer(refused);
+    // Before the contract's grammar, which has no one-segment path of that name (docs/change-feed.md).
+    else if (isEventsRequest(request.url)) answered = answerEvents(app.events, seen, request);
     // Before the contract's grammar, which has no one-segment path of that name (docs/openapi.md).
     else if (isOpenApiRequest(request.url)) answered = answerOpenApi(seen, request);
     else if (request.method === 'GET' || request.method === 'HEAD') answered = answerRead(app.answers, seen, request, route);
@@ -187,7 +198,7 @@ function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute
   if (answered instanceof Promise) {
     return answered
       .catch((error: unknown) => sheetFailureAnswer(app.log, connection, error))
-      .then((done) => finishedAnswer(done, cachingHeaders(connection, operation, request.method, done.status), quota.headers, cors, !isOpen(connection), rate?.headers));
+      .then((done) => finishedAnswer(done, isEventStreamAnswer(done) ? NO_STORE_HEADERS : cachingHeaders(connection, operation, request.method, done.status), quota.headers, cors, !isOpen(connection), rate?.headers));
   }
   return finishedAnswer(answered, cachingHeaders(connection, operation, request.method, answered.status), quota.headers, cors, !isOpen(connection), rate?.headers);
 }
@@ -214,6 +225,7 @@ function pipelineOf(options: AppOptions): Pipeline {
   const connections: ConnectionLookup = 'get' in options.connections ? options.connections : new ConnectionRegistry(options.connections);
   const bodyLimits: BodyLimits = { maxBytes: options.bodyBytes, timeoutMs: options.bodyTimeoutMs ?? 10_000, inFlight: new Set() };
   const answerCacheBytes = options.answerCacheBytes ?? DEFAULT_ANSWER_CACHE_BYTES;
+  const feed = options.feed ?? new Feed(new MemoryEventLog(), options.log);
   const routes = createRoutes({ connections, admin: options.admin, dashboard: options.dashboard, bodyLimits, serveSheet: (request, route) => serveSheet(pipeline, request, route) });
   const pipeline: Pipeline = {
     hostCheck: hostCheck(options.allowedHosts ?? '*'),
@@ -225,7 +237,8 @@ function pipelineOf(options: AppOptions): Pipeline {
     rateLimiter: options.rateLimiter ?? memoryRateLimiter(options.now === undefined ? {} : { now: options.now }),
     trustProxy: options.trustProxy ?? false,
     answers: answerCacheBytes > 0 ? new AnswerCache(answerCacheBytes) : null,
-    writes: new Writes(bodyLimits, options.log),
+    writes: new Writes(bodyLimits, options.log, feed),
+    events: { feed, ...(options.eventsHeartbeatMs === undefined ? {} : { heartbeatMs: options.eventsHeartbeatMs }) },
     bodyLimits,
     log: options.log,
     logsRequests: options.log.enabled('info'),

@@ -90,7 +90,7 @@ export function finishedAnswer(answered: Answer, caching: Readonly<Record<string
   const headers: Record<string, string> = Object.assign({}, answered.headers, caching, quota, rate, cors);
   // A keyed connection answers each key on its own: a shared cache must not hand one key's answer to another.
   if (keyed) headers.Vary = cors.Vary === undefined ? 'X-Api-Key' : `${cors.Vary}, X-Api-Key`;
-  const answer: Answer = { status: answered.status, headers, body: answered.body };
+  const answer: Answer = answered.stream === undefined ? { status: answered.status, headers, body: answered.body } : { status: answered.status, headers, body: '', stream: answered.stream };
   if (rate === undefined) finishedAnswers.set(answered, { caching, quota, cors, keyed, answer });
   return answer;
 }

@@ -15,7 +15,7 @@ export const EXPOSED_HEADERS = [
   'Sheetrest-Ignored-Columns', 'Sheetrest-Inserted', 'Sheetrest-Updated',
 ].join(', ');
 
-const ALLOWED_REQUEST_HEADERS = 'X-Api-Key, Content-Type, X-HTTP-Method-Override, If-Match, If-None-Match, Idempotency-Key';
+const ALLOWED_REQUEST_HEADERS = 'X-Api-Key, Content-Type, X-HTTP-Method-Override, If-Match, If-None-Match, Idempotency-Key, Last-Event-ID';
 
 export type Origins = '*' | readonly string[];
 

@@ -10,6 +10,8 @@ import { isOpen } from '../auth.ts';
 import type { Connection } from '../connections.ts';
 import { KeyStore } from '../idempotency/file-store.ts';
 import { idempotent, keyCaller, OPEN_CALLER, type KeyStoreLike } from '../idempotency/idempotency.ts';
+import type { Workbook } from '../../lib/workbook.ts';
+import type { Feed } from '../feed/feed.ts';
 import type { Logger } from '../log.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import type { IncomingRequest } from './request.ts';
@@ -18,12 +20,15 @@ import { errorAnswer, type Answer } from './respond.ts';
 export class Writes {
   readonly #bodyLimits: BodyLimits;
   readonly #log: Logger;
+  /** Told of every acknowledged write (server/feed/); null: no change feed. */
+  readonly #feed: Feed | null;
   // A connection opened without a store of its own (in-process use) keeps its keys in memory.
   readonly #memoryKeyStores = new WeakMap<Connection, KeyStore>();
 
-  constructor(bodyLimits: BodyLimits, log: Logger) {
+  constructor(bodyLimits: BodyLimits, log: Logger, feed: Feed | null = null) {
     this.#bodyLimits = bodyLimits;
     this.#log = log;
+    this.#feed = feed;
   }
 
   /** The answer of a request other than GET and HEAD, once its body is read and its write, if any, is durable. */
@@ -46,10 +51,13 @@ export class Writes {
     // The key is the caller's own: the API key that authenticated it (one scope on an open connection).
     // Hashed only when the write sends an Idempotency-Key: most writes send none.
     const caller = () => (isOpen(connection) ? OPEN_CALLER : keyCaller(request.headers.get('x-api-key') ?? ''));
+    const feed = this.#feed;
     return idempotent(this.#keyStoreOf(connection), connection.source, request, body, caller, async (source) => {
+      let before: Workbook | null = null;
       const result = await source.write(
         (workbook) => {
           const result = execute(workbook, parsed as ParsedRequest, connection.engine);
+          before = workbook;
           // The engine's WritePlan, which the source makes durable (`plan` in the Source contract): no billing plan.
           const writePlan = result.plan;
           return { plan: writePlan, workbook: result.workbook, result };
@@ -57,6 +65,8 @@ export class Writes {
         // A key limited to some tabs writes to the first of them when it names none: every tab is needed to know which.
         parsed.tab === null && connection.engine.visibleTabs !== undefined ? {} : { tab: parsed.tab },
       );
+      // Acknowledged by the source (a refused or failed write threw above): its events, without waiting.
+      if (feed !== null && result.plan !== null && before !== null) feed.wrote(connection.id, result.plan, before, result.workbook);
       return { status: result.status, headers: result.headers, body: result.body };
     }, (message) => this.#log.error(message));
   }

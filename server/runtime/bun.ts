@@ -2,6 +2,7 @@
 import { noteClientAddress, wantsClientAddress } from '../http/client-address.ts';
 import type { Listen } from './listener.ts';
 import { respond } from '../http/respond.ts';
+import { isEventsRequest } from '../http/events.ts';
 
 interface BunServer {
   port: number;
@@ -42,6 +43,8 @@ export const listen: Listen = async (app, { host, port, headersTimeoutMs = 10_00
     fetch: (request, served) => {
       // Only admin requests use it (failed sign-ins are counted per address): the rest skip the lookup.
       if (wantsClientAddress(request.url)) noteClientAddress(request, served.requestIP(request)?.address);
+      // An event stream stays open for as long as the client listens, quiet between events and comments.
+      if (request.method === 'GET' && isEventsRequest(request.url)) served.timeout(request, 0);
       return request.method === 'GET' || request.method === 'HEAD' ? respond(app, request) : answerUntimed(request, served);
     },
   });

@@ -97,6 +97,7 @@ function failed(outgoing: ServerResponse): void {
  * keep-alive timeout.
  */
 function send(answer: Answer, method: string, outgoing: ServerResponse, last: boolean): void {
+  if (answer.stream !== undefined) return sendStream(answer, answer.stream, outgoing, last);
   const { status, body } = answer;
   const empty = status === 204 || status === 304;
   const headers = headersOf(answer, empty);
@@ -104,6 +105,31 @@ function send(answer: Answer, method: string, outgoing: ServerResponse, last: bo
   // Bytes go out as a Buffer view of the same memory, with no copy.
   const payload = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   outgoing.end(empty || method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * A streamed answer (server-sent events): chunked, each chunk written as the stream gives it
+ * (node:http sends a write at once); the client going away cancels the stream, which frees
+ * what it held.
+ */
+function sendStream(answer: Answer, stream: ReadableStream<Uint8Array>, outgoing: ServerResponse, last: boolean): void {
+  outgoing.writeHead(answer.status, last ? { ...answer.headers, Connection: 'close' } : answer.headers);
+  outgoing.flushHeaders();
+  const reader = stream.getReader();
+  outgoing.once('close', () => void reader.cancel().catch(() => undefined));
+  const pump = (): void => {
+    reader.read().then(
+      ({ done, value }) => {
+        if (done) return void outgoing.end();
+        if (outgoing.destroyed) return;
+        // A client that reads slowly holds the rest in the stream's queue, which events.ts bounds.
+        if (outgoing.write(value)) pump();
+        else outgoing.once('drain', pump);
+      },
+      () => outgoing.destroy(),
+    );
+  };
+  pump();
 }
 
 /**

@@ -77,6 +77,12 @@ export interface WriteOptions {
   readonly tab?: string | null;
 }
 
+/** A tab changed behind the server's back (server/feed/: `tab.changed`), with its data rows now. */
+export interface TabChange {
+  readonly tab: string;
+  readonly rowCount: number;
+}
+
 export interface Source {
   /** A short description for logs, never holding a secret: `file fixtures/demo.xlsx`. */
   readonly description: string;
@@ -104,6 +110,12 @@ export interface Source {
    * the answers' `Last-Modified`. Left out where it does not (Google: the Sheets API does not say).
    */
   lastModified?(): number | undefined;
+  /**
+   * Tells `listener` of the tabs an outside edit changed (a file saved by another program, a
+   * Google spreadsheet edited in the browser), once the source notices it (a read looking at the
+   * store), never of the server's own writes. Returns what stops it. Left out: the source cannot tell.
+   */
+  watchOutsideChanges?(listener: (changes: readonly TabChange[]) => void): () => void;
   /** Finishes the writes in flight, flushes, and releases the store. */
   close(): Promise<void>;
 }

@@ -398,7 +398,7 @@ test('/query describes every operator of lib/query.ts and of issue 25', () => {
 test('a workbook with no tabs: the connection\'s own paths only', async () => {
   const document = buildOpenApi({ tabs: [] }, { id: 'none', keyed: false, writable: true });
   await assertValid(document);
-  assert.deepEqual(Object.keys(paths(document)), ['/sheets/none/tabs', '/sheets/none/openapi.json', '/healthz']);
+  assert.deepEqual(Object.keys(paths(document)), ['/sheets/none/tabs', '/sheets/none/openapi.json', '/sheets/none/events', '/healthz']);
 });
 
 test('names', async (t) => {

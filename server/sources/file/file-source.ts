@@ -36,7 +36,8 @@
 // connection's key store (ReceiptSink) before a fold or a rebase makes the journal forget it.
 import { apiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
-import type { Planned, ReadOptions, Source } from '../source.ts';
+import type { Planned, ReadOptions, Source, TabChange } from '../source.ts';
+import { changedTabs, OutsideChangeListeners } from '../changed-tabs.ts';
 import { Folding } from './folding.ts';
 import { Freshness } from './freshness.ts';
 import type { JournalContents } from './journal.ts';
@@ -55,6 +56,7 @@ export class FileSource implements Source {
   readonly #writes: Writes;
   readonly #folding: Folding;
   readonly #recovery: Recovery;
+  readonly #outsideChanges = new OutsideChangeListeners();
   #closing: Promise<void> | null = null;
 
   /** `workbook`: the file's rows as decoded (rows only, model.ts), before any journaled write. */
@@ -65,7 +67,10 @@ export class FileSource implements Source {
     this.#freshness = new Freshness(config, state, async (version) => {
       // Writes accepted but not yet in the journal were planned on the old rows: journal them first.
       await this.#writes.commitQueued();
+      const before = state.durable;
       await this.#recovery.adopt(version.workbook, version.fingerprint, version.identity, state.entries, { announce: true, outside: true });
+      // Only an outside save comes this way: the server's own writes never do.
+      if (this.#outsideChanges.wanted) this.#outsideChanges.tell(changedTabs(before, state.durable));
     });
     this.#folding = new Folding(config, state, this.#freshness);
     this.#writes = new Writes(config, state, this.#freshness, this.#folding);
@@ -103,6 +108,10 @@ export class FileSource implements Source {
   write<T>(plan: (workbook: Workbook) => Planned<T>): Promise<T> {
     if (this.#closing !== null) return Promise.reject(apiError('write_error', 'The server is shutting down; send the write again once it is back.'));
     return this.#writes.write(plan, this.#freshness.arrive());
+  }
+
+  watchOutsideChanges(listener: (changes: readonly TabChange[]) => void): () => void {
+    return this.#outsideChanges.add(listener);
   }
 
   /** Rejects, naming the file and the journal, when acknowledged writes could not be folded into the file. */

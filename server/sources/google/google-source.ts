@@ -13,7 +13,8 @@
 // lease's fence before each request to Google, and bumps the version before it answers.
 import { apiError, isApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
-import type { Planned, ReadOptions, Source, WriteOptions } from '../source.ts';
+import type { Planned, ReadOptions, Source, TabChange, WriteOptions } from '../source.ts';
+import { OutsideChangeListeners } from '../changed-tabs.ts';
 import { admit, DEFAULT_QUOTA, SHARED_BUDGETS, windowKeys, type Admission, type Budgets, type QuotaLimits, type SharedBudget } from './budget.ts';
 import type { SheetsApi } from './client.ts';
 import { GroupCommit } from './group-commit.ts';
@@ -66,6 +67,7 @@ export class GoogleSource implements Source {
   readonly #reader: TabReader;
   readonly #commits: GroupCommit;
   #closing: Promise<void> | null = null;
+  readonly #outsideChanges = new OutsideChangeListeners();
 
   constructor(settings: GoogleSourceSettings) {
     this.#settings = settings;
@@ -80,6 +82,7 @@ export class GoogleSource implements Source {
       ...(settings.maxAnswerBytes === undefined ? {} : { maxAnswerBytes: settings.maxAnswerBytes }),
       ...(settings.maxAnswerCells === undefined ? {} : { maxAnswerCells: settings.maxAnswerCells }),
       call: (purpose, repeatable, send, counted) => this.#call(purpose, repeatable, send, counted),
+      outsideChanged: (changes) => this.#outsideChanges.tell(changes),
     });
     this.description = `google spreadsheet ${settings.spreadsheetId}`;
     this.writable = settings.writable;
@@ -117,6 +120,10 @@ export class GoogleSource implements Source {
     if (this.#closing !== null) return Promise.reject(apiError('write_error', 'The server is shutting down; send the write again once it is back.'));
     const scope: Scope = 'tab' in options ? options.tab : undefined;
     return this.#commits.write(plan, scope);
+  }
+
+  watchOutsideChanges(listener: (changes: readonly TabChange[]) => void): () => void {
+    return this.#outsideChanges.add(listener);
   }
 
   close(): Promise<void> {

@@ -60,6 +60,11 @@ export class TabCache {
     return this.#tabs.get(name)?.readAt;
   }
 
+  /** The tab as kept, at any age. */
+  tabOf(name: string): Tab | undefined {
+    return this.#tabs.get(name)?.value;
+  }
+
   versionOf(name: string): number | undefined {
     return this.#tabs.get(name)?.version;
   }

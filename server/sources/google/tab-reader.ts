@@ -9,7 +9,9 @@
 // `read('Orders', false)` cold -> `spreadsheets.get?ranges='Orders'!1:10000`; again within the
 // window -> nothing upstream.
 import { isApiError } from '../../../lib/errors.ts';
+import { tableOf } from '../../../lib/table.ts';
 import type { Tab, Workbook } from '../../../lib/workbook.ts';
+import type { TabChange } from '../source.ts';
 import type { SheetsApi } from './client.ts';
 import { gridCells, readSpreadsheet, type GoogleSpreadsheet } from './read-grid.ts';
 import { EveryTab, readTabInPages } from './read-pages.ts';
@@ -30,6 +32,8 @@ export interface ReaderDeps {
   readonly maxAnswerBytes?: number;
   /** For tests and benchmarks: MAX_ANSWER_CELLS. */
   readonly maxAnswerCells?: number;
+  /** Told of the tabs a read found changed since they were kept, at the same shared version: edited outside the server. */
+  readonly outsideChanged?: (changes: readonly TabChange[]) => void;
   /** One upstream call (retries, timeouts, errors); `counted`: it takes a slot of the Sheets quota budget. */
   call<T>(purpose: 'read' | 'write', repeatable: Repeatable, send: (signal: AbortSignal) => Promise<T>, counted?: boolean): Promise<T>;
 }
@@ -137,6 +141,10 @@ export class TabReader {
     return this.#checking;
   }
 
+  #keepTabs(tabs: readonly Tab[], readAt: number, modified: string | undefined, version: number): void {
+    keepTabsOf(this, this.#deps, tabs, readAt, modified, version);
+  }
+
   /** One request, shared by every reader that may use it; what it reads goes into the cache, at `version`. */
   #fetch(what: string, fresh: boolean, version: number): Promise<void> {
     const inflight = this.#inflight.get(what);
@@ -152,9 +160,7 @@ export class TabReader {
       if (generation === this.generation) apply();
     };
     let promise: Promise<void>;
-    const keepTabs = (tabs: readonly Tab[]) => keep(() => {
-      for (const tab of tabs) this.cache.setTab(tab, readAt, modified, version);
-    });
+    const keepTabs = (tabs: readonly Tab[]) => keep(() => this.#keepTabs(tabs, readAt, modified, version));
     const list = () =>
       this.#deps.call('read', 'idempotent', (signal) => api.getMetadata(signal)).then((data) => {
         this.#everyTab.gridCells = gridCells(data);
@@ -172,7 +178,7 @@ export class TabReader {
         keep(() => {
           if (read === null) return;
           this.cache.setSheet({ name, sheetId: read.sheetId, hidden: read.tab.visibility === 'hidden' });
-          this.cache.setTab(read.tab, readAt, modified, version);
+          this.#keepTabs([read.tab], readAt, modified, version);
         }),
       );
     }
@@ -184,6 +190,21 @@ export class TabReader {
     promise.then(clear, clear);
     return promise;
   }
+}
+
+/** Keeps tabs as read; one kept before at the same shared version whose rows differ now was edited outside the server. */
+function keepTabsOf(reader: TabReader, deps: ReaderDeps, tabs: readonly Tab[], readAt: number, modified: string | undefined, version: number): void {
+  const cache = reader.cache;
+  const changes: TabChange[] = [];
+  for (const tab of tabs) {
+    const before = cache.tabOf(tab.name);
+    // A tab kept from another version was changed by another instance's write, which is no outside edit.
+    const sameVersion = cache.versionOf(tab.name) === version;
+    cache.setTab(tab, readAt, modified, version);
+    const after = cache.tabOf(tab.name);
+    if (before !== undefined && sameVersion && after !== before && deps.outsideChanged !== undefined) changes.push({ tab: tab.name, rowCount: tableOf(after!).rowCount });
+  }
+  if (changes.length > 0) deps.outsideChanged?.(changes);
 }
 
 /** The tab list of a spreadsheet read with or without cells. */
