@@ -119,3 +119,21 @@ export function wrk(url: string, seconds: number, headers: Readonly<Record<strin
     });
   });
 }
+
+/** A redis-server of this run's own on CPU 1 (the loaders'), nothing saved. */
+export async function startRedisServer(): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const command = ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+  const pinned = CAN_PIN ? ['taskset', '-c', '1', ...command] : command;
+  const child = spawn(pinned[0], pinned.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.setEncoding('utf8').on('data', (text: string) => {
+      output += text;
+      if (output.includes('Ready to accept connections')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${output}`)));
+  });
+  child.stdout?.resume();
+  return { url: `redis://127.0.0.1:${port}/0`, child };
+}

@@ -9,12 +9,12 @@
 // is far above what wrk sends: every request is served, none is refused.
 // Per round the ratio B/A (limited / not); the median over the rounds is the figure.
 //   node bench/rate-limit.ts [node|deno|bun] [ROUNDS] [SECONDS]
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
-import { CAN_PIN, freePort, startProcess, stopProcess, wrk, type Runtime, type Target } from './processes.ts';
+import { CAN_PIN, freePort, startProcess, startRedisServer, stopProcess, wrk, type Runtime, type Target } from './processes.ts';
 
 const RUNTIME = (process.argv[2] ?? 'node') as Runtime;
 const ROUNDS = Number(process.argv[3] ?? 6);
@@ -27,22 +27,6 @@ if (!CAN_PIN) console.log('(taskset or a second core is missing: the runs are un
 const work = await mkdtemp(join(tmpdir(), 'sheetrest-rate-limit-'));
 const cleanups: (() => unknown)[] = [() => rm(work, { recursive: true, force: true })];
 
-async function startRedisServer(): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const command = ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  const pinned = CAN_PIN ? ['taskset', '-c', '1', ...command] : command;
-  const child = spawn(pinned[0], pinned.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (text: string) => {
-      output += text;
-      if (output.includes('Ready to accept connections')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${output}`)));
-  });
-  child.stdout?.resume();
-  return { url: `redis://127.0.0.1:${port}/0`, child };
-}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 

@@ -165,7 +165,6 @@ export function sharedSchemas(): Record<string, JsonObject> {
 function aggregateSchemas(): Record<string, JsonObject> {
   const cell = ref('schemas', 'CellValue');
   const row = ref('schemas', 'AggregateRow');
-  const byColumn = (values: JsonObject) => ({ type: 'object', additionalProperties: values });
   return {
     AggregateRow: {
       type: 'object',
@@ -174,25 +173,34 @@ function aggregateSchemas(): Record<string, JsonObject> {
     },
     AggregateRows: {
       description: 'An aggregate\'s answer rows in the shape `_format` asks for (records by default); index labels are the answer rows\' positions.',
-      anyOf: [
-        { title: 'records', type: 'array', items: row },
-        { title: 'dict', ...byColumn({ type: 'object', additionalProperties: cell }) },
-        { title: 'list, series', ...byColumn({ type: 'array', items: cell }) },
-        {
-          title: 'split',
-          type: 'object',
-          required: ['index', 'columns', 'data'],
-          additionalProperties: false,
-          properties: {
-            index: { type: 'array', items: { type: 'string', pattern: '^\\d+$' } },
-            columns: { type: 'array', items: { type: 'string' } },
-            data: { type: 'array', items: { type: 'array', items: cell } },
-          },
-        },
-        { title: 'index', type: 'object', propertyNames: { pattern: '^\\d+$' }, additionalProperties: row },
-      ],
+      anyOf: rowsInEveryFormat(row, cell, null),
     },
   };
+}
+
+/**
+ * Rows in the shape `_format` asks for: records (and index) of `row`, dict and list of `cell`
+ * keyed by `column` (any name when null), and split. Index labels are row positions as strings.
+ */
+export function rowsInEveryFormat(row: JsonObject, cell: JsonObject, column: JsonObject | null): JsonObject[] {
+  const byColumn = (values: JsonObject) => ({ type: 'object', ...(column === null ? {} : { propertyNames: column }), additionalProperties: values });
+  return [
+    { title: 'records', type: 'array', items: row },
+    { title: 'dict', ...byColumn({ type: 'object', additionalProperties: cell }) },
+    { title: 'list, series', ...byColumn({ type: 'array', items: cell }) },
+    {
+      title: 'split',
+      type: 'object',
+      required: ['index', 'columns', 'data'],
+      additionalProperties: false,
+      properties: {
+        index: { type: 'array', items: { type: 'string', pattern: '^\\d+$' } },
+        columns: { type: 'array', items: column ?? { type: 'string' } },
+        data: { type: 'array', items: { type: 'array', items: cell } },
+      },
+    },
+    { title: 'index', type: 'object', propertyNames: { pattern: '^\\d+$' }, additionalProperties: row },
+  ];
 }
 
 export const READ_HEADERS = ['X-Sheet-Rows', 'X-Sheet-Columns', 'X-Total-Count', 'Link', 'ETag', 'Last-Modified', 'Cache-Control', 'Vary'];

@@ -4,7 +4,7 @@
 // `Staff.Column` (one of its column names) and `Staff.Write` (a body to POST, PATCH or PUT), and the
 // parameters that name its columns, `Staff.select` and `Staff.group`. `Staff` is the tab's
 // component key (names.ts); `title` keeps the tab's real name.
-import { headers, READ_HEADERS, ref, UPSERT_HEADERS, WRITE_HEADERS, type JsonObject } from './components.ts';
+import { headers, READ_HEADERS, ref, rowsInEveryFormat, UPSERT_HEADERS, WRITE_HEADERS, type JsonObject } from './components.ts';
 import { exactPattern, isKeywordLike, record } from './names.ts';
 
 const CELL = ref('schemas', 'CellValue');
@@ -37,7 +37,6 @@ export function tabSchemas(tab: TabSchemaInput): Record<string, JsonObject> {
   const eitherRow = { anyOf: [row, rawRow, ref('schemas', `${key}.SelectedRow`)] };
   // dict and list key their values by column: a column is one of the tab's names.
   const column = ref('schemas', `${key}.Column`);
-  const byColumn = (values: JsonObject) => ({ type: 'object', propertyNames: column, additionalProperties: values });
   return {
     [`${key}.Column`]: {
       title: `Columns of ${name}`,
@@ -62,23 +61,7 @@ export function tabSchemas(tab: TabSchemaInput): Record<string, JsonObject> {
     [`${key}.Rows`]: {
       title: `Rows of ${name}`,
       description: 'A read\'s answer, in the shape `_format` asks for (records by default).',
-      anyOf: [
-        { title: 'records', type: 'array', items: eitherRow },
-        { title: 'dict', ...byColumn({ type: 'object', additionalProperties: CELL }) },
-        { title: 'list, series', ...byColumn({ type: 'array', items: CELL }) },
-        {
-          title: 'split',
-          type: 'object',
-          required: ['index', 'columns', 'data'],
-          additionalProperties: false,
-          properties: {
-            index: { type: 'array', items: { type: 'string', pattern: '^\\d+$' } },
-            columns: { type: 'array', items: column },
-            data: { type: 'array', items: { type: 'array', items: CELL } },
-          },
-        },
-        { title: 'index', type: 'object', propertyNames: { pattern: '^\\d+$' }, additionalProperties: eitherRow },
-      ],
+      anyOf: rowsInEveryFormat(eitherRow, CELL, column),
     },
     [`${key}.Write`]: {
       title: `${name} (write)`,
