@@ -33,6 +33,7 @@ import { openQuotaStore, type QuotaStore } from './quota/quota.ts';
 import type { SharedStore } from './shared-store.ts';
 import { errorAnswer, toResponse } from './http/respond.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './durable/state.ts';
+import { DEFAULT_WEBHOOK_SETTINGS, Webhooks } from './webhooks/webhooks.ts';
 
 export interface Running {
   readonly app: App;
@@ -68,6 +69,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
   let quota: QuotaStore | undefined;
   let shared: SharedStore | undefined;
   let listener: Listener | undefined;
+  let webhooks: Webhooks | undefined;
   try {
     const leftovers = await removeLeftoverTempFiles(config.stateDir);
     if (leftovers.length > 0) log.warn('removed temp files a crash left in the state folder', { stateDir: config.stateDir, files: leftovers.length });
@@ -94,7 +96,10 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       await service.follow();
     }
     // The change feed: with several instances a Redis stream per connection, else this process's memory.
-    const feed = new Feed(shared?.events ?? new MemoryEventLog(), log);
+    // Webhooks (server/webhooks/): an outbox in the state folder for each connection that has any.
+    const webhookSettings = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
+    webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log);
+    const feed = new Feed(shared?.events ?? new MemoryEventLog(), log, { outbox: webhooks });
     const app = createApp({
       connections: registry,
       feed,
@@ -115,6 +120,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const served = listener;
     const store = quota;
     const redis = shared;
+    const hooks = webhooks;
     return {
       app,
       url: `http://${shownHost}:${served.port}`,
@@ -125,6 +131,8 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
           // First: event streams stay open until ended, and the listener's close waits for them.
           await feed.close();
           await closeListener(served, timeouts.shutdownMs, log);
+          // After the listener: a write answered meanwhile had its events fsynced in an outbox.
+          await hooks.close();
           const open = registry.list();
           await Promise.all([store.close(), ...open.map((connection) => connection.source.close())]);
           // After the sources: a fold at close hands the keys of the writes it folds to their stores.
@@ -151,6 +159,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     await Promise.allSettled([quota?.close(), ...[...every].map((connection) => connection.source.close())]);
     await Promise.allSettled([...every].map((connection) => connection.idempotency?.close()));
     await shared?.close().catch(() => undefined);
+    await webhooks?.close().catch(() => undefined);
     lock.release();
     await flushLog(log);
     throw error;

@@ -26,10 +26,21 @@ export { Secret } from './secret.ts';
 export type { GoogleOAuthConfig, GoogleSourceConfig, SourceConfig } from '../sources/registry.ts';
 
 /** A connection as the server uses it: absolute paths, hashed keys (empty: an open connection). */
-export type ConnectionConfig = Omit<ParsedConnection, 'keys' | 'source'> & {
+export type ConnectionConfig = Omit<ParsedConnection, 'keys' | 'source' | 'webhooks'> & {
   readonly source: SourceConfig;
   readonly keys: readonly ApiKey[];
+  /** Where its events are POSTed (server/webhooks/); none for a connection made through the admin API. */
+  readonly webhooks?: readonly WebhookConfig[];
 };
+
+/** A webhook with its secret read (from the environment where it says `{ "env" }`) and its name given. */
+export interface WebhookConfig {
+  readonly name: string;
+  readonly url: string;
+  /** Left out: every event type. */
+  readonly events?: readonly string[];
+  readonly secret: Secret;
+}
 
 /** The environment variable that turns the admin API on when the config has no `admin` section. */
 export const ADMIN_TOKEN_ENV = 'SHEETREST_ADMIN_TOKEN';
@@ -223,6 +234,12 @@ function resolveConfig(
       ...connection,
       source: resolveSource(connection.source, baseDir, `${at}.source`, readSecret),
       keys: resolveKeys(connection.keys, `${at}.keys`, env, problem),
+      webhooks: connection.webhooks.map((hook, n) => ({
+        name: hook.name ?? `hook-${n + 1}`,
+        url: hook.url,
+        ...(hook.events === undefined ? {} : { events: hook.events }),
+        secret: readSecret(hook.secret, `${at}.webhooks[${n}].secret`),
+      })),
     };
   });
   checkOneWriterPerFile(connections, problem);
@@ -324,7 +341,7 @@ function resolveAdmin(
  * `{ "env" }` secrets read now); it has no config keys. Throws ConfigError naming each field.
  */
 export function resolveConnection(
-  connection: Omit<ParsedConnection, 'keys'>,
+  connection: Omit<ParsedConnection, 'keys' | 'webhooks'>,
   baseDir: string,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ConnectionConfig {
@@ -337,7 +354,8 @@ export function resolveConnection(
   };
   const source = resolveSource(connection.source, baseDir, 'source', readSecret);
   if (problems.length > 0) throw new ConfigError(connection.id, problems);
-  return { ...connection, source, keys: [] };
+  const { webhooks: _none, ...fields } = connection as ParsedConnection;
+  return { ...fields, source, keys: [] };
 }
 
 function resolveSource(source: ParsedConnection['source'], baseDir: string, field: string, readSecret: ReadSecret): SourceConfig {

@@ -76,6 +76,7 @@ import { absoluteUrl, addKnownFields, atMostOne, describeValue, envName, exactly
 
 import { HIDDEN_TABS, OPERATIONS, UNKNOWN_COLUMNS, type Operation } from '../../lib/parse-request.ts';
 import { ROW_ID_GENERATORS } from '../../lib/row-id.ts';
+import { EVENT_TYPES } from '../feed/event.ts';
 import { DEFAULT_PERIOD, PERIOD_NAMES } from '../quota/period.ts';
 
 export { OPERATIONS, type Operation };
@@ -129,6 +130,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'tabs', 'expiresAt', 'rateLimit', 'perSeconds', 'trustProxy', 'unknownColumns', 'rowId', 'column', 'generate',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
   'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
+  'webhooks', 'events', 'secret', 'allowPrivateTargets', 'retryBaseMs', 'retryCapMs', 'timeoutMs',
   'store', 'url', 'leaseMs', 'leaseWaitMs', 'maxStaleMs',
 ];
 addKnownFields([...KNOWN_FIELDS, ...SOURCE_TYPES.flatMap((type) => type.fieldNames)]);
@@ -308,7 +310,26 @@ export const ConnectionEntries = {
   ),
 };
 
-export const ConnectionSchema = strict('an object', ConnectionEntries);
+/**
+ * `{"url": "https://hooks.example.com/sheets", "events": ["rows.created"], "secret": {"env": "HOOK_SECRET"}}`:
+ * where a connection's events are POSTed, signed (server/webhooks/). `events` left out: every type.
+ */
+export const WebhookSchema = strict('an object with "url" and "secret"', {
+  url: v.pipe(
+    v.string(expected('an http:// or https:// URL')),
+    v.check((url) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol), expected('an http:// or https:// URL such as "https://hooks.example.com/sheets"')),
+  ),
+  events: v.optional(v.pipe(v.array(v.picklist(EVENT_TYPES, expected(EVENT_TYPES.map((type) => `"${type}"`).join(', '))), expected('a list of event types')), v.minLength(1, expected('at least one event type')))),
+  secret,
+  /** Names the webhook in the admin API and the state folder; left out: `hook-<n>` by its place in the list. */
+  name: v.optional(v.pipe(text('a name'), v.regex(/^[A-Za-z0-9_-]{1,64}$/, expected('a name made of letters, digits, "_" and "-"')))),
+});
+
+/** A config file's connection: the admin API's fields, keys, and webhooks. */
+export const ConnectionSchema = strict('an object', {
+  ...ConnectionEntries,
+  webhooks: v.optional(v.array(WebhookSchema, expected('a list of webhooks')), () => []),
+});
 
 const corsOrigin = v.pipe(
   v.string(expected('an origin')),
@@ -402,6 +423,19 @@ export const ServerSettingsEntries = {
       /** How long opening a connection's source may take in an admin change before it is given up (504). */
       openTimeoutMs: v.optional(wholeNumber(1, 600_000), DEFAULTS.adminOpenMs),
     }),
+  ),
+  /** Webhook delivery (server/webhooks/): test settings mostly. */
+  webhooks: v.optional(
+    strict('an object', {
+      /** Whether a webhook may target loopback, private, link-local or unique-local addresses (a receiver on this machine, in tests). */
+      allowPrivateTargets: v.optional(flag(), false),
+      /** The first retry's longest wait; each failure doubles it (full jitter), up to `retryCapMs`. */
+      retryBaseMs: v.optional(wholeNumber(1, 3_600_000), 1_000),
+      retryCapMs: v.optional(wholeNumber(1, 86_400_000), 3_600_000),
+      /** How long an answer may take before the delivery counts as failed. */
+      timeoutMs: v.optional(wholeNumber(1, 600_000), 10_000),
+    }),
+    {},
   ),
   /** Shared state through Redis, for several instances behind a load balancer (docs/scaling.md). */
   store: v.optional(

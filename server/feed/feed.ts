@@ -8,7 +8,7 @@ import type { Workbook } from '../../lib/workbook.ts';
 import type { Logger } from '../log.ts';
 import type { Source } from '../sources/source.ts';
 import type { EventLog, Unsubscribe } from './event-log.ts';
-import { tabChangedEvent, writeEvents, type FeedEvent } from './event.ts';
+import { tabChangedEvent, writeEvents, type DraftEvent, type FeedEvent } from './event.ts';
 
 /** What the feed needs of a connection. */
 export interface FeedConnection {
@@ -16,7 +16,13 @@ export interface FeedConnection {
   readonly source: Source;
 }
 
+/** Where the events of connections with webhooks go durably (server/webhooks/): resolves once they are on disk; null for a connection without. */
+export interface Outbox {
+  record(connection: string, drafts: readonly DraftEvent[]): Promise<void> | null;
+}
+
 export interface FeedOptions {
+  readonly outbox?: Outbox;
   /** How often a listened-to connection's source is read, to notice outside edits (default 1 s). */
   readonly watchEveryMs?: number;
 }
@@ -32,6 +38,7 @@ export class Feed {
   readonly events: EventLog;
   readonly #log: Logger;
   readonly #watchEveryMs: number;
+  readonly #outbox: Outbox | undefined;
   /** Sources whose outside edits are told to the feed, with the connection id they were told for. */
   readonly #hooked = new WeakMap<Source, string>();
   readonly #unhooks: (() => void)[] = [];
@@ -43,15 +50,25 @@ export class Feed {
     this.events = events;
     this.#log = log;
     this.#watchEveryMs = options.watchEveryMs ?? DEFAULT_WATCH_EVERY_MS;
+    this.#outbox = options.outbox;
   }
 
-  /** An acknowledged write: its events, appended without waiting. Never throws: the answer goes out whatever happens here. */
-  wrote(connection: string, plan: WritePlan, before: Workbook, after: Workbook): void {
+  /**
+   * An acknowledged write: its events, appended to the log without waiting. For a connection
+   * with webhooks, a promise that resolves once they are in its durable outbox (the answer waits
+   * for that fsync, never for a receiver); null otherwise. Never throws or rejects: the answer
+   * goes out whatever happens here.
+   */
+  wrote(connection: string, plan: WritePlan, before: Workbook, after: Workbook): Promise<void> | null {
     try {
       const drafts = writeEvents(connection, plan, before, after);
-      if (drafts.length > 0) this.events.append(connection, drafts);
+      if (drafts.length === 0) return null;
+      this.events.append(connection, drafts);
+      const durable = this.#outbox?.record(connection, drafts) ?? null;
+      return durable?.catch((error: unknown) => this.#log.error('the webhook outbox could not keep the events of an acknowledged write', { connection, error: String(error) })) ?? null;
     } catch (error) {
       this.#log.error('the change feed could not record a write', { connection, error: String(error) });
+      return null;
     }
   }
 
@@ -63,7 +80,9 @@ export class Feed {
     this.#unhooks.push(
       source.watchOutsideChanges((changes) => {
         if (changes.length === 0 || this.#hooked.get(source) !== id) return;
-        this.events.append(id, changes.map((change) => tabChangedEvent(id, change.tab, change.rowCount)));
+        const drafts = changes.map((change) => tabChangedEvent(id, change.tab, change.rowCount));
+        this.events.append(id, drafts);
+        this.#outbox?.record(id, drafts)?.catch((error: unknown) => this.#log.error('the webhook outbox could not keep an outside edit', { connection: id, error: String(error) }));
       }),
     );
   }

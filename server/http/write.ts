@@ -66,7 +66,8 @@ export class Writes {
         parsed.tab === null && connection.engine.visibleTabs !== undefined ? {} : { tab: parsed.tab },
       );
       // Acknowledged by the source (a refused or failed write threw above): its events, without waiting.
-      if (feed !== null && result.plan !== null && before !== null) feed.wrote(connection.id, result.plan, before, result.workbook);
+      // A connection with webhooks: the answer waits for the events' fsync in its outbox, never for a receiver.
+      if (feed !== null && result.plan !== null && before !== null) await feed.wrote(connection.id, result.plan, before, result.workbook);
       return { status: result.status, headers: result.headers, body: result.body };
     }, (message) => this.#log.error(message));
   }

@@ -1,0 +1,162 @@
+// A connection's durable outbox: `outbox.record([draft])` before a write is answered -> the event
+// numbered (`1718000000000-0`, the same shape as the feed's ids) and appended as one JSON line to
+// `<stateDir>/webhooks/crm.outbox`, fsynced with every other event queued meanwhile (group
+// commit), so an acknowledged write's events survive kill -9. Each webhook keeps its own cursor
+// (`crm.<name>.cursor`, the last id it is done with); a restart starts every webhook after its
+// cursor. The file is rewritten without the events every webhook is done with once they are many.
+import { mkdir, open, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GroupCommit, Serial } from '../durable/group-commit.ts';
+import { appendAndSync, isMissing, replaceFileDurably, type WritableHandle } from '../durable/disk.ts';
+import { compareEventIds, parseEventId } from '../feed/event-log.ts';
+import type { DraftEvent, FeedEvent } from '../feed/event.ts';
+
+const encoder = new TextEncoder();
+/** Events every webhook is done with, past which the file is rewritten without them. */
+const COMPACT_AFTER = 1_000;
+
+export class Outbox {
+  readonly connection: string;
+  readonly #path: string;
+  readonly #folder: string;
+  readonly #serial = new Serial();
+  readonly #commits: GroupCommit<readonly FeedEvent[]>;
+  #handle: WritableHandle | null = null;
+  /** Durable events not yet dropped, in id order; `#done` of them at the front every webhook is done with. */
+  #events: FeedEvent[] = [];
+  #lastMs = 0;
+  #lastSeq = 0;
+  readonly #cursors = new Map<string, string | null>();
+  readonly #wakers = new Set<() => void>();
+
+  private constructor(folder: string, connection: string, onError: (error: unknown) => void) {
+    this.connection = connection;
+    this.#folder = folder;
+    this.#path = join(folder, `${connection}.outbox`);
+    this.#commits = new GroupCommit<readonly FeedEvent[]>({
+      serial: this.#serial,
+      commit: (batches) => this.#append(batches.flat()),
+      afterBatch: () => Promise.resolve(),
+      onError,
+    });
+  }
+
+  /** Reads what a previous run left (a torn last line, never acknowledged, is dropped) and the webhooks' cursors. */
+  static async open(stateDir: string, connection: string, webhooks: readonly string[], onError: (error: unknown) => void): Promise<Outbox> {
+    const folder = join(stateDir, 'webhooks');
+    await mkdir(folder, { recursive: true });
+    const outbox = new Outbox(folder, connection, onError);
+    let text = '';
+    try {
+      text = await readFile(outbox.#path, 'utf8');
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+    }
+    const whole = text.slice(0, text.lastIndexOf('\n') + 1);
+    for (const line of whole.split('\n')) {
+      if (line === '') continue;
+      const event = JSON.parse(line) as FeedEvent;
+      outbox.#events.push(event);
+      [outbox.#lastMs, outbox.#lastSeq] = parseEventId(event.id)!;
+    }
+    // A torn line from a crash mid-append: the next append must start on a line of its own.
+    if (whole.length !== text.length) await replaceFileDurably(outbox.#path, encoder.encode(whole), 0o600);
+    for (const name of webhooks) outbox.#cursors.set(name, await readCursor(outbox.#cursorPath(name)));
+    return outbox;
+  }
+
+  /** Numbers the events now (in call order) and resolves once they are on disk. */
+  record(drafts: readonly DraftEvent[]): Promise<void> {
+    const events: FeedEvent[] = [];
+    for (const draft of drafts) {
+      const now = Date.now();
+      if (now > this.#lastMs) [this.#lastMs, this.#lastSeq] = [now, 0];
+      else this.#lastSeq++;
+      const event: FeedEvent = { id: `${this.#lastMs}-${this.#lastSeq}`, ...draft };
+      events.push(event);
+    }
+    return this.#commits.add(events);
+  }
+
+  /** The first durable event after `id` (null: from the start), or undefined when there is none yet. */
+  next(id: string | null): FeedEvent | undefined {
+    if (id === null) return this.#events[0];
+    // Mostly the cursor is near the front: search from there.
+    const at = this.#events.findIndex((event) => compareEventIds(event.id, id) > 0);
+    return at < 0 ? undefined : this.#events[at];
+  }
+
+  cursor(webhook: string): string | null {
+    return this.#cursors.get(webhook) ?? null;
+  }
+
+  /** A webhook is done with `id` (delivered or given up on). Written without waiting: a stale cursor after a crash only repeats deliveries. */
+  advance(webhook: string, id: string): Promise<void> {
+    this.#cursors.set(webhook, id);
+    return this.#serial.run(async () => {
+      // The newest cursor wins: a queued write of an older one is skipped.
+      if (this.#cursors.get(webhook) !== id) return;
+      await replaceFileDurably(this.#cursorPath(webhook), encoder.encode(id), 0o600);
+      await this.#compact();
+    });
+  }
+
+  /** Resolves at the next durable event (or `wake`). */
+  waitForEvents(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        this.#wakers.delete(wake);
+        signal.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.#wakers.add(wake);
+      signal.addEventListener('abort', wake);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#commits.settled();
+    await this.#serial.run(async () => {
+      await this.#handle?.close();
+      this.#handle = null;
+    });
+  }
+
+  /** In the serial section: appends and fsyncs the events, then hands them to the webhooks. */
+  async #append(events: readonly FeedEvent[]): Promise<void> {
+    this.#handle ??= await open(this.#path, 'a', 0o600);
+    await appendAndSync(this.#handle, encoder.encode(events.map((event) => JSON.stringify(event) + '\n').join('')));
+    this.#events.push(...events);
+    for (const wake of [...this.#wakers]) wake();
+  }
+
+  /** Drops the events every webhook is done with, once they are many: the file is rewritten with the rest. */
+  async #compact(): Promise<void> {
+    const cursors = [...this.#cursors.values()];
+    if (cursors.includes(null)) return;
+    const oldest = cursors.reduce((a, b) => (compareEventIds(a!, b!) <= 0 ? a : b), cursors[0])!;
+    let done = 0;
+    while (done < this.#events.length && compareEventIds(this.#events[done].id, oldest) <= 0) done++;
+    if (done < COMPACT_AFTER) return;
+    // Inside the serial section: no append runs meanwhile, and every event appended so far is in #events.
+    const rest = this.#events.slice(done);
+    await this.#handle?.close();
+    this.#handle = null;
+    await replaceFileDurably(this.#path, encoder.encode(rest.map((event) => JSON.stringify(event) + '\n').join('')), 0o600);
+    this.#events = rest;
+  }
+
+  #cursorPath(webhook: string): string {
+    return join(this.#folder, `${this.connection}.${webhook}.cursor`);
+  }
+}
+
+async function readCursor(path: string): Promise<string | null> {
+  try {
+    const text = (await readFile(path, 'utf8')).trim();
+    return parseEventId(text) === null ? null : text;
+  } catch (error) {
+    if (isMissing(error)) return null;
+    throw error;
+  }
+}

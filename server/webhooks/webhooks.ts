@@ -1,0 +1,234 @@
+// Every connection's webhooks: `webhooks.record('crm', drafts)` before a write is answered -> the
+// events in crm's outbox (outbox.ts), then POSTed to each webhook in order, signed (sign.ts),
+// retried on anything but a 2xx within the timeout with exponential backoff and full jitter, for
+// up to 24 h from the event. Per webhook one event is in flight at a time and a failing event
+// holds the ones after it: first deliveries keep the connection's order (docs/decisions.md).
+// Nothing here is awaited by a write except the outbox's fsync.
+import { ConfigError, type ConnectionConfig, type WebhookConfig } from '../config/config.ts';
+import type { DraftEvent, FeedEvent } from '../feed/event.ts';
+import type { Logger } from '../log.ts';
+import { Outbox } from './outbox.ts';
+import { signatureHeader } from './sign.ts';
+import { resolveAll, whyRefused, type Resolve } from './target.ts';
+
+export interface WebhookSettings {
+  readonly allowPrivateTargets: boolean;
+  readonly retryBaseMs: number;
+  readonly retryCapMs: number;
+  readonly timeoutMs: number;
+  /** How long after an event its delivery is still tried (24 h). */
+  readonly giveUpAfterMs?: number;
+}
+
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = { allowPrivateTargets: false, retryBaseMs: 1_000, retryCapMs: 3_600_000, timeoutMs: 10_000 };
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Deliveries kept per webhook for the admin API. */
+const RECENT = 100;
+
+/** One event's delivery to one webhook, as the admin API lists it. */
+export interface Delivery {
+  readonly eventId: string;
+  readonly type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  /** The receiver's last answer status; 0 for none (a timeout, a refused connection, a refused target). */
+  lastStatus: number | null;
+  lastError?: string;
+  /** ISO 8601 of the next try while pending. */
+  nextTry: string | null;
+}
+
+/** `{"id":"ping-…","type":"ping",...}`: the test event, sent once, outside the outbox. */
+export interface PingResult {
+  readonly eventId: string;
+  readonly status: number;
+  readonly error?: string;
+}
+
+class Hook {
+  readonly recent: Delivery[] = [];
+  readonly config: WebhookConfig;
+  readonly outbox: Outbox;
+  constructor(config: WebhookConfig, outbox: Outbox) {
+    this.config = config;
+    this.outbox = outbox;
+  }
+
+  wants(event: FeedEvent): boolean {
+    return this.config.events === undefined || this.config.events.includes(event.type);
+  }
+
+  note(delivery: Delivery): void {
+    if (this.recent.at(-1) === delivery) return;
+    this.recent.push(delivery);
+    if (this.recent.length > RECENT) this.recent.shift();
+  }
+}
+
+export class Webhooks {
+  readonly #outboxes = new Map<string, Outbox>();
+  readonly #hooks = new Map<string, Map<string, Hook>>();
+  readonly #settings: WebhookSettings;
+  readonly #log: Logger;
+  readonly #resolve: Resolve;
+  readonly #stop = new AbortController();
+  readonly #loops: Promise<void>[] = [];
+
+  private constructor(settings: WebhookSettings, log: Logger, resolve: Resolve) {
+    this.#settings = settings;
+    this.#log = log;
+    this.#resolve = resolve;
+  }
+
+  /**
+   * Opens the outbox of every connection with webhooks and starts delivering what a previous run
+   * left. A target the server refuses (a private address without `allowPrivateTargets`) is a ConfigError.
+   */
+  static async open(stateDir: string, connections: readonly ConnectionConfig[], settings: WebhookSettings, log: Logger, resolve: Resolve = resolveAll): Promise<Webhooks> {
+    const webhooks = new Webhooks(settings, log, resolve);
+    const problems: string[] = [];
+    for (const [index, connection] of connections.entries()) {
+      for (const [n, hook] of (connection.webhooks ?? []).entries()) {
+        const why = await whyRefused(hook.url, settings.allowPrivateTargets, resolve);
+        if (why !== null) problems.push(`connections[${index}].webhooks[${n}].url: refused: ${why}`);
+      }
+    }
+    if (problems.length > 0) throw new ConfigError('webhooks', problems);
+    for (const connection of connections) {
+      const hooks = connection.webhooks ?? [];
+      if (hooks.length === 0) continue;
+      const outbox = await Outbox.open(stateDir, connection.id, hooks.map((hook) => hook.name), (error) =>
+        log.error('a webhook outbox could not be written', { connection: connection.id, error: String(error) }),
+      );
+      webhooks.#outboxes.set(connection.id, outbox);
+      const byName = new Map<string, Hook>();
+      for (const config of hooks) byName.set(config.name, new Hook(config, outbox));
+      webhooks.#hooks.set(connection.id, byName);
+      for (const hook of byName.values()) webhooks.#loops.push(webhooks.#deliver(hook));
+    }
+    return webhooks;
+  }
+
+  /** Whether `connection` has webhooks (only those pay for an outbox). */
+  has(connection: string): boolean {
+    return this.#outboxes.has(connection);
+  }
+
+  /** Puts a write's events in the connection's outbox; resolves once they are durable. Null: no webhooks there. */
+  record(connection: string, drafts: readonly DraftEvent[]): Promise<void> | null {
+    const outbox = this.#outboxes.get(connection);
+    return outbox === undefined || drafts.length === 0 ? null : outbox.record(drafts);
+  }
+
+  /** A connection's webhooks, without their secrets. */
+  list(connection: string): { name: string; url: string; events: readonly string[] | null }[] {
+    return [...(this.#hooks.get(connection)?.values() ?? [])].map((hook) => ({ name: hook.config.name, url: hook.config.url, events: hook.config.events ?? null }));
+  }
+
+  /** The latest deliveries to a webhook, newest last; undefined for a webhook that does not exist. */
+  deliveries(connection: string, name: string): readonly Delivery[] | undefined {
+    return this.#hooks.get(connection)?.get(name)?.recent.map((delivery) => ({ ...delivery }));
+  }
+
+  /** Sends the test event now, once, and answers what the receiver said. */
+  async ping(connection: string, name: string): Promise<PingResult | undefined> {
+    const hook = this.#hooks.get(connection)?.get(name);
+    if (hook === undefined) return undefined;
+    const event = { id: `ping-${crypto.randomUUID()}`, type: 'ping', connection, webhook: name, at: new Date().toISOString() };
+    const answer = await this.#post(hook, event);
+    return { eventId: event.id, status: answer.status, ...(answer.error === undefined ? {} : { error: answer.error }) };
+  }
+
+  /** Stops delivering (an attempt in flight is cut off; it is tried again after a restart) and closes the outboxes. */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await Promise.allSettled(this.#loops);
+    await Promise.allSettled([...this.#outboxes.values()].map((outbox) => outbox.close()));
+  }
+
+  /** One webhook's loop: the next event after its cursor, tried until delivered or 24 h old, then the next. */
+  async #deliver(hook: Hook): Promise<void> {
+    const { outbox } = hook;
+    const signal = this.#stop.signal;
+    const giveUpAfter = this.#settings.giveUpAfterMs ?? DAY_MS;
+    while (!signal.aborted) {
+      const event = outbox.next(outbox.cursor(hook.config.name));
+      if (event === undefined) {
+        await outbox.waitForEvents(signal);
+        continue;
+      }
+      if (!hook.wants(event)) {
+        void outbox.advance(hook.config.name, event.id).catch((error) => this.#cursorFailed(outbox, error));
+        continue;
+      }
+      const delivery: Delivery = { eventId: event.id, type: event.type, status: 'pending', attempts: 0, lastStatus: null, nextTry: null };
+      hook.note(delivery);
+      while (!signal.aborted) {
+        delivery.attempts++;
+        const answer = await this.#post(hook, event);
+        if (signal.aborted) return;
+        delivery.lastStatus = answer.status;
+        if (answer.error === undefined) delete delivery.lastError;
+        else delivery.lastError = answer.error;
+        if (answer.status >= 200 && answer.status < 300) {
+          delivery.status = 'delivered';
+          delivery.nextTry = null;
+          break;
+        }
+        // Full jitter: anywhere between 0 and the doubled wait, so receivers coming back are not hit by every sender at once.
+        const wait = Math.random() * Math.min(this.#settings.retryCapMs, this.#settings.retryBaseMs * 2 ** Math.min(delivery.attempts - 1, 40));
+        if (Date.now() + wait - Date.parse(event.at) > giveUpAfter) {
+          delivery.status = 'failed';
+          delivery.nextTry = null;
+          this.#log.warn('a webhook delivery was given up after 24 h of failures', { connection: outbox.connection, webhook: hook.config.name, event: event.id, attempts: delivery.attempts });
+          break;
+        }
+        delivery.nextTry = new Date(Date.now() + wait).toISOString();
+        await sleep(wait, signal);
+      }
+      if (signal.aborted) return;
+      void outbox.advance(hook.config.name, event.id).catch((error) => this.#cursorFailed(outbox, error));
+    }
+  }
+
+  /** One POST: the status (0 for none) and why it failed, never throwing. */
+  async #post(hook: Hook, event: object): Promise<{ status: number; error?: string }> {
+    const { url, secret } = hook.config;
+    try {
+      // Again before each delivery: a name may resolve elsewhere now (DNS rebinding).
+      const why = await whyRefused(url, this.#settings.allowPrivateTargets, this.#resolve);
+      if (why !== null) return { status: 0, error: `target refused: ${why}` };
+      const body = JSON.stringify(event);
+      const id = (event as { id: string }).id;
+      const signature = await signatureHeader(secret.reveal(), body, Math.floor(Date.now() / 1000));
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'sheetrest-webhooks', 'sheetrest-event-id': id, 'sheetrest-signature': signature },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.any([AbortSignal.timeout(this.#settings.timeoutMs), this.#stop.signal]),
+      });
+      await response.body?.cancel().catch(() => undefined);
+      return { status: response.status };
+    } catch (error) {
+      const name = error instanceof Error ? error.name : '';
+      return { status: 0, error: name === 'TimeoutError' ? `no answer within ${this.#settings.timeoutMs} ms` : error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  #cursorFailed(outbox: Outbox, error: unknown): void {
+    this.#log.error('a webhook cursor could not be saved (deliveries since the last saved one repeat after a restart)', { connection: outbox.connection, error: String(error) });
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}

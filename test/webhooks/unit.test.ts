@@ -1,0 +1,83 @@
+// The webhook pieces on their own, on every runtime: the signature checked by node:crypto (an
+// independent HMAC), private targets told apart from public ones, a refused target stopping
+// the start, and the outbox keeping events and cursors across a reopen (a torn last line dropped).
+import assert from 'node:assert/strict';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { appendFile, readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { ConfigError } from '../../server/config/config.ts';
+import { Secret } from '../../server/config/secret.ts';
+import { silentLogger } from '../../server/log.ts';
+import { Outbox } from '../../server/webhooks/outbox.ts';
+import { signatureHeader } from '../../server/webhooks/sign.ts';
+import { privateKind, whyRefused } from '../../server/webhooks/target.ts';
+import { DEFAULT_WEBHOOK_SETTINGS, Webhooks } from '../../server/webhooks/webhooks.ts';
+import { tempDir } from '../helpers/http.ts';
+
+/** How a Stripe-style receiver checks `Sheetrest-Signature`, with node:crypto. */
+function verifies(header: string, body: string, secret: string): boolean {
+  const parts = Object.fromEntries(header.split(',').map((part) => part.split('=') as [string, string]));
+  const expected = Buffer.from(createHmac('sha256', secret).update(`${parts.t}.${body}`).digest('hex'));
+  const given = Buffer.from(parts.v1 ?? '');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+test('the signature is t=<seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, as node:crypto computes it', async () => {
+  const body = '{"id":"1718000000000-0","type":"rows.created","rows":[{"Name":"Zoë"}]}';
+  const header = await signatureHeader('whsec_test', body, 1718000000);
+  assert.match(header, /^t=1718000000,v1=[0-9a-f]{64}$/);
+  assert.ok(verifies(header, body, 'whsec_test'));
+  assert.ok(!verifies(header, body, 'whsec_other'), 'another secret does not verify');
+  assert.ok(!verifies(header, body.replace('Zoë', 'Zoe'), 'whsec_test'), 'another body does not verify');
+});
+
+test('loopback, private, link-local and unique-local addresses are told apart from public ones', () => {
+  for (const [address, kind] of [
+    ['127.0.0.1', 'loopback'], ['10.1.2.3', 'private'], ['172.16.0.1', 'private'], ['192.168.1.1', 'private'], ['169.254.169.254', 'link-local'],
+    ['::1', 'loopback'], ['fe80::1', 'link-local'], ['fd00::7', 'unique-local'], ['::ffff:10.0.0.1', 'private'], ['::ffff:7f00:1', 'loopback'], ['0.0.0.0', 'unspecified'],
+  ] as const) assert.equal(privateKind(address), kind, address);
+  for (const address of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111']) assert.equal(privateKind(address), null, address);
+});
+
+test('a name resolving to a private address is refused, naming the address; allowPrivateTargets lets it through', async () => {
+  const resolve = (host: string) => Promise.resolve(host === 'rebind.example' ? ['93.184.216.34', '10.0.0.7'] : ['93.184.216.34']);
+  assert.equal(await whyRefused('https://hooks.example/x', false, resolve), null);
+  assert.match((await whyRefused('https://rebind.example/x', false, resolve))!, /rebind\.example is at 10\.0\.0\.7, a private address/);
+  assert.match((await whyRefused('http://127.0.0.1:9/x', false, resolve))!, /127\.0\.0\.1 is a loopback address/);
+  assert.match((await whyRefused('http://[::1]:9/x', false, resolve))!, /loopback/);
+  assert.equal(await whyRefused('http://127.0.0.1:9/x', true, resolve), null);
+});
+
+test('a webhook to a private target stops the start with a config error naming it and why', async (t) => {
+  const dir = await tempDir(t);
+  const connection = { id: 'crm', webhooks: [{ name: 'a', url: 'http://127.0.0.1:9/hook', secret: new Secret('s') }] } as never;
+  await assert.rejects(Webhooks.open(dir.path('state'), [connection], DEFAULT_WEBHOOK_SETTINGS, silentLogger), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /connections\[0\]\.webhooks\[0\]\.url: refused: its host 127\.0\.0\.1 is a loopback address/);
+    return true;
+  });
+});
+
+test('the outbox keeps recorded events and cursors across a reopen, and drops a torn last line', async (t) => {
+  const dir = await tempDir(t);
+  const state = dir.path('state');
+  const draft = (tab: string) => ({ type: 'rows.created' as const, connection: 'crm', tab, at: new Date().toISOString(), rows: [], indexes: [] });
+  const first = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
+  await Promise.all([first.record([draft('One'), draft('Two')]), first.record([draft('Three')])]);
+  const one = first.next(null)!;
+  assert.deepEqual([one.tab, first.next(one.id)!.tab], ['One', 'Two']);
+  await first.advance('a', one.id);
+  await first.close();
+  await appendFile(`${state}/webhooks/crm.outbox`, '{"id":"9999999999999-0","ty');
+
+  const second = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
+  assert.equal(second.cursor('a'), one.id);
+  const next = second.next(second.cursor('a'))!;
+  assert.equal(next.tab, 'Two');
+  assert.equal(second.next(next.id)!.tab, 'Three');
+  await second.record([draft('Four')]);
+  const ids = (await readFile(`${state}/webhooks/crm.outbox`, 'utf8')).trim().split('\n').map((line) => JSON.parse(line).id as string);
+  assert.equal(ids.length, 4, 'the torn line is gone and the new event is a line of its own');
+  assert.deepEqual([...ids].sort(), ids, 'ids keep increasing across the reopen');
+  await second.close();
+});
