@@ -30,7 +30,11 @@ export interface OperatorSpec {
   readonly filter: (table: Table, column: Column, operands: readonly string[], caseSensitive: boolean) => RowFilter;
 }
 
-const OPERATOR_SPECS = {
+/** Every operator, in the order error messages and the docs list them. */
+export const OPERATORS = ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'between', 'in', 'nin', 'contains', 'startswith', 'endswith', 'empty', 'filled'] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+const OPERATOR_SPECS: Readonly<Record<Operator, OperatorSpec>> = {
   eq: { operands: 'pattern', form: '__eq(value)', filter: (table, column, [value], caseSensitive) => patternFilter(table, column, value, caseSensitive) },
   ne: { operands: 'pattern', form: '__ne(value)', filter: (table, column, [value], caseSensitive) => not(patternFilter(table, column, value, caseSensitive)) },
   lt: { operands: 'value', form: '__lt(value)', filter: (table, column, [value], caseSensitive) => orderFilter(table, column, caseSensitive, [value, (order) => order < 0]) },
@@ -49,10 +53,7 @@ const OPERATOR_SPECS = {
   endswith: { operands: 'text', form: '__endswith(text)', filter: (table, column, [text], caseSensitive) => literalFilter(table, column, text, caseSensitive, 'endswith') },
   empty: { operands: 'none', form: '__empty()', filter: (table, column) => patternFilter(table, column, '') },
   filled: { operands: 'none', form: '__filled()', filter: (table, column) => not(patternFilter(table, column, '')) },
-} as const satisfies Record<string, OperatorSpec>;
-
-export type Operator = keyof typeof OPERATOR_SPECS;
-export const OPERATORS = Object.keys(OPERATOR_SPECS) as readonly Operator[];
+};
 
 export function isOperator(name: string): name is Operator {
   return Object.hasOwn(OPERATOR_SPECS, name);
