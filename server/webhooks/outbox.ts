@@ -4,7 +4,7 @@
 // commit), so an acknowledged write's events survive kill -9. Each webhook keeps its own cursor
 // (`crm.<name>.cursor`, the last id it is done with); a restart starts every webhook after its
 // cursor. The file is rewritten without the events every webhook is done with once they are many.
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GroupCommit, Serial } from '../durable/group-commit.ts';
 import { appendAndSync, isMissing, replaceFileDurably, type WritableHandle } from '../durable/disk.ts';
@@ -98,6 +98,31 @@ export class Outbox {
       if (this.#cursors.get(webhook) !== id) return;
       await replaceFileDurably(this.#cursorPath(webhook), encoder.encode(id), 0o600);
       await this.#compact();
+    });
+  }
+
+  /**
+   * A webhook added while the server runs (the admin API): it starts after the events already in
+   * the outbox, unless its cursor file says where it was (a restart). The cursor is written at
+   * once (`0-0` on an empty outbox), so events recorded before a restart are not skipped after it.
+   */
+  addWebhook(webhook: string): Promise<void> {
+    return this.#serial.run(async () => {
+      if (this.#cursors.has(webhook)) return;
+      const saved = await readCursor(this.#cursorPath(webhook));
+      const start = saved ?? this.#events.at(-1)?.id ?? `${this.#lastMs}-${this.#lastSeq}`;
+      if (saved === null) await replaceFileDurably(this.#cursorPath(webhook), encoder.encode(start), 0o600);
+      this.#cursors.set(webhook, start);
+    });
+  }
+
+  /** A webhook removed: its cursor goes (a webhook added later under its name starts afresh) and no longer holds events back. */
+  dropWebhook(webhook: string): Promise<void> {
+    return this.#serial.run(async () => {
+      this.#cursors.delete(webhook);
+      await unlink(this.#cursorPath(webhook)).catch((error: unknown) => {
+        if (!isMissing(error)) throw error;
+      });
     });
   }
 
