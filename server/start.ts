@@ -34,6 +34,7 @@ import type { SharedStore } from './shared-store.ts';
 import { errorAnswer, toResponse } from './http/respond.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './durable/state.ts';
 import { DEFAULT_WEBHOOK_SETTINGS, Webhooks } from './webhooks/webhooks.ts';
+import { RedisOutbox } from './webhooks/redis-outbox.ts';
 
 export interface Running {
   readonly app: App;
@@ -89,7 +90,9 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     // Webhooks (server/webhooks/): an outbox in the state folder for each connection that has any;
     // the admin API's are handed to it as the service opens and changes its connections.
     const webhookSettings = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
-    webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log);
+    // With Redis: one stream per connection, delivered by whichever instance holds its lease.
+    const sharedQueue = shared === undefined ? undefined : ((redis, lease) => (connection: string, names: readonly string[]) => RedisOutbox.open(redis, connection, names, lease, log))(shared.redis, shared.lease);
+    webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log, undefined, sharedQueue);
     // The admin API's connections are served whether or not the admin API is on now.
     const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin, rules: config.admin, webhooks });
     if (shared === undefined) await service.open(await readAdminFile(config.stateDir));

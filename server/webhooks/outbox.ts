@@ -15,7 +15,25 @@ const encoder = new TextEncoder();
 /** Events every webhook is done with, past which the file is rewritten without them. */
 const COMPACT_AFTER = 1_000;
 
-export class Outbox {
+/**
+ * Where a connection's events wait for its webhooks: this file (one instance), or a Redis stream
+ * with several (redis-outbox.ts, where one instance at a time delivers).
+ */
+export interface WebhookQueue {
+  readonly connection: string;
+  /** Numbers the events and resolves once they are durable. */
+  record(drafts: readonly DraftEvent[]): Promise<void>;
+  /** The next event after `webhook`'s cursor, or undefined after a wait (nothing yet, not this instance's turn, or `signal`). */
+  nextFor(webhook: string, signal: AbortSignal): Promise<FeedEvent | undefined>;
+  /** Right before each attempt: whether this instance still delivers (with Redis: still holds the connection's lease). */
+  stillDelivering(): Promise<boolean>;
+  advance(webhook: string, id: string): Promise<void>;
+  addWebhook(webhook: string): Promise<void>;
+  dropWebhook(webhook: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class Outbox implements WebhookQueue {
   readonly connection: string;
   readonly #path: string;
   readonly #folder: string;
@@ -84,6 +102,18 @@ export class Outbox {
     // Mostly the cursor is near the front: search from there.
     const at = this.#events.findIndex((event) => compareEventIds(event.id, id) > 0);
     return at < 0 ? undefined : this.#events[at];
+  }
+
+  async nextFor(webhook: string, signal: AbortSignal): Promise<FeedEvent | undefined> {
+    const event = this.next(this.cursor(webhook));
+    if (event !== undefined) return event;
+    await this.waitForEvents(signal);
+    return undefined;
+  }
+
+  /** One instance: always. */
+  stillDelivering(): Promise<boolean> {
+    return Promise.resolve(true);
   }
 
   cursor(webhook: string): string | null {

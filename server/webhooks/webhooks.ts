@@ -7,7 +7,7 @@
 import { ConfigError, type ConnectionConfig, type WebhookConfig } from '../config/config.ts';
 import type { DraftEvent, FeedEvent } from '../feed/event.ts';
 import type { Logger } from '../log.ts';
-import { Outbox } from './outbox.ts';
+import { Outbox, type WebhookQueue } from './outbox.ts';
 import { signatureHeader } from './sign.ts';
 import { resolveAll, whyRefused, type Resolve } from './target.ts';
 
@@ -49,11 +49,11 @@ class Hook {
   readonly recent: Delivery[] = [];
   /** Replaced when the admin API changes the webhook's url, events or secret; the cursor stays. */
   config: WebhookConfig;
-  readonly outbox: Outbox;
+  readonly outbox: WebhookQueue;
   /** Aborted when the webhook is removed (or every webhook stops). */
   readonly stop: AbortController = new AbortController();
   loop: Promise<void> = Promise.resolve();
-  constructor(config: WebhookConfig, outbox: Outbox) {
+  constructor(config: WebhookConfig, outbox: WebhookQueue) {
     this.config = config;
     this.outbox = outbox;
   }
@@ -69,8 +69,11 @@ class Hook {
   }
 }
 
+/** Opens a connection's queue with these webhooks' cursors: the state folder's outbox file by default. */
+export type OpenQueue = (connection: string, webhooks: readonly string[], onError: (error: unknown) => void) => Promise<WebhookQueue>;
+
 export class Webhooks {
-  readonly #outboxes = new Map<string, Outbox>();
+  readonly #outboxes = new Map<string, WebhookQueue>();
   readonly #hooks = new Map<string, Map<string, Hook>>();
   readonly #settings: WebhookSettings;
   readonly #log: Logger;
@@ -81,8 +84,11 @@ export class Webhooks {
 
   readonly #stateDir: string;
 
-  private constructor(stateDir: string, settings: WebhookSettings, log: Logger, resolve: Resolve) {
+  readonly #openQueue: OpenQueue;
+
+  private constructor(stateDir: string, settings: WebhookSettings, log: Logger, resolve: Resolve, openQueue: OpenQueue | undefined) {
     this.#stateDir = stateDir;
+    this.#openQueue = openQueue ?? ((connection, names, onError) => Outbox.open(this.#stateDir, connection, names, onError));
     this.#settings = settings;
     this.#log = log;
     this.#resolve = resolve;
@@ -92,8 +98,8 @@ export class Webhooks {
    * Opens the outbox of every connection with webhooks and starts delivering what a previous run
    * left. A target the server refuses (a private address without `allowPrivateTargets`) is a ConfigError.
    */
-  static async open(stateDir: string, connections: readonly ConnectionConfig[], settings: WebhookSettings, log: Logger, resolve: Resolve = resolveAll): Promise<Webhooks> {
-    const webhooks = new Webhooks(stateDir, settings, log, resolve);
+  static async open(stateDir: string, connections: readonly ConnectionConfig[], settings: WebhookSettings, log: Logger, resolve: Resolve = resolveAll, openQueue?: OpenQueue): Promise<Webhooks> {
+    const webhooks = new Webhooks(stateDir, settings, log, resolve, openQueue);
     const problems: string[] = [];
     for (const [index, connection] of connections.entries()) {
       for (const [n, hook] of (connection.webhooks ?? []).entries()) {
@@ -105,7 +111,7 @@ export class Webhooks {
     for (const connection of connections) {
       const hooks = connection.webhooks ?? [];
       if (hooks.length === 0) continue;
-      const outbox = await Outbox.open(stateDir, connection.id, hooks.map((hook) => hook.name), (error) =>
+      const outbox = await webhooks.#openQueue(connection.id, hooks.map((hook) => hook.name), (error) =>
         log.error('a webhook outbox could not be written', { connection: connection.id, error: String(error) }),
       );
       webhooks.#outboxes.set(connection.id, outbox);
@@ -157,7 +163,7 @@ export class Webhooks {
         hook.config = config;
         continue;
       }
-      outbox ??= await Outbox.open(this.#stateDir, connection, [], (error) =>
+      outbox ??= await this.#openQueue(connection, [], (error) =>
         this.#log.error('a webhook outbox could not be written', { connection, error: String(error) }),
       );
       this.#outboxes.set(connection, outbox);
@@ -218,18 +224,21 @@ export class Webhooks {
     const signal = AbortSignal.any([this.#stop.signal, hook.stop.signal]);
     const giveUpAfter = this.#settings.giveUpAfterMs ?? DAY_MS;
     while (!signal.aborted) {
-      const event = outbox.next(outbox.cursor(hook.config.name));
-      if (event === undefined) {
-        await outbox.waitForEvents(signal);
-        continue;
-      }
+      const event = await outbox.nextFor(hook.config.name, signal);
+      if (event === undefined) continue;
       if (!hook.wants(event)) {
         void outbox.advance(hook.config.name, event.id).catch((error) => this.#cursorFailed(outbox, error));
         continue;
       }
       const delivery: Delivery = { eventId: event.id, type: event.type, status: 'pending', attempts: 0, lastStatus: null, nextTry: null };
       hook.note(delivery);
+      let handedOver = false;
       while (!signal.aborted) {
+        // With several instances: another took over the connection; it goes on from the cursor.
+        if (!(await outbox.stillDelivering())) {
+          handedOver = true;
+          break;
+        }
         delivery.attempts++;
         const answer = await this.#post(hook, event, signal);
         if (signal.aborted) return;
@@ -253,6 +262,7 @@ export class Webhooks {
         await sleep(wait, signal);
       }
       if (signal.aborted) return;
+      if (handedOver) continue;
       void outbox.advance(hook.config.name, event.id).catch((error) => this.#cursorFailed(outbox, error));
     }
   }
@@ -282,7 +292,7 @@ export class Webhooks {
     }
   }
 
-  #cursorFailed(outbox: Outbox, error: unknown): void {
+  #cursorFailed(outbox: WebhookQueue, error: unknown): void {
     this.#log.error('a webhook cursor could not be saved (deliveries since the last saved one repeat after a restart)', { connection: outbox.connection, error: String(error) });
   }
 }
