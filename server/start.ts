@@ -34,6 +34,7 @@ import type { SharedStore } from './shared-store.ts';
 import { errorAnswer, toResponse } from './http/respond.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './durable/state.ts';
 import { DEFAULT_WEBHOOK_SETTINGS, Webhooks } from './webhooks/webhooks.ts';
+import { RedisOutbox } from './webhooks/redis-outbox.ts';
 
 export interface Running {
   readonly app: App;
@@ -86,8 +87,14 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       registry.set(served);
     }
     quota = shared?.quota ?? (await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) }));
+    // Webhooks (server/webhooks/): an outbox in the state folder for each connection that has any;
+    // the admin API's are handed to it as the service opens and changes its connections.
+    const webhookSettings = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
+    // With Redis: one stream per connection, delivered by whichever instance holds its lease.
+    const sharedQueue = shared === undefined ? undefined : ((redis, lease) => (connection: string, names: readonly string[]) => RedisOutbox.open(redis, connection, names, lease, log))(shared.redis, shared.lease);
+    webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log, undefined, sharedQueue);
     // The admin API's connections are served whether or not the admin API is on now.
-    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin, rules: config.admin });
+    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin, rules: config.admin, webhooks });
     if (shared === undefined) await service.open(await readAdminFile(config.stateDir));
     else {
       // With Redis its state is shared by every instance (admin.json only seeds it once).
@@ -96,9 +103,6 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       await service.follow();
     }
     // The change feed: with several instances a Redis stream per connection, else this process's memory.
-    // Webhooks (server/webhooks/): an outbox in the state folder for each connection that has any.
-    const webhookSettings = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
-    webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log);
     const feed = new Feed(shared?.events ?? new MemoryEventLog(), log, { outbox: webhooks });
     const app = createApp({
       connections: registry,

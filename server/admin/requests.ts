@@ -9,7 +9,7 @@ import { jsonProblem } from '../../lib/json-error.ts';
 import { SCOPES } from '../auth.ts';
 import { fieldPath } from '../config/config.ts';
 import { atMostOne } from '../config/fields.ts';
-import { ConnectionEntries, expected, KeyExpiry, KeyTabs, OperationList, PlanSchema, strict } from '../config/schema.ts';
+import { ConnectionEntries, expected, KeyExpiry, KeyTabs, OperationList, PlanSchema, strict, WebhookEntries } from '../config/schema.ts';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from './keys.ts';
 
 const { keys: _keys, id, source, readOnly, formulas, hiddenTabs, unknownColumns, rowId, tabs, cacheControl } = ConnectionEntries;
@@ -84,6 +84,21 @@ export const RotateKeySchema = v.pipe(
   atMostOne(['scope', 'operations']),
 );
 
+const secretWhat = 'a secret of 16 to 256 characters';
+
+/**
+ * `POST /_admin/connections/{id}/webhooks`: `{"url": "https://hooks.example.com/sheets",
+ * "events": ["rows.created"], "name": "crm-sync"}`; `secret` left out: the server makes one,
+ * shown in this answer only. `name` left out: `hook-<n>`, the first number free.
+ */
+export const CreateWebhookSchema = strict('an object with "url"', {
+  url: WebhookEntries.url,
+  events: WebhookEntries.events,
+  name: WebhookEntries.name,
+  secret: v.optional(v.pipe(v.string(expected(secretWhat)), v.minLength(16, expected(secretWhat)), v.maxLength(256, expected(secretWhat)))),
+});
+
+export type CreateWebhookInput = v.InferOutput<typeof CreateWebhookSchema>;
 export type CreateConnectionInput = v.InferOutput<typeof CreateConnectionSchema>;
 export type ChangeConnectionInput = v.InferOutput<typeof ChangeConnectionSchema>;
 export type CreateKeyInput = v.InferOutput<typeof CreateKeySchema>;

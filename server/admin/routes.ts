@@ -14,7 +14,7 @@ import { digestKey } from '../auth.ts';
 import { clientAddressOf } from '../http/client-address.ts';
 import type { Secret } from '../config/config.ts';
 import { errorAnswer, type Answer } from '../http/respond.ts';
-import { ChangeConnectionSchema, CreateConnectionSchema, CreateKeySchema, parseAdminBody, RotateKeySchema } from './requests.ts';
+import { ChangeConnectionSchema, CreateConnectionSchema, CreateKeySchema, CreateWebhookSchema, parseAdminBody, RotateKeySchema } from './requests.ts';
 import type { AdminService } from './service.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
 import { AuthorizeSchema, CALLBACK_PATH, NewKeySchema, type GoogleConnect } from './google-connect.ts';
@@ -93,6 +93,20 @@ export function adminHandler(service: AdminService, token: Secret, google: Googl
         },
       },
     },
+    {
+      pattern: ['connections', ':', 'webhooks'],
+      methods: {
+        GET: ([id]) => answer(200, service.webhooks(id)),
+        POST: async ([id], read) => {
+          const input = await read(CreateWebhookSchema);
+          return isApiError(input) ? failure(input) : answer(201, await service.createWebhook(id, input));
+        },
+      },
+    },
+    { pattern: ['connections', ':', 'webhooks', ':'], methods: { DELETE: async ([id, name]) => empty(await service.removeWebhook(id, name)) } },
+    { pattern: ['connections', ':', 'webhooks', ':', 'deliveries'], methods: { GET: ([id, name]) => answer(200, service.deliveries(id, name)) } },
+    // 200 whatever the receiver answered: its status is in the body.
+    { pattern: ['connections', ':', 'webhooks', ':', 'ping'], methods: { POST: async ([id, name]) => answer(200, await service.ping(id, name)) } },
   ];
   if (google !== undefined) {
     routes.push(

@@ -45,6 +45,11 @@ import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, Rota
 import { brokenSource, pausedSource } from './standin-sources.ts';
 import { writeAdminFile, type StoredConnection, type StoredKey } from './store.ts';
 import { usageOf, viewOf, type ConnectionView, type UsageView } from './views.ts';
+import type { CreateWebhookInput } from './requests.ts';
+import type { StoredWebhook } from './store.ts';
+import { Secret } from '../config/secret.ts';
+import type { Delivery, PingResult, Webhooks } from '../webhooks/webhooks.ts';
+import { newWebhookSecret, webhookConfigsOf, webhookView, type NewWebhookView, type WebhookView } from './webhook-views.ts';
 
 export type { ConnectionView, UsageView } from './views.ts';
 
@@ -69,6 +74,8 @@ export interface AdminServiceOptions {
   readonly rules?: AdminRules;
   /** Opens a connection (tests stand in a slow one); connections.ts's by default. */
   readonly openConnection?: typeof openConnection;
+  /** Delivers the connections' webhooks; the admin API's are handed to it as they change. Absent: none can be made. */
+  readonly webhooks?: Webhooks;
 }
 
 /** Where a connection to create comes from: a request's body, or the Google connect flow (built from the config's admin.google). */
@@ -120,6 +127,7 @@ export class AdminService {
       if (connection.open !== true && connection.keys.length === 0) this.#warnLocked(connection);
       this.#options.registry.set(await this.#openOrBroken(connection));
     }
+    await this.#syncWebhooks([], this.#stored);
   }
 
   /** A closed connection without a usable key refuses everyone: said at start, with the way out. */
@@ -309,6 +317,98 @@ export class AdminService {
     });
   }
 
+  // ---- webhooks -------------------------------------------------------------------------------
+
+  /** A connection's webhooks, without secrets: the config file's (read-only here) or the admin API's. */
+  webhooks(id: string): WebhookView[] | ApiError {
+    if (this.#options.registry.get(id) === undefined) return unknownConnection(id);
+    const config = this.#configs.get(id);
+    if (config !== undefined) return (config.webhooks ?? []).map((hook) => webhookView(id, hook, 'config'));
+    return (this.#stored.find((stored) => stored.id === id)?.webhooks ?? []).map((hook) => webhookView(id, hook, 'admin'));
+  }
+
+  /**
+   * Adds a webhook, delivered from the next write on; its secret (made here unless given) is
+   * shown in this answer only. 400 for a target the server refuses (a private address without
+   * webhooks.allowPrivateTargets), naming why; 409 for a name the connection has.
+   */
+  async createWebhook(id: string, input: CreateWebhookInput): Promise<NewWebhookView | ApiError> {
+    const webhooks = this.#options.webhooks;
+    if (webhooks === undefined) return apiError('not_found', 'This server delivers no webhooks.');
+    // Before the queue: a slow DNS answer holds up no other change.
+    const why = await webhooks.whyRefused(input.url);
+    if (why !== null) return apiError('invalid_body', `The body is not valid: url: refused: ${why}.`);
+    return this.#serially(async () => {
+      const found = this.#editable(id);
+      if (isApiError(found)) return found;
+      const hooks = found.webhooks ?? [];
+      const names = new Set(hooks.map((hook) => hook.name));
+      let name = input.name;
+      if (name !== undefined && names.has(name)) return apiError('conflict', `The connection "${id}" has a webhook "${name}" already; choose another name, or delete that one first.`);
+      for (let n = hooks.length + 1; name === undefined; n++) if (!names.has(`hook-${n}`)) name = `hook-${n}`;
+      const made: StoredWebhook = {
+        name,
+        url: input.url,
+        ...(input.events === undefined ? {} : { events: input.events }),
+        secret: input.secret ?? newWebhookSecret(),
+        created: this.#now().toISOString(),
+      };
+      const next: StoredConnection = { ...found, webhooks: [...hooks, made], updated: made.created };
+      const saved = await this.#save(this.#stored.map((stored) => (stored.id === id ? next : stored)));
+      return saved ?? { ...webhookView(id, made, 'admin'), secret: made.secret };
+    });
+  }
+
+  /** Removes a webhook: its delivery in flight is cut off, and events not yet delivered to it are not. */
+  removeWebhook(id: string, name: string): Promise<null | ApiError> {
+    return this.#serially(async () => {
+      const found = this.#editable(id);
+      if (isApiError(found)) return found;
+      const hooks = found.webhooks ?? [];
+      if (!hooks.some((hook) => hook.name === name)) return unknownWebhook(id, name);
+      const { webhooks: _hooks, ...rest } = found;
+      const left = hooks.filter((hook) => hook.name !== name);
+      const next: StoredConnection = { ...rest, ...(left.length === 0 ? {} : { webhooks: left }), updated: this.#now().toISOString() };
+      return this.#save(this.#stored.map((stored) => (stored.id === id ? next : stored)));
+    });
+  }
+
+  /** A webhook's recent deliveries from this instance, newest first. */
+  deliveries(id: string, name: string): Delivery[] | ApiError {
+    const known = this.#knownWebhook(id, name);
+    if (known !== null) return known;
+    return [...(this.#options.webhooks?.deliveries(id, name) ?? [])].reverse();
+  }
+
+  /** Sends the test event (`"type": "ping"`) now, once, outside the outbox, and answers how the receiver answered. */
+  async ping(id: string, name: string): Promise<PingResult | ApiError> {
+    const known = this.#knownWebhook(id, name);
+    if (known !== null) return known;
+    const result = await this.#options.webhooks?.ping(id, name);
+    return result ?? unknownWebhook(id, name);
+  }
+
+  #knownWebhook(id: string, name: string): ApiError | null {
+    const listed = this.webhooks(id);
+    if (isApiError(listed)) return listed;
+    return listed.some((hook) => hook.name === name) ? null : unknownWebhook(id, name);
+  }
+
+  /** Hands the admin API's webhooks to the deliverer: every connection in `before` or `after`, as `after` has them. */
+  async #syncWebhooks(before: readonly StoredConnection[], after: readonly StoredConnection[]): Promise<void> {
+    const webhooks = this.#options.webhooks;
+    if (webhooks === undefined) return;
+    const ids = new Set([...before, ...after].map((stored) => stored.id).filter((id) => !this.#configs.has(id)));
+    for (const id of ids) {
+      const hooks = after.find((stored) => stored.id === id)?.webhooks ?? [];
+      try {
+        await webhooks.set(id, webhookConfigsOf(hooks, (text) => new Secret(text)));
+      } catch (error) {
+        this.#options.log.error('the webhooks of a connection could not be started; they deliver after a restart', { connection: id, error: String(error) });
+      }
+    }
+  }
+
   // ---- helpers --------------------------------------------------------------------------------
 
   #serially<T>(change: () => Promise<T | ApiError>): Promise<T | ApiError> {
@@ -380,8 +480,10 @@ export class AdminService {
       if (current !== undefined) await this.#close(current);
     }
     // All of them, clashing ones too: a change saved from here must not drop them for the others.
+    const previous = this.#stored;
     this.#stored = snapshot.connections;
     this.#revision = snapshot.revision;
+    await this.#syncWebhooks(previous, served);
   }
 
   /** An admin connection to change; 404 for none, 403 for one of the config file's. */
@@ -422,7 +524,9 @@ export class AdminService {
         return redisUnavailable('The change was not saved');
       }
       this.#revision = this.#saved.revision;
+      const before = this.#stored;
       this.#stored = next;
+      await this.#syncWebhooks(before, next);
       return null;
     }
     try {
@@ -432,7 +536,9 @@ export class AdminService {
       if (isDiskFull(error)) return apiError('insufficient_storage', 'The disk is full: the change was not saved.');
       return apiError('internal_error', 'The change could not be saved in the state folder; it has been logged.');
     }
+    const before = this.#stored;
     this.#stored = next;
+    await this.#syncWebhooks(before, next);
     return null;
   }
 
@@ -573,6 +679,10 @@ export class AdminService {
 function pastExpiry(grant: KeyGrant, now: Date): ApiError | null {
   if (grant.expiresAt === undefined || Date.parse(grant.expiresAt) > now.getTime()) return null;
   return apiError('invalid_body', `The body is not valid: expiresAt: ${grant.expiresAt} has passed; give a moment in the future.`);
+}
+
+function unknownWebhook(id: string, name: string): ApiError {
+  return apiError('not_found', `The connection "${id}" has no webhook ${JSON.stringify(name).slice(0, 70)}.`);
 }
 
 function unknownConnection(id: string): ApiError {

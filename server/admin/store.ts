@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import { SCOPES } from '../auth.ts';
 import { OPERATIONS } from '../../lib/parse-request.ts';
 import { ConnectionEntries } from '../config/schema.ts';
+import { EVENT_TYPES } from '../feed/event.ts';
 import { diskWriter, readStateFile, type AtomicWriter } from '../durable/state.ts';
 
 export const ADMIN_FILE = 'admin.json';
@@ -39,6 +40,19 @@ export const StoredKeySchema = v.object({
 
 const { keys: _configKeys, ...entries } = ConnectionEntries;
 
+/**
+ * A webhook made with `POST /_admin/connections/crm/webhooks`. Its secret is kept in plaintext
+ * (every delivery is signed with it), as a Google source's secrets given as text are: this file
+ * is 0600, and in Redis the state is as private as the server's own connection to it.
+ */
+export const StoredWebhookSchema = v.object({
+  name: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/)),
+  url: v.string(),
+  events: v.optional(v.array(v.picklist(EVENT_TYPES))),
+  secret: v.string(),
+  created: isoDate,
+});
+
 export const StoredConnectionSchema = v.object({
   ...entries,
   created: isoDate,
@@ -50,6 +64,8 @@ export const StoredConnectionSchema = v.object({
    * closed now, and the start says so in the log (server/admin/service.ts).
    */
   open: v.optional(v.boolean()),
+  /** Where its events are POSTed (server/webhooks/); left out: none. */
+  webhooks: v.optional(v.array(StoredWebhookSchema)),
 });
 
 const AdminFileSchema = v.object({
@@ -57,6 +73,7 @@ const AdminFileSchema = v.object({
   connections: v.array(StoredConnectionSchema),
 });
 
+export type StoredWebhook = v.InferOutput<typeof StoredWebhookSchema>;
 export type StoredKey = v.InferOutput<typeof StoredKeySchema>;
 export type StoredConnection = v.InferOutput<typeof StoredConnectionSchema>;
 

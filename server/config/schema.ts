@@ -314,7 +314,7 @@ export const ConnectionEntries = {
  * `{"url": "https://hooks.example.com/sheets", "events": ["rows.created"], "secret": {"env": "HOOK_SECRET"}}`:
  * where a connection's events are POSTed, signed (server/webhooks/). `events` left out: every type.
  */
-export const WebhookSchema = strict('an object with "url" and "secret"', {
+export const WebhookEntries = {
   url: v.pipe(
     v.string(expected('an http:// or https:// URL')),
     v.check((url) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol), expected('an http:// or https:// URL such as "https://hooks.example.com/sheets"')),
@@ -323,7 +323,8 @@ export const WebhookSchema = strict('an object with "url" and "secret"', {
   secret,
   /** Names the webhook in the admin API and the state folder; left out: `hook-<n>` by its place in the list. */
   name: v.optional(v.pipe(text('a name'), v.regex(/^[A-Za-z0-9_-]{1,64}$/, expected('a name made of letters, digits, "_" and "-"')))),
-});
+};
+export const WebhookSchema = strict('an object with "url" and "secret"', WebhookEntries);
 
 /** A config file's connection: the admin API's fields, keys, and webhooks. */
 export const ConnectionSchema = strict('an object', {

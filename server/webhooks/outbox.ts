@@ -4,7 +4,7 @@
 // commit), so an acknowledged write's events survive kill -9. Each webhook keeps its own cursor
 // (`crm.<name>.cursor`, the last id it is done with); a restart starts every webhook after its
 // cursor. The file is rewritten without the events every webhook is done with once they are many.
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GroupCommit, Serial } from '../durable/group-commit.ts';
 import { appendAndSync, isMissing, replaceFileDurably, type WritableHandle } from '../durable/disk.ts';
@@ -15,7 +15,25 @@ const encoder = new TextEncoder();
 /** Events every webhook is done with, past which the file is rewritten without them. */
 const COMPACT_AFTER = 1_000;
 
-export class Outbox {
+/**
+ * Where a connection's events wait for its webhooks: this file (one instance), or a Redis stream
+ * with several (redis-outbox.ts, where one instance at a time delivers).
+ */
+export interface WebhookQueue {
+  readonly connection: string;
+  /** Numbers the events and resolves once they are durable. */
+  record(drafts: readonly DraftEvent[]): Promise<void>;
+  /** The next event after `webhook`'s cursor, or undefined after a wait (nothing yet, not this instance's turn, or `signal`). */
+  nextFor(webhook: string, signal: AbortSignal): Promise<FeedEvent | undefined>;
+  /** Right before each attempt: whether this instance still delivers (with Redis: still holds the connection's lease). */
+  stillDelivering(): Promise<boolean>;
+  advance(webhook: string, id: string): Promise<void>;
+  addWebhook(webhook: string): Promise<void>;
+  dropWebhook(webhook: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class Outbox implements WebhookQueue {
   readonly connection: string;
   readonly #path: string;
   readonly #folder: string;
@@ -86,6 +104,18 @@ export class Outbox {
     return at < 0 ? undefined : this.#events[at];
   }
 
+  async nextFor(webhook: string, signal: AbortSignal): Promise<FeedEvent | undefined> {
+    const event = this.next(this.cursor(webhook));
+    if (event !== undefined) return event;
+    await this.waitForEvents(signal);
+    return undefined;
+  }
+
+  /** One instance: always. */
+  stillDelivering(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   cursor(webhook: string): string | null {
     return this.#cursors.get(webhook) ?? null;
   }
@@ -98,6 +128,31 @@ export class Outbox {
       if (this.#cursors.get(webhook) !== id) return;
       await replaceFileDurably(this.#cursorPath(webhook), encoder.encode(id), 0o600);
       await this.#compact();
+    });
+  }
+
+  /**
+   * A webhook added while the server runs (the admin API): it starts after the events already in
+   * the outbox, unless its cursor file says where it was (a restart). The cursor is written at
+   * once (`0-0` on an empty outbox), so events recorded before a restart are not skipped after it.
+   */
+  addWebhook(webhook: string): Promise<void> {
+    return this.#serial.run(async () => {
+      if (this.#cursors.has(webhook)) return;
+      const saved = await readCursor(this.#cursorPath(webhook));
+      const start = saved ?? this.#events.at(-1)?.id ?? `${this.#lastMs}-${this.#lastSeq}`;
+      if (saved === null) await replaceFileDurably(this.#cursorPath(webhook), encoder.encode(start), 0o600);
+      this.#cursors.set(webhook, start);
+    });
+  }
+
+  /** A webhook removed: its cursor goes (a webhook added later under its name starts afresh) and no longer holds events back. */
+  dropWebhook(webhook: string): Promise<void> {
+    return this.#serial.run(async () => {
+      this.#cursors.delete(webhook);
+      await unlink(this.#cursorPath(webhook)).catch((error: unknown) => {
+        if (!isMissing(error)) throw error;
+      });
     });
   }
 

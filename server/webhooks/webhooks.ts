@@ -7,7 +7,7 @@
 import { ConfigError, type ConnectionConfig, type WebhookConfig } from '../config/config.ts';
 import type { DraftEvent, FeedEvent } from '../feed/event.ts';
 import type { Logger } from '../log.ts';
-import { Outbox } from './outbox.ts';
+import { Outbox, type WebhookQueue } from './outbox.ts';
 import { signatureHeader } from './sign.ts';
 import { resolveAll, whyRefused, type Resolve } from './target.ts';
 
@@ -47,9 +47,13 @@ export interface PingResult {
 
 class Hook {
   readonly recent: Delivery[] = [];
-  readonly config: WebhookConfig;
-  readonly outbox: Outbox;
-  constructor(config: WebhookConfig, outbox: Outbox) {
+  /** Replaced when the admin API changes the webhook's url, events or secret; the cursor stays. */
+  config: WebhookConfig;
+  readonly outbox: WebhookQueue;
+  /** Aborted when the webhook is removed (or every webhook stops). */
+  readonly stop: AbortController = new AbortController();
+  loop: Promise<void> = Promise.resolve();
+  constructor(config: WebhookConfig, outbox: WebhookQueue) {
     this.config = config;
     this.outbox = outbox;
   }
@@ -65,16 +69,26 @@ class Hook {
   }
 }
 
+/** Opens a connection's queue with these webhooks' cursors: the state folder's outbox file by default. */
+export type OpenQueue = (connection: string, webhooks: readonly string[], onError: (error: unknown) => void) => Promise<WebhookQueue>;
+
 export class Webhooks {
-  readonly #outboxes = new Map<string, Outbox>();
+  readonly #outboxes = new Map<string, WebhookQueue>();
   readonly #hooks = new Map<string, Map<string, Hook>>();
   readonly #settings: WebhookSettings;
   readonly #log: Logger;
   readonly #resolve: Resolve;
   readonly #stop = new AbortController();
-  readonly #loops: Promise<void>[] = [];
+  /** Changes through `set`, one at a time. */
+  #changes: Promise<unknown> = Promise.resolve();
 
-  private constructor(settings: WebhookSettings, log: Logger, resolve: Resolve) {
+  readonly #stateDir: string;
+
+  readonly #openQueue: OpenQueue;
+
+  private constructor(stateDir: string, settings: WebhookSettings, log: Logger, resolve: Resolve, openQueue: OpenQueue | undefined) {
+    this.#stateDir = stateDir;
+    this.#openQueue = openQueue ?? ((connection, names, onError) => Outbox.open(this.#stateDir, connection, names, onError));
     this.#settings = settings;
     this.#log = log;
     this.#resolve = resolve;
@@ -84,8 +98,8 @@ export class Webhooks {
    * Opens the outbox of every connection with webhooks and starts delivering what a previous run
    * left. A target the server refuses (a private address without `allowPrivateTargets`) is a ConfigError.
    */
-  static async open(stateDir: string, connections: readonly ConnectionConfig[], settings: WebhookSettings, log: Logger, resolve: Resolve = resolveAll): Promise<Webhooks> {
-    const webhooks = new Webhooks(settings, log, resolve);
+  static async open(stateDir: string, connections: readonly ConnectionConfig[], settings: WebhookSettings, log: Logger, resolve: Resolve = resolveAll, openQueue?: OpenQueue): Promise<Webhooks> {
+    const webhooks = new Webhooks(stateDir, settings, log, resolve, openQueue);
     const problems: string[] = [];
     for (const [index, connection] of connections.entries()) {
       for (const [n, hook] of (connection.webhooks ?? []).entries()) {
@@ -97,27 +111,80 @@ export class Webhooks {
     for (const connection of connections) {
       const hooks = connection.webhooks ?? [];
       if (hooks.length === 0) continue;
-      const outbox = await Outbox.open(stateDir, connection.id, hooks.map((hook) => hook.name), (error) =>
+      const outbox = await webhooks.#openQueue(connection.id, hooks.map((hook) => hook.name), (error) =>
         log.error('a webhook outbox could not be written', { connection: connection.id, error: String(error) }),
       );
       webhooks.#outboxes.set(connection.id, outbox);
       const byName = new Map<string, Hook>();
       for (const config of hooks) byName.set(config.name, new Hook(config, outbox));
       webhooks.#hooks.set(connection.id, byName);
-      for (const hook of byName.values()) webhooks.#loops.push(webhooks.#deliver(hook));
+      for (const hook of byName.values()) webhooks.#start(hook);
     }
     return webhooks;
   }
 
+  /** Whether the server may send to private and loopback targets (`webhooks.allowPrivateTargets`). */
+  get allowPrivateTargets(): boolean {
+    return this.#settings.allowPrivateTargets;
+  }
+
+  /** Why `url` may not be a webhook's target now (a sentence), or null: as checked at start and before each delivery. */
+  whyRefused(url: string): Promise<string | null> {
+    return whyRefused(url, this.#settings.allowPrivateTargets, this.#resolve);
+  }
+
+  /**
+   * Makes `configs` the connection's webhooks while the server runs (the admin API's): a new
+   * name starts after the events already recorded, a name gone stops (its attempt in flight is
+   * cut off) and forgets its cursor, a changed url, events or secret applies from the next
+   * attempt on. The same list again changes nothing. One change at a time.
+   */
+  set(connection: string, configs: readonly WebhookConfig[]): Promise<void> {
+    const run = this.#changes.then(() => this.#set(connection, configs));
+    this.#changes = run.catch(() => undefined);
+    return run;
+  }
+
+  async #set(connection: string, configs: readonly WebhookConfig[]): Promise<void> {
+    if (this.#stop.signal.aborted) return;
+    const byName = this.#hooks.get(connection) ?? new Map<string, Hook>();
+    const wanted = new Map(configs.map((config) => [config.name, config]));
+    for (const [name, hook] of [...byName]) {
+      if (wanted.has(name)) continue;
+      byName.delete(name);
+      hook.stop.abort();
+      await hook.loop;
+      await hook.outbox.dropWebhook(name);
+    }
+    let outbox = this.#outboxes.get(connection);
+    for (const config of configs) {
+      const hook = byName.get(config.name);
+      if (hook !== undefined) {
+        hook.config = config;
+        continue;
+      }
+      outbox ??= await this.#openQueue(connection, [], (error) =>
+        this.#log.error('a webhook outbox could not be written', { connection, error: String(error) }),
+      );
+      this.#outboxes.set(connection, outbox);
+      await outbox.addWebhook(config.name);
+      const added = new Hook(config, outbox);
+      byName.set(config.name, added);
+      this.#start(added);
+    }
+    if (byName.size > 0) this.#hooks.set(connection, byName);
+    else this.#hooks.delete(connection);
+  }
+
   /** Whether `connection` has webhooks (only those pay for an outbox). */
   has(connection: string): boolean {
-    return this.#outboxes.has(connection);
+    return (this.#hooks.get(connection)?.size ?? 0) > 0;
   }
 
   /** Puts a write's events in the connection's outbox; resolves once they are durable. Null: no webhooks there. */
   record(connection: string, drafts: readonly DraftEvent[]): Promise<void> | null {
     const outbox = this.#outboxes.get(connection);
-    return outbox === undefined || drafts.length === 0 ? null : outbox.record(drafts);
+    return outbox === undefined || drafts.length === 0 || !this.has(connection) ? null : outbox.record(drafts);
   }
 
   /** A connection's webhooks, without their secrets. */
@@ -142,30 +209,38 @@ export class Webhooks {
   /** Stops delivering (an attempt in flight is cut off; it is tried again after a restart) and closes the outboxes. */
   async close(): Promise<void> {
     this.#stop.abort();
-    await Promise.allSettled(this.#loops);
+    await this.#changes;
+    await Promise.allSettled([...this.#hooks.values()].flatMap((byName) => [...byName.values()].map((hook) => hook.loop)));
     await Promise.allSettled([...this.#outboxes.values()].map((outbox) => outbox.close()));
+  }
+
+  #start(hook: Hook): void {
+    hook.loop = this.#deliver(hook);
   }
 
   /** One webhook's loop: the next event after its cursor, tried until delivered or 24 h old, then the next. */
   async #deliver(hook: Hook): Promise<void> {
     const { outbox } = hook;
-    const signal = this.#stop.signal;
+    const signal = AbortSignal.any([this.#stop.signal, hook.stop.signal]);
     const giveUpAfter = this.#settings.giveUpAfterMs ?? DAY_MS;
     while (!signal.aborted) {
-      const event = outbox.next(outbox.cursor(hook.config.name));
-      if (event === undefined) {
-        await outbox.waitForEvents(signal);
-        continue;
-      }
+      const event = await outbox.nextFor(hook.config.name, signal);
+      if (event === undefined) continue;
       if (!hook.wants(event)) {
         void outbox.advance(hook.config.name, event.id).catch((error) => this.#cursorFailed(outbox, error));
         continue;
       }
       const delivery: Delivery = { eventId: event.id, type: event.type, status: 'pending', attempts: 0, lastStatus: null, nextTry: null };
       hook.note(delivery);
+      let handedOver = false;
       while (!signal.aborted) {
+        // With several instances: another took over the connection; it goes on from the cursor.
+        if (!(await outbox.stillDelivering())) {
+          handedOver = true;
+          break;
+        }
         delivery.attempts++;
-        const answer = await this.#post(hook, event);
+        const answer = await this.#post(hook, event, signal);
         if (signal.aborted) return;
         delivery.lastStatus = answer.status;
         if (answer.error === undefined) delete delivery.lastError;
@@ -187,12 +262,13 @@ export class Webhooks {
         await sleep(wait, signal);
       }
       if (signal.aborted) return;
+      if (handedOver) continue;
       void outbox.advance(hook.config.name, event.id).catch((error) => this.#cursorFailed(outbox, error));
     }
   }
 
   /** One POST: the status (0 for none) and why it failed, never throwing. */
-  async #post(hook: Hook, event: object): Promise<{ status: number; error?: string }> {
+  async #post(hook: Hook, event: object, stop: AbortSignal = this.#stop.signal): Promise<{ status: number; error?: string }> {
     const { url, secret } = hook.config;
     try {
       // Again before each delivery: a name may resolve elsewhere now (DNS rebinding).
@@ -206,7 +282,7 @@ export class Webhooks {
         headers: { 'content-type': 'application/json', 'user-agent': 'sheetrest-webhooks', 'sheetrest-event-id': id, 'sheetrest-signature': signature },
         body,
         redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(this.#settings.timeoutMs), this.#stop.signal]),
+        signal: AbortSignal.any([AbortSignal.timeout(this.#settings.timeoutMs), stop]),
       });
       await response.body?.cancel().catch(() => undefined);
       return { status: response.status };
@@ -216,7 +292,7 @@ export class Webhooks {
     }
   }
 
-  #cursorFailed(outbox: Outbox, error: unknown): void {
+  #cursorFailed(outbox: WebhookQueue, error: unknown): void {
     this.#log.error('a webhook cursor could not be saved (deliveries since the last saved one repeat after a restart)', { connection: outbox.connection, error: String(error) });
   }
 }

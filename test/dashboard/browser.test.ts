@@ -2,7 +2,8 @@
 // playwright-core; nothing is downloaded) against a server started in this process. It signs
 // in with the admin token, creates a connection (closed, its first key shown once with a copy
 // button), makes a key and uses it in the playground (a filtered read, a /query, a write with a
-// JSON body; issue 25's operators, `_or`, `_case`, `_select` and `/aggregate`), revokes the key and sees the next request get 401, connects a Google spreadsheet
+// JSON body; issue 25's operators, `_or`, `_case`, `_select` and `/aggregate`), revokes the key and sees the next request get 401,
+// adds a webhook for a receiver on loopback (secret shown once, a test event, a delivery, delete), connects a Google spreadsheet
 // through the emulator's consent page (its first key shown once too), and revokes a last key
 // after a warning that the connection will be closed to everyone.
 // It also measures what the first load transfers and how soon the page draws (printed as
@@ -14,7 +15,9 @@
 // reason, when /usr/bin/chromium is missing (.ci/run installs Debian's chromium).
 // Screenshots go to a temporary folder (its path is printed), never into the repository.
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +48,8 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
   const config: Config = configForFile(dir.path('book.xlsx'), {
     stateDir: dir.path('state'),
     log: { level: 'silent' },
+    // The webhook step's receiver is on loopback.
+    webhooks: { allowPrivateTargets: true, retryBaseMs: 10, retryCapMs: 100, timeoutMs: 2_000 },
     admin: {
       token: TOKEN,
       google: { clientId: 'client-1', clientSecret: 'client-secret', authorizationUrl: `${emulator.rootUrl}o/oauth2/v2/auth`, tokenUrl: `${emulator.rootUrl}token`, sheetsRootUrl: emulator.rootUrl },
@@ -346,6 +351,71 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     assert.match(rotated, /^sr_[\w-]{43}$/);
     assert.equal(await page.locator('#keys tr', { hasText: 'spare' }).filter({ hasText: 'ends' }).count(), 1);
     assert.equal((await fetch(`${url}/sheets/crm?_limit=1`, { headers: { 'X-Api-Key': rotated } })).status, 200);
+  });
+
+  await t.test('webhooks: add one (its secret shown once, copied), send a test event, see a delivery, delete it', async () => {
+    const received: { id: string; type: string; signature: string; body: string }[] = [];
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        received.push({ id: String(request.headers['sheetrest-event-id']), type: JSON.parse(body).type, signature: String(request.headers['sheetrest-signature']), body });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => receiver.close(resolve)));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+    const signedWith = (delivery: { signature: string; body: string }, secret: string) => {
+      const { t: stamp, v1 } = Object.fromEntries(delivery.signature.split(',').map((part) => part.split('='))) as { t: string; v1: string };
+      return createHmac('sha256', secret).update(`${stamp}.${delivery.body}`).digest('hex') === v1;
+    };
+
+    await page.evaluate(() => { location.hash = 'connection=crm'; });
+    await page.locator('#detail h2').getByText('crm').waitFor();
+    await page.locator('#webhooks-empty').waitFor();
+    await page.fill('#webhook-url', hookUrl);
+    await page.fill('#webhook-name', 'browser');
+    await page.click('#new-webhook-form button[type=submit]');
+    const secret = (await page.locator('#new-webhook-secret').textContent()) ?? '';
+    assert.match(secret, /^whsec_[\w-]{43}$/);
+    await page.click('#copy-webhook-secret');
+    await page.locator('#copy-webhook-secret').getByText('Copied').waitFor();
+    assert.equal(await page.evaluate(() => (navigator as Navigator & { clipboard: { readText(): Promise<string> } }).clipboard.readText()), secret);
+    const row = page.locator('tr.webhook[data-name=browser]');
+    assert.equal(await row.locator('.webhook-url').textContent(), hookUrl);
+    assert.ok(!((await page.locator('#webhooks').textContent()) ?? '').includes(secret), 'the secret is not in the list');
+
+    await row.locator('button.ping').click();
+    await row.locator('.ping-result').getByText('the receiver answered 204').waitFor();
+    const ping = received.find((each) => each.type === 'ping');
+    assert.ok(ping !== undefined && signedWith(ping, secret), 'the test event arrived, signed with the secret shown');
+
+    const keyReply = await fetch(`${url}/_admin/connections/crm/keys`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: '{}' });
+    const key = ((await keyReply.json()) as { key: string }).key;
+    const written = await fetch(`${url}/sheets/crm`, { method: 'POST', headers: { 'X-Api-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify({ Lead: 'Hooked', Stage: 'new', Value: 1 }) });
+    assert.equal(written.status, 201);
+    await written.body?.cancel();
+    for (let tries = 0; !received.some((each) => each.type === 'rows.created'); tries++) {
+      assert.ok(tries < 250, 'the write\'s event reached the receiver');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const event = received.find((each) => each.type === 'rows.created')!;
+    assert.ok(signedWith(event, secret));
+    await row.locator('button.show-deliveries').click();
+    const delivery = page.locator('tr.delivery').filter({ hasText: event.id });
+    await delivery.waitFor();
+    assert.equal(await delivery.locator('.delivery-status').textContent(), 'delivered');
+    assert.equal(await delivery.locator('.delivery-attempts').textContent(), '1');
+    await screenshot('webhooks');
+
+    await row.locator('button.delete-webhook').click();
+    await row.locator('button.delete-webhook').getByText('Really delete?').click();
+    await page.locator('#webhooks-empty').waitFor();
+    await page.locator('#new-webhook').waitFor({ state: 'detached' });
+    const listed = await (await fetch(`${url}/_admin/connections/crm/webhooks`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
+    assert.deepEqual(listed, []);
   });
 
   await t.test('connect a Google spreadsheet through the consent page', async () => {
