@@ -7,7 +7,7 @@
 import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GroupCommit, Serial } from '../durable/group-commit.ts';
-import { appendAndSync, isMissing, replaceFileDurably, type WritableHandle } from '../durable/disk.ts';
+import { appendAndSync, isMissing, removeStaleTempFiles, replaceFileDurably, type WritableHandle } from '../durable/disk.ts';
 import { compareEventIds, parseEventId } from '../feed/event-log.ts';
 import type { DraftEvent, FeedEvent } from '../feed/event.ts';
 
@@ -64,6 +64,9 @@ export class Outbox implements WebhookQueue {
     const folder = join(stateDir, 'webhooks');
     await mkdir(folder, { recursive: true });
     const outbox = new Outbox(folder, connection, onError);
+    // A crash mid-rewrite (the outbox compacted, a cursor saved) leaves its temp file beside it.
+    await removeStaleTempFiles(outbox.#path);
+    for (const webhook of webhooks) await removeStaleTempFiles(outbox.#cursorPath(webhook));
     let text = '';
     try {
       text = await readFile(outbox.#path, 'utf8');

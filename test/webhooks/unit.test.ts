@@ -3,7 +3,7 @@
 // the start, and the outbox keeping events and cursors across a reopen (a torn last line dropped).
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { appendFile, readFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { ConfigError } from '../../server/config/config.ts';
 import { Secret } from '../../server/config/secret.ts';
@@ -69,8 +69,12 @@ test('the outbox keeps recorded events and cursors across a reopen, and drops a 
   await first.advance('a', one.id);
   await first.close();
   await appendFile(`${state}/webhooks/crm.outbox`, '{"id":"9999999999999-0","ty');
+  // What a crash mid-rewrite leaves: temp files of a dead process beside the outbox and a cursor.
+  const leftovers = [`${state}/webhooks/.crm.outbox.sheetrest-999999999-0a1b2c3d4e5f.tmp`, `${state}/webhooks/.crm.a.cursor.sheetrest-999999999-0a1b2c3d4e5f.tmp`];
+  for (const leftover of leftovers) await writeFile(leftover, 'half');
 
   const second = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
+  assert.deepEqual(await readdir(`${state}/webhooks`).then((names) => names.filter((name) => name.endsWith('.tmp'))), [], 'leftover temp files are removed');
   assert.equal(second.cursor('a'), one.id);
   const next = second.next(second.cursor('a'))!;
   assert.equal(next.tab, 'Two');
