@@ -7,12 +7,12 @@
 //   e.g. git worktree add /tmp/nofeed fe383b6 && ln -s $PWD/node_modules /tmp/nofeed/node_modules
 //        node bench/feed.ts /tmp/nofeed node,deno,bun 2 4
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
 import { CAN_PIN, freePort, ROOT, startProcess, stopProcess, wrk, type Runtime, type Target } from './processes.ts';
-import { generate, writeBenchBook } from './rows.ts';
+import { generate, writeBenchBook, writePostScript } from './rows.ts';
 
 const OTHER = process.argv[2];
 if (OTHER === undefined) throw new Error('usage: node bench/feed.ts OTHER_TREE [node,deno,bun] [ROUNDS] [SECONDS]');
@@ -27,8 +27,7 @@ const rows = generate(1000);
 const book = join(work, 'bench.xlsx');
 await writeBenchBook(book, rows);
 const post = join(work, 'post.lua');
-const { Name: _name, ...rest } = rows[0];
-await writeFile(post, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(JSON.stringify({ ...rest, Name: 'Bench Row' }))}\nwrk.headers["Content-Type"] = "application/json"\n`);
+await writePostScript(post, rows);
 
 async function sheetrest(tree: string, runtime: Runtime, label: string): Promise<Target> {
   const home = join(work, `${runtime}-${label}-${Date.now()}`);

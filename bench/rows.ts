@@ -48,3 +48,9 @@ export async function writeBenchCsv(path: string, rows: readonly Row[]): Promise
   for (const row of rows) lines.push(HEADER.map((column) => String(row[column])).join(','));
   await writeFile(path, lines.join('\n') + '\n');
 }
+
+/** A wrk script POSTing one row shaped like `rows[0]` (named "Bench Row"): `wrk -s PATH`. */
+export async function writePostScript(path: string, rows: readonly Row[]): Promise<void> {
+  const { Name: _name, ...rest } = rows[0];
+  await writeFile(path, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(JSON.stringify({ ...rest, Name: 'Bench Row' }))}\nwrk.headers["Content-Type"] = "application/json"\n`);
+}

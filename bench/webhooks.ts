@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CAN_PIN, freePort, ROOT, startProcess, stopProcess, wrk, type Runtime, type Target } from './processes.ts';
-import { generate, writeBenchBook } from './rows.ts';
+import { generate, writeBenchBook, writePostScript } from './rows.ts';
 
 const RUNTIMES = (process.argv[2] ?? 'node').split(',') as Runtime[];
 const ROUNDS = Number(process.argv[3] ?? 2);
@@ -24,8 +24,7 @@ const rows = generate(1000);
 const book = join(work, 'bench.xlsx');
 await writeBenchBook(book, rows);
 const post = join(work, 'post.lua');
-const { Name: _name, ...rest } = rows[0];
-await writeFile(post, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(JSON.stringify({ ...rest, Name: 'Bench Row' }))}\nwrk.headers["Content-Type"] = "application/json"\n`);
+await writePostScript(post, rows);
 
 /** A server of the bench book with `hooks` webhooks to `receiver` (its own copy and state folder). */
 async function sheetrest(runtime: Runtime, label: string, hooks: number, receiver: string): Promise<Target> {

@@ -6,7 +6,7 @@
 // connection's first key) is shown once, with a copy button, until hidden or another connection
 // is opened: the server never shows it again.
 import { admin, messageOf, openApi, token } from './api.js';
-import { field, h, when } from './dom.js';
+import { copyButton, field, h, when } from './dom.js';
 import { googleSection } from './google.js';
 import { playground } from './playground.js';
 import { webhooksSection } from './webhooks.js';
@@ -294,20 +294,7 @@ function openButton(connection) {
 /** The key just made, once: with a copy button, and a warning that it will not be shown again. */
 function keyBox(made, connection) {
   const value = h('code', { id: 'new-key-value' }, made.key);
-  const copy = h('button', { id: 'copy-key', type: 'button' }, 'Copy');
-  copy.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(made.key);
-      copy.textContent = 'Copied';
-    } catch {
-      // No clipboard (a page not served over https or localhost): select it for Ctrl+C.
-      const range = document.createRange();
-      range.selectNodeContents(value);
-      getSelection()?.removeAllRanges();
-      getSelection()?.addRange(range);
-      copy.textContent = 'Selected: press Ctrl+C';
-    }
-  });
+  const copy = copyButton('copy-key', made.key, value);
   return h('div', { class: 'card secret', id: 'new-key', role: 'status' },
     h('p', { class: 'warning', id: 'new-key-warning' }, `The new key of "${connection.id}" is shown only now: copy it and keep it safe. It will not be shown again; if it is lost, make a new one.`),
     h('p', {}, value),

@@ -43,3 +43,24 @@ export function select(attributes, options, selected) {
 export function when(iso) {
   return iso === null || iso === undefined ? '—' : new Date(iso).toLocaleString();
 }
+
+/**
+ * A button that copies `text` (a key, a secret) to the clipboard; where there is no clipboard (a
+ * page not served over https or localhost) it selects `shown`, the element showing it, for Ctrl+C.
+ */
+export function copyButton(id, text, shown) {
+  const copy = h('button', { id, type: 'button' }, 'Copy');
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      copy.textContent = 'Copied';
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(shown);
+      getSelection()?.removeAllRanges();
+      getSelection()?.addRange(range);
+      copy.textContent = 'Selected: press Ctrl+C';
+    }
+  });
+  return copy;
+}

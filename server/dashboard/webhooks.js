@@ -3,7 +3,7 @@
 // again), delete, "Send test event" (POST .../ping: the receiver's status shown), and a
 // webhook's recent deliveries (status, attempts, last answer, next try). Built with dom.js only.
 import { admin, messageOf } from './api.js';
-import { field, h, when } from './dom.js';
+import { copyButton, field, h, when } from './dom.js';
 
 const EVENT_TYPES = ['rows.created', 'rows.updated', 'rows.deleted', 'tab.changed'];
 
@@ -123,19 +123,7 @@ function deleteButton(act) {
 /** The secret just made, once, with a copy button. */
 function secretBox(shown, hide) {
   const value = h('code', { id: 'new-webhook-secret' }, shown.secret);
-  const copy = h('button', { id: 'copy-webhook-secret', type: 'button' }, 'Copy');
-  copy.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(shown.secret);
-      copy.textContent = 'Copied';
-    } catch {
-      const range = document.createRange();
-      range.selectNodeContents(value);
-      getSelection()?.removeAllRanges();
-      getSelection()?.addRange(range);
-      copy.textContent = 'Selected: press Ctrl+C';
-    }
-  });
+  const copy = copyButton('copy-webhook-secret', shown.secret, value);
   return h('div', { class: 'card secret', id: 'new-webhook', role: 'status' },
     h('p', { class: 'warning' }, `The signing secret of the webhook "${shown.name}" is shown only now: your receiver checks Sheetrest-Signature with it. Copy it; it will not be shown again.`),
     h('p', {}, value),
