@@ -33,6 +33,9 @@ export interface WebhookQueue {
   close(): Promise<void>;
 }
 
+/** How long a delivered event's cursor waits to be saved, so that one save covers the deliveries made meanwhile. */
+const CURSOR_SAVE_MS = 200;
+
 export class Outbox implements WebhookQueue {
   readonly connection: string;
   readonly #path: string;
@@ -45,6 +48,10 @@ export class Outbox implements WebhookQueue {
   #lastMs = 0;
   #lastSeq = 0;
   readonly #cursors = new Map<string, string | null>();
+  /** The last write of each cursor file, so the next waits for it. */
+  readonly #cursorWrites = new Map<string, Promise<unknown>>();
+  /** Cursor saves waiting for their turn (advance). */
+  readonly #cursorSaves = new Map<string, { readonly timer: ReturnType<typeof setTimeout>; readonly saved: Promise<void> }>();
   readonly #wakers = new Set<() => void>();
 
   private constructor(folder: string, connection: string, onError: (error: unknown) => void) {
@@ -123,15 +130,37 @@ export class Outbox implements WebhookQueue {
     return this.#cursors.get(webhook) ?? null;
   }
 
-  /** A webhook is done with `id` (delivered or given up on). Written without waiting: a stale cursor after a crash only repeats deliveries. */
+  /**
+   * A webhook is done with `id` (delivered or given up on). Saved without holding the delivery
+   * up, and at most once per CURSOR_SAVE_MS per webhook, the newest id then: each save is a
+   * durable file replace in the serial section the events' appends share, so one per delivery
+   * slowed the writes. A cursor a crash leaves behind only repeats deliveries (same id, same body).
+   */
   advance(webhook: string, id: string): Promise<void> {
     this.#cursors.set(webhook, id);
-    return this.#serial.run(async () => {
-      // The newest cursor wins: a queued write of an older one is skipped.
-      if (this.#cursors.get(webhook) !== id) return;
-      await replaceFileDurably(this.#cursorPath(webhook), encoder.encode(id), 0o600);
-      await this.#compact();
-    });
+    const pending = this.#cursorSaves.get(webhook);
+    if (pending !== undefined) return pending.saved;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const saved = new Promise<void>((resolve) => (timer = setTimeout(resolve, CURSOR_SAVE_MS))).then(() => this.#saveCursor(webhook));
+    this.#cursorSaves.set(webhook, { timer: timer!, saved });
+    return saved;
+  }
+
+  /**
+   * Writes the newest cursor of `webhook` (a dropped webhook's is not written again): beside the
+   * appends, not in their serial section, since it is another file; the outbox is compacted in
+   * that section once enough events are done with.
+   */
+  async #saveCursor(webhook: string): Promise<void> {
+    this.#cursorSaves.delete(webhook);
+    const id = this.#cursors.get(webhook);
+    if (typeof id !== 'string') return;
+    // One save of a cursor file at a time, so an older id never lands after a newer one.
+    const previous = this.#cursorWrites.get(webhook) ?? Promise.resolve();
+    const write = previous.then(() => (this.#cursors.get(webhook) === undefined ? undefined : replaceFileDurably(this.#cursorPath(webhook), encoder.encode(id), 0o600)));
+    this.#cursorWrites.set(webhook, write.catch(() => undefined));
+    await write;
+    if (this.#doneCount() >= COMPACT_AFTER) await this.#serial.run(() => this.#compact());
   }
 
   /**
@@ -174,6 +203,12 @@ export class Outbox implements WebhookQueue {
 
   async close(): Promise<void> {
     await this.#commits.settled();
+    // Cursors waiting for their save are saved now.
+    for (const [webhook, { timer }] of [...this.#cursorSaves]) {
+      clearTimeout(timer);
+      await this.#saveCursor(webhook);
+    }
+    await Promise.all(this.#cursorWrites.values());
     await this.#serial.run(async () => {
       await this.#handle?.close();
       this.#handle = null;
@@ -189,12 +224,18 @@ export class Outbox implements WebhookQueue {
   }
 
   /** Drops the events every webhook is done with, once they are many: the file is rewritten with the rest. */
-  async #compact(): Promise<void> {
+  /** Events every webhook is done with, at the front of `#events` (0 while a webhook has not started). */
+  #doneCount(): number {
     const cursors = [...this.#cursors.values()];
-    if (cursors.includes(null)) return;
+    if (cursors.includes(null)) return 0;
     const oldest = cursors.reduce((a, b) => (compareEventIds(a!, b!) <= 0 ? a : b), cursors[0])!;
     let done = 0;
     while (done < this.#events.length && compareEventIds(this.#events[done].id, oldest) <= 0) done++;
+    return done;
+  }
+
+  async #compact(): Promise<void> {
+    const done = this.#doneCount();
     if (done < COMPACT_AFTER) return;
     // Inside the serial section: no append runs meanwhile, and every event appended so far is in #events.
     const rest = this.#events.slice(done);
