@@ -85,3 +85,24 @@ test('the outbox keeps recorded events and cursors across a reopen, and drops a 
   assert.deepEqual([...ids].sort(), ids, 'ids keep increasing across the reopen');
   await second.close();
 });
+
+test('cursors are saved once per while, the newest id, and close saves what is still waiting', async (t) => {
+  const dir = await tempDir(t);
+  const state = dir.path('state');
+  const draft = (tab: string) => ({ type: 'rows.created' as const, connection: 'crm', tab, at: new Date().toISOString(), rows: [], indexes: [] });
+  const outbox = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
+  await outbox.record([draft('One'), draft('Two'), draft('Three')]);
+  const one = outbox.next(null)!;
+  const two = outbox.next(one.id)!;
+  const three = outbox.next(two.id)!;
+  // Three deliveries in a row: one save, of the newest, not waited for here.
+  void outbox.advance('a', one.id);
+  void outbox.advance('a', two.id);
+  void outbox.advance('a', three.id);
+  await outbox.close();
+  assert.equal((await readFile(`${state}/webhooks/crm.a.cursor`, 'utf8')).trim(), three.id);
+  const reopened = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
+  assert.equal(reopened.cursor('a'), three.id);
+  assert.equal(reopened.next(reopened.cursor('a')), undefined, 'nothing left to deliver');
+  await reopened.close();
+});
