@@ -81,13 +81,13 @@ export function gridSection(connection, credential) {
         load();
       }, 300);
     });
-    area.replaceChildren(
+    area.replaceChildren(...[
       h('div', { class: 'inline' },
         h('label', { class: 'field' }, h('span', {}, 'Tab'), chooser),
         h('label', { class: 'field grid-filter' }, h('span', {}, 'Filter'), filter)),
       h('p', { id: 'grid-filter-help', class: 'hint' }, 'Filters with /search: text is looked for anywhere in any column (an _or group of Column=*text*); Column=pattern matches one column, * standing for any characters (Jo*, *son). Case is ignored.'),
       writable ? null : h('p', { id: 'grid-read-only' }, `Read-only: ${connection.readOnly ? `"${connection.id}" is set read-only` : `the source of "${connection.id}" cannot be written`}, so its cells cannot be edited here.`),
-      problem, h('div', { id: 'grid-table' }), status);
+      problem, h('div', { id: 'grid-table' }), status].filter((each) => each !== null));
     await load();
   }
 
@@ -167,7 +167,8 @@ export function gridSection(connection, credential) {
       h('button', { type: 'button', id: 'grid-prev', disabled: place.offset === 0, onclick: () => turn(-PAGE) }, 'Previous page'),
       h('span', { id: 'grid-range' }, total === 0 ? '0 rows' : `Rows ${place.offset + 1} to ${last} of ${total}`),
       h('button', { type: 'button', id: 'grid-next', disabled: place.offset + PAGE >= total, onclick: () => turn(PAGE) }, 'Next page'));
-    table.replaceChildren(h('div', { class: 'grid-scroll' }, grid), empty, pager, writable ? addForm(columns) : null);
+    // replaceChildren would show a null as the text "null": only what is there.
+    table.replaceChildren(...[h('div', { class: 'grid-scroll' }, grid), empty, pager, writable ? addForm(columns) : null].filter((each) => each !== null));
   }
 
   function sortBy(column) {

@@ -23,7 +23,7 @@ interface Reply {
   readonly body: any;
 }
 
-async function put(base: string, name: string, body: Uint8Array | string, headers: Record<string, string> = AUTH): Promise<Reply> {
+async function put(base: string, name: string, body: Uint8Array<ArrayBuffer> | string, headers: Record<string, string> = AUTH): Promise<Reply> {
   const response = await fetch(`${base}/_admin/files/${name}`, { method: 'PUT', headers: { 'Content-Type': 'application/octet-stream', ...headers }, body });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text === '' ? null : JSON.parse(text) };
@@ -37,7 +37,7 @@ function assertError(reply: Reply, status: number, code: string, message?: RegEx
 }
 
 /** A folder with book.xlsx (the config's connection) and `uploads/`, the admin file root. */
-async function setUp(t: TestContext): Promise<{ dir: TempDir; url: string; root: string; xlsx: Uint8Array }> {
+async function setUp(t: TestContext): Promise<{ dir: TempDir; url: string; root: string; xlsx: Uint8Array<ArrayBuffer> }> {
   const dir = await tempDir(t);
   await writeXlsx(dir.path('book.xlsx'), 'People', [['Name'], ['Ann']]);
   await writeXlsx(dir.path('crm-source.xlsx'), 'Leads', [['Lead', 'Stage'], ['Acme', 'new'], ['Globex', 'won']]);

@@ -87,6 +87,7 @@ test('the grid and the upload in headless Chromium', { skip: browserSkip() }, as
     assert.equal(await page.locator('#grid td').filter({ hasText: HOSTILE_CELL }).count(), 1);
     assert.equal(await page.locator('#detail img').count(), 0);
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+    assert.doesNotMatch((await page.locator('#grid-area').textContent()) ?? '', /null/);
     // The same file again: the server keeps the one it has unless asked to replace it.
     const again = await fetch(`${url}/_admin/files/${encodeURIComponent('Leads 2024.xlsx')}`, { method: 'PUT', headers: AUTH, body: new Uint8Array(xlsx) });
     assert.equal(again.status, 409);
