@@ -107,7 +107,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const app = createApp({
       connections: registry,
       feed,
-      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log), new SignInThrottle({ log })), dashboard: await loadDashboard() }),
+      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log), new SignInThrottle({ log }), config.admin), dashboard: await loadDashboard() }),
       quota,
       ...(shared === undefined ? {} : { keysStale: () => (shared as SharedStore).admin.stale(), rateLimiter: shared.rateLimiter }),
       trustProxy: config.trustProxy ?? false,

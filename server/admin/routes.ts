@@ -18,6 +18,7 @@ import { ChangeConnectionSchema, CreateConnectionSchema, CreateKeySchema, Create
 import type { AdminService } from './service.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
 import { AuthorizeSchema, CALLBACK_PATH, NewKeySchema, type GoogleConnect } from './google-connect.ts';
+import { checkUploadName, replaceOf, storeUpload, tooLargeUpload, type UploadSettings } from './files.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
@@ -25,8 +26,13 @@ const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
 type Params = readonly string[];
 /** Reads the request's body and checks it against `schema`. */
 type ReadBody = <TSchema extends v.GenericSchema>(schema: TSchema) => Promise<v.InferOutput<TSchema> | ApiError>;
-/** `origin`: this server as the client reached it (`http://` and its Host), for the Google callback's address. */
-type Handler = (params: Params, read: ReadBody, origin: string) => Promise<Answer> | Answer;
+/** The body as bytes, capped at `maxBytes` (an upload's cap, not limits.bodyBytes). */
+type ReadRaw = (maxBytes: number) => Promise<Uint8Array | ApiError>;
+/**
+ * `origin`: this server as the client reached it (`http://` and its Host), for the Google
+ * callback's address; `url`: the request's, for a query string; `raw`: the body unparsed.
+ */
+type Handler = (params: Params, read: ReadBody, origin: string, url: string, raw: ReadRaw) => Promise<Answer> | Answer;
 
 interface Route {
   /** Path segments after `_admin`; `:` marks a parameter. */
@@ -36,9 +42,10 @@ interface Route {
 
 /**
  * `google`: the dashboard's "Connect a Google spreadsheet" (google-connect.ts), when the config
- * has `admin.google`. `throttle` counts wrong tokens per client address.
+ * has `admin.google`. `throttle` counts wrong tokens per client address. `uploads`: where
+ * `PUT /_admin/files/{name}` stores workbooks (files.ts); absent, that path is 404.
  */
-export function adminHandler(service: AdminService, token: Secret, google: GoogleConnect | undefined, throttle: SignInThrottle): AdminHandler {
+export function adminHandler(service: AdminService, token: Secret, google: GoogleConnect | undefined, throttle: SignInThrottle, uploads?: UploadSettings): AdminHandler {
   const expected = digestKey(token.reveal());
 
   const routes: Route[] = [
@@ -108,6 +115,24 @@ export function adminHandler(service: AdminService, token: Secret, google: Googl
     // 200 whatever the receiver answered: its status is in the body.
     { pattern: ['connections', ':', 'webhooks', ':', 'ping'], methods: { POST: async ([id, name]) => answer(200, await service.ping(id, name)) } },
   ];
+  if (uploads !== undefined) {
+    routes.push({
+      pattern: ['files', ':'],
+      methods: {
+        // The name and the query are checked before the body is read: a refused upload costs no transfer.
+        PUT: async ([name], _read, _origin, url, raw) => {
+          const refused = checkUploadName(name);
+          if (refused !== null) return failure(refused);
+          const replace = replaceOf(url);
+          if (isApiError(replace)) return failure(replace);
+          const bytes = await raw(uploads.uploadBytes);
+          if (isApiError(bytes)) return failure(bytes.code === 'payload_too_large' ? tooLargeUpload(uploads) : bytes);
+          const stored = await storeUpload(name, bytes, replace, uploads);
+          return isApiError(stored) ? failure(stored) : json(stored.replaced ? 200 : 201, stored);
+        },
+      },
+    });
+  }
   if (google !== undefined) {
     routes.push(
       { pattern: ['google'], methods: { GET: (_params, _read, origin) => json(200, { ...google.describe(origin), links: { authorize: '/_admin/google/authorize' } }) } },
@@ -162,7 +187,7 @@ export function adminHandler(service: AdminService, token: Secret, google: Googl
     };
     // The Host was checked against allowedHosts before routing; behind a proxy, admin.google.redirectUri says better.
     const host = request.headers.get('host');
-    return handler(params, read, host === null ? new URL(request.url, 'http://localhost').origin : `http://${host}`);
+    return handler(params, read, host === null ? new URL(request.url, 'http://localhost').origin : `http://${host}`, request.url, (maxBytes) => readBody(maxBytes));
   };
 }
 

@@ -65,6 +65,8 @@ export interface AdminRules {
 
 export interface AdminConfig extends AdminRules {
   readonly token: Secret;
+  /** The largest workbook `PUT /_admin/files/{name}` stores (server/admin/files.ts). */
+  readonly uploadBytes: number;
   /** "Connect a Google spreadsheet" (server/admin/google-connect.ts); absent: not offered. */
   readonly google?: GoogleConnectConfig;
 }
@@ -330,10 +332,11 @@ function resolveAdmin(
     allowedEndpoints: admin?.allowedEndpoints ?? GOOGLE_ENDPOINTS,
     openTimeoutMs: admin?.openTimeoutMs ?? DEFAULTS.adminOpenMs,
   };
+  const uploadBytes = admin?.uploadBytes ?? DEFAULTS.uploadBytes;
   const google = admin?.google;
-  if (google === undefined) return { token, ...rules };
+  if (google === undefined) return { token, ...rules, uploadBytes };
   const clientSecret = readSecret(google.clientSecret, typeof google.clientSecret === 'string' ? 'admin.google.clientSecret' : 'admin.google.clientSecret.env');
-  return { token, ...rules, google: { ...google, clientSecret, clientSecretSetting: google.clientSecret } };
+  return { token, ...rules, uploadBytes, google: { ...google, clientSecret, clientSecretSetting: google.clientSecret } };
 }
 
 /**

@@ -108,6 +108,8 @@ export const DEFAULTS = {
   maxStaleMs: 5_000,
   /** How long the admin API waits for a connection's source to open before it gives up (504). */
   adminOpenMs: 10_000,
+  /** The largest workbook `PUT /_admin/files/{name}` stores (server/admin/files.ts). */
+  uploadBytes: 25 * 1024 * 1024,
 } as const;
 
 /**
@@ -129,7 +131,7 @@ export const KNOWN_FIELDS: readonly string[] = [
   'monthlyRequests', 'period', 'requests', 'operations', 'readOnly', 'formulas', 'hiddenTabs',
   'tabs', 'expiresAt', 'rateLimit', 'perSeconds', 'trustProxy', 'unknownColumns', 'rowId', 'column', 'generate',
   'allowedHosts', 'timeouts', 'headersMs', 'bodyMs', 'shutdownMs', 'admin', 'token',
-  'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs',
+  'google', 'authorizationUrl', 'tokenUrl', 'sheetsRootUrl', 'redirectUri', 'fileRoot', 'allowServerCredentials', 'allowedEndpoints', 'openTimeoutMs', 'uploadBytes',
   'webhooks', 'events', 'secret', 'allowPrivateTargets', 'retryBaseMs', 'retryCapMs', 'timeoutMs',
   'store', 'url', 'leaseMs', 'leaseWaitMs', 'maxStaleMs',
 ];
@@ -423,6 +425,8 @@ export const ServerSettingsEntries = {
       allowedEndpoints: v.optional(v.array(endpointUrl, expected('a list of URLs')), () => [...GOOGLE_ENDPOINTS]),
       /** How long opening a connection's source may take in an admin change before it is given up (504). */
       openTimeoutMs: v.optional(wholeNumber(1, 600_000), DEFAULTS.adminOpenMs),
+      /** The largest workbook an upload (`PUT /_admin/files/{name}`) may store, in bytes. */
+      uploadBytes: v.optional(wholeNumber(1), DEFAULTS.uploadBytes),
     }),
   ),
   /** Webhook delivery (server/webhooks/): test settings mostly. */

@@ -8,6 +8,8 @@
 import { admin, messageOf, openApi, token } from './api.js';
 import { copyButton, field, h, when } from './dom.js';
 import { googleSection } from './google.js';
+import { gridSection } from './grid.js';
+import { acceptDrops, uploadSection } from './upload.js';
 import { playground } from './playground.js';
 import { webhooksSection } from './webhooks.js';
 
@@ -96,15 +98,27 @@ async function refresh() {
 function render() {
   const chosen = connections.find((connection) => connection.id === selectedId()) ?? connections[0];
   document.getElementById('who').replaceChildren(h('button', { onclick: () => { token.clear(); signIn(); } }, 'Sign out'));
+  const upload = uploadSection(async (created) => {
+    if (created.newKey) keyMade(created.id, created.newKey, true);
+    location.hash = `connection=${encodeURIComponent(created.id)}`;
+    notice = { error: false, text: `Created "${created.id}" from the uploaded workbook.` };
+    await refresh();
+  }, (text) => showNotice(text, true));
+  const side = h('nav', { class: 'side' },
+    notice ? h('p', { class: notice.error ? 'error' : 'ok', role: 'status', id: 'notice' }, notice.text) : null,
+    h('h2', {}, 'Connections'),
+    h('ul', { class: 'connections', id: 'connection-list' }, connections.map((connection) =>
+      h('li', {}, h('a', { href: `#connection=${encodeURIComponent(connection.id)}`, 'aria-current': connection === chosen ? 'page' : null },
+        connection.id, connection.status === 'ok' ? null : h('small', { class: 'error' }, ` ${connection.status}`))))),
+    // New connection: upload a workbook, or pick a Google spreadsheet (or name a file already on the server).
+    h('section', { id: 'new-connection-screen', 'aria-labelledby': 'new-connection-title' },
+      h('h2', { id: 'new-connection-title' }, 'New connection'),
+      upload.form,
+      googleSection(google, connections, (text) => showNotice(text, true)),
+      (sourceForms ?? []).map(newConnection)));
+  acceptDrops(side, upload.take);
   main.replaceChildren(
-    h('nav', { class: 'side' },
-      notice ? h('p', { class: notice.error ? 'error' : 'ok', role: 'status', id: 'notice' }, notice.text) : null,
-      h('h2', {}, 'Connections'),
-      h('ul', { class: 'connections', id: 'connection-list' }, connections.map((connection) =>
-        h('li', {}, h('a', { href: `#connection=${encodeURIComponent(connection.id)}`, 'aria-current': connection === chosen ? 'page' : null },
-          connection.id, connection.status === 'ok' ? null : h('small', { class: 'error' }, ` ${connection.status}`))))),
-      (sourceForms ?? []).map(newConnection),
-      googleSection(google, connections, (text) => showNotice(text, true))),
+    side,
     chosen === undefined ? h('section', { class: 'detail' }, h('p', {}, 'No connection yet: create one.')) : detail(chosen));
   rendered();
 }
@@ -168,11 +182,18 @@ function detail(connection) {
     connection.editable ? h('p', {}, removeButton(connection)) : null,
     keysSection(connection),
     webhooksSection(connection, (text) => showNotice(text, true)),
+    connection.status === 'ok' ? gridSection(connection, () => credentialFor(connection)) : null,
     h('h3', {}, 'Tabs, columns and playground'),
     keyField(connection),
     h('div', { id: 'playground-area' }, h('p', {}, 'Loading the OpenAPI document…')));
   loadPlayground(connection, section.querySelector('#playground-area'));
   return section;
+}
+
+/** The headers the grid (and any request of the page to a connection) authenticates with: the playground's key. */
+function credentialFor(connection) {
+  const key = playgroundKeys.get(connection.id)?.key;
+  return key ? { 'X-Api-Key': key } : {};
 }
 
 function accessOf(connection) {
@@ -314,7 +335,8 @@ function keyField(connection) {
     const key = input.value.trim();
     if (key === '') playgroundKeys.delete(connection.id);
     else playgroundKeys.set(connection.id, { key, pasted: true });
-    loadPlayground(connection, document.getElementById('playground-area'));
+    // The grid asks with the same key: drawn again with it.
+    render();
   });
   return field('API key for the playground (kept in this page only)', input);
 }

@@ -32,5 +32,8 @@ export interface App {
   abortBodies(): void;
 }
 
-/** The admin API (server/admin/): answers `/_admin/...`, reading a body only through `readBody` (capped like any body). */
-export type AdminHandler = (request: IncomingRequest, readBody: () => Promise<Uint8Array | ApiError>) => Promise<Answer>;
+/**
+ * The admin API (server/admin/): answers `/_admin/...`, reading a body only through `readBody`
+ * (capped like any body, or at `maxBytes`: an upload's own cap, admin.uploadBytes).
+ */
+export type AdminHandler = (request: IncomingRequest, readBody: (maxBytes?: number) => Promise<Uint8Array | ApiError>) => Promise<Answer>;

@@ -68,7 +68,8 @@ export function createRoutes(settings: RouteSettings): Routes {
   });
   const admin = settings.admin;
   if (admin !== undefined) {
-    const serveAdmin = (request: IncomingRequest) => admin(request, () => readBody(request, settings.bodyLimits));
+    const serveAdmin = (request: IncomingRequest) =>
+      admin(request, (maxBytes) => readBody(request, maxBytes === undefined ? settings.bodyLimits : { ...settings.bodyLimits, maxBytes }));
     router.all('/_admin', serveAdmin);
     router.all('/_admin/*', serveAdmin);
   }

@@ -322,9 +322,9 @@ test(`the admin rules' settings in the config file (${RUNTIME})`, async (t) => {
     await writeFile(dir.path('sheetrest.json'), JSON.stringify({ admin: { token: TOKEN, ...admin }, connections: [{ id: 'book', source: { type: 'file', path: 'book.csv' } }] }));
     return loadConfig(dir.path('sheetrest.json'), { env: {} });
   };
-  await t.test('defaults: the config file\'s folder, no server credentials, Google\'s endpoints, 10 s', async () => {
+  await t.test('defaults: the config file\'s folder, no server credentials, Google\'s endpoints, 10 s, uploads up to 25 MiB', async () => {
     const admin = (await load({})).admin;
-    assert.deepEqual({ ...admin, token: undefined }, { token: undefined, fileRoot: dir.dir, allowServerCredentials: false, allowedEndpoints: GOOGLE_ENDPOINTS, openTimeoutMs: 10_000 });
+    assert.deepEqual({ ...admin, token: undefined }, { token: undefined, fileRoot: dir.dir, allowServerCredentials: false, allowedEndpoints: GOOGLE_ENDPOINTS, openTimeoutMs: 10_000, uploadBytes: 25 * 1024 * 1024 });
   });
   const bad: [string, Record<string, unknown>, RegExp][] = [
     ['an endpoint with a query', { allowedEndpoints: ['https://example.org/?x=1'] }, /admin\.allowedEndpoints\[0\]: expected an http\(s\) URL/],

@@ -123,6 +123,23 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
   return source;
 }
 
+/**
+ * Why `bytes` is not a workbook this server can read as `name` says (`crm.xlsx`: an .xlsx), or
+ * null when it is one: what the admin API's upload checks before it stores a file.
+ *   await whyNotAWorkbook(new TextEncoder().encode('hello'), 'crm.xlsx') -> 'not a readable .xlsx file (...)'
+ */
+export async function whyNotAWorkbook(bytes: Uint8Array, name: string): Promise<string | null> {
+  const format = formatOfPath(name);
+  if (format === null) return 'not a .xlsx, .xlsm, .ods or .csv file';
+  if (needsSheetJs(format)) await loadSheetJs();
+  try {
+    decodeWorkbook(bytes, format, csvTabName(name));
+    return null;
+  } catch (error) {
+    return `not a readable .${format} file (${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
 /** One journal per workbook: the path's hash keeps two `demo.xlsx` in different folders apart. */
 function journalPathOf(stateDir: string, path: string): string {
   return join(stateDir, `${basename(path)}.${createHash('sha256').update(path).digest('hex').slice(0, 8)}.journal`);
