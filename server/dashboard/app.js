@@ -9,6 +9,7 @@ import { admin, messageOf, openApi, token } from './api.js';
 import { copyButton, field, h, when } from './dom.js';
 import { googleSection } from './google.js';
 import { playground } from './playground.js';
+import { settingsSection } from './settings.js';
 import { webhooksSection } from './webhooks.js';
 
 const main = document.getElementById('main');
@@ -166,6 +167,7 @@ function detail(connection) {
       h('dt', {}, 'Plan'), h('dd', { id: 'plan' }, connection.plan ? `${connection.plan.name} (${usage.limit ?? 'no'} ${PERIOD_WORDS[period] ?? period} limit)` : 'none'),
       h('dt', {}, 'Usage'), h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage[period]}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)),
     connection.editable ? h('p', {}, removeButton(connection)) : null,
+    settingsSection(connection, { saved: async (text) => { notice = { error: false, text }; await refresh(); }, fail: (text) => showNotice(text, true) }),
     keysSection(connection),
     webhooksSection(connection, (text) => showNotice(text, true)),
     h('h3', {}, 'Tabs, columns and playground'),
@@ -308,7 +310,8 @@ function keyField(connection) {
   const given = playgroundKeys.get(connection.id);
   const input = h('input', {
     id: 'playground-key', type: given?.pasted === false ? 'password' : 'text', autocomplete: 'off',
-    placeholder: connection.open ? 'not needed: this connection is open' : 'needed: this connection is closed', value: given?.key ?? '',
+    // Without a key the page sends the admin token (Authorization: Bearer), which reads any connection, uncounted.
+    placeholder: 'optional: without one, the admin token is used (not counted)', value: given?.key ?? '',
   });
   input.addEventListener('change', () => {
     const key = input.value.trim();
@@ -316,7 +319,7 @@ function keyField(connection) {
     else playgroundKeys.set(connection.id, { key, pasted: true });
     loadPlayground(connection, document.getElementById('playground-area'));
   });
-  return field('API key for the playground (kept in this page only)', input);
+  return field('API key for the playground (kept in this page only; leave empty to use the admin token)', input);
 }
 
 async function loadPlayground(connection, area) {
@@ -324,7 +327,7 @@ async function loadPlayground(connection, area) {
   const reply = await openApi(connection.id, given?.key);
   if (reply.ok) documents.set(connection.id, reply.body);
   const problem = reply.ok ? null : h('p', { class: 'error', id: 'openapi-error' },
-    reply.status === 401 ? 'This connection needs a working API key: paste one above, or create one and use it.' : messageOf(reply));
+    reply.status === 401 ? (given ? 'That API key is not accepted here: clear it to use the admin token, or paste another.' : 'The admin token is no longer accepted: sign in again.') : messageOf(reply));
   const known = documents.get(connection.id);
   area.replaceChildren(problem ?? '', known === undefined ? '' : playground(connection, known, given));
 }
