@@ -127,6 +127,11 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     running = await start(config, { listen });
   } catch (error) {
+    if (isPortInUse(error)) {
+      const where = `${config.host ?? '127.0.0.1'}:${config.port ?? 8080}`;
+      console.error(`sheetrest: the port ${config.port ?? 8080} is already in use (${where}): another sheetrest, or another program, listens there. Stop it, or choose another port with --port N (or $PORT, or "port" in the config file).`);
+      return 1;
+    }
     console.error(`sheetrest: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
@@ -192,6 +197,16 @@ async function main(argv: readonly string[]): Promise<number> {
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
   return 0;
+}
+
+/**
+ * Whether listening failed because the address is taken, as each runtime says it: Node's
+ * `EADDRINUSE`, Deno's `AddrInUse` ("Address already in use (os error 98)"), Bun's "Is port N in use?".
+ */
+function isPortInUse(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  return code === 'EADDRINUSE' || name === 'AddrInUse' || (typeof message === 'string' && /address already in use|is port \d+ in use/i.test(message));
 }
 
 /** `/srv/my books/x` -> `'/srv/my books/x'`: a path as a POSIX shell reads it back. */
