@@ -123,7 +123,12 @@ test('the dashboard manages a connection: playground with the admin token, plan,
     await page.goto(`${url}/#connection=crm`);
     await page.locator('#plan-form').waitFor();
     // The settings' forms fit the width (the rest of the page is 28C's layout).
-    const wider = await page.evaluate(() => [...document.querySelectorAll('#settings, #settings *')].filter((element) => element.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5).map((element) => element.id || element.tagName));
+    // Typed by hand: Deno's type check of the tests has no DOM library.
+    const wider = await page.evaluate(() => {
+      type Box = { id: string; tagName: string; getBoundingClientRect(): { right: number } };
+      const doc = (globalThis as unknown as { document: { querySelectorAll(selector: string): Iterable<Box>; documentElement: { clientWidth: number } } }).document;
+      return [...doc.querySelectorAll('#settings, #settings *')].filter((element) => element.getBoundingClientRect().right > doc.documentElement.clientWidth + 0.5).map((element) => element.id || element.tagName);
+    });
     assert.deepEqual(wider, [], 'settings wider than a phone');
     await screenshot('phone');
   });
