@@ -296,33 +296,50 @@ function notFound(pathname: string, why: string): ApiError {
 const READ_PARAMETERS = ['_limit', '_offset', '_raw', '_format', '_sort', '_select', '_or', '_case', '_agg', '_group'];
 
 /**
- * `GET /sheets/demo?_limt=5` -> 400 naming `_limit`: a `_` parameter one or two letters from one
- * a read takes is a typo, never ignored. Any other parameter of a plain read is ignored, as the
- * contract has it (cache-busters such as `_=1700000000` or `_t=...`).
+ * A cache-buster, which every path takes and ignores: the name `_` (jQuery's `_=1700000000`) or
+ * `_` and digits (`_1700000000`). Any other name starting with `_` is read as a parameter, so
+ * an unknown one is a mistake (docs/api.md, "Reading"; docs/decisions.md).
+ */
+export function isCacheBuster(name: string): boolean {
+  return /^_\d*$/.test(name);
+}
+
+/**
+ * `GET /sheets/demo?_lmit=5` -> 400 naming `_limit` and every parameter a read takes: a `_`
+ * parameter a read does not know is a typo or a parameter of another path, never ignored (it
+ * would answer every row). Parameters not starting with `_` are ignored on a plain read, as the
+ * contract has it, and so is a cache-buster (`_=1700000000`).
  */
 function misspeltParameter(parameters: URLSearchParams): ApiError | null {
   if (parameters.size === 0) return null;
   for (const name of parameters.keys()) {
-    if (!name.startsWith('_') || READ_PARAMETERS.includes(name)) continue;
-    const meant = READ_PARAMETERS.find((known) => nearName(name, known));
-    if (meant !== undefined) return apiError('invalid_parameter', `${name} is not a parameter; did you mean ${meant}? A read takes ${READ_PARAMETERS.join(', ')}.`);
+    if (!name.startsWith('_') || READ_PARAMETERS.includes(name) || isCacheBuster(name)) continue;
+    return unknownParameter(name, READ_PARAMETERS, 'A read takes');
   }
   return null;
+}
+
+/** 400 for the `_` parameter `name`, naming the one meant when it is one or two letters off, and every one `known`. */
+function unknownParameter(name: string, known: readonly string[], takes: string): ApiError {
+  const meant = known.find((each) => nearName(name, each));
+  const guess = meant === undefined ? `${name} is not a parameter.` : `${name} is not a parameter; did you mean ${meant}?`;
+  const list = known.length === 0 ? 'no parameter' : known.join(', ');
+  return apiError('invalid_parameter', `${guess} ${takes} ${list} (and a cache-buster named _, as _=1700000000).`);
 }
 
 /**
  * `PATCH /sheets/demo/Name/Ann?City=Lisbon` -> 400: a condition in a write's query would mean
  * nothing (the path names the rows), so it is refused rather than writing more rows than meant;
- * so is a misspelt `_upsert` (`_upsrt=Email` would append duplicates). The read parameters
+ * so is an unknown `_` parameter (`_upsrt=Email` would append duplicates). The read parameters
  * (`_raw`, `_format`...) stay ignored on writes, whose answers are always records of strings.
  */
 function writeParameter(parameters: URLSearchParams, method: string): ApiError | null {
   for (const name of parameters.keys()) {
-    if (name === '_upsert') continue;
+    if (name === '_upsert' || READ_PARAMETERS.includes(name) || isCacheBuster(name)) continue;
     if (!name.startsWith('_')) {
       return apiError('invalid_parameter', `The query parameter "${name}" means nothing on a ${method}: a write's rows are named by its path${method === 'POST' ? ', and a POST takes only _upsert' : ''}; leave it out.`);
     }
-    if (nearName(name, '_upsert')) return apiError('invalid_parameter', `${name} is not a parameter; did you mean _upsert?`);
+    return unknownParameter(name, method === 'POST' ? ['_upsert'] : [], `A ${method} takes`);
   }
   return null;
 }

@@ -10,12 +10,16 @@ import { ADMIN_TOKEN_ENV, ADMIN_TOKEN_MIN_LENGTH, configForFile, ConfigError, lo
 import { IdleTrim } from './runtime/idle-trim.ts';
 import type { Listen } from './runtime/listener.ts';
 import { start } from './start.ts';
+import { adminTokenFile, type AdminTokenFile } from './admin/token-file.ts';
 
 const LISTENERS: Record<string, () => Promise<{ listen: Listen }>> = {
   node: () => import('./runtime/node.ts'),
   deno: () => import('./runtime/deno.ts'),
   bun: () => import('./runtime/bun.ts'),
 };
+
+/** `SHEETREST_ADMIN=1`: as `--admin`. */
+const ADMIN_ENV = 'SHEETREST_ADMIN';
 
 const RUNTIME = 'Bun' in globalThis ? 'bun' : 'Deno' in globalThis ? 'deno' : 'node';
 
@@ -31,10 +35,14 @@ Options:
   --read-only         single-file mode: refuse writes
   --hide-hidden-tabs  single-file mode: do not serve tabs the workbook hides
   --log-level L       debug, info, warn, error or silent (default info)
+  --admin             turn on the admin API and the dashboard; with no token set, one is made
+                      into the state folder (admin-token, mode 0600) and its path printed
   --help              show this text
 
 Environment:
-  SHEETREST_ADMIN_TOKEN  turns on the admin API at /_admin (docs/admin-api.md)`;
+  SHEETREST_ADMIN_TOKEN  turns on the admin API at /_admin with this token (docs/admin-api.md)
+  SHEETREST_ADMIN=1      as --admin
+  PORT                   as --port`;
 
 /** A second stop signal within this window is the echo of the first (see `stop` below). */
 const REPEAT_WINDOW_MS = 3000;
@@ -56,6 +64,7 @@ async function main(argv: readonly string[]): Promise<number> {
         'read-only': { type: 'boolean' },
         'hide-hidden-tabs': { type: 'boolean' },
         'log-level': { type: 'string' },
+        admin: { type: 'boolean' },
         help: { type: 'boolean' },
       },
     });
@@ -79,24 +88,34 @@ async function main(argv: readonly string[]): Promise<number> {
     ...(values['log-level'] === undefined ? {} : { log: { level: values['log-level'] } }),
   };
 
-  let config: Config;
   const demo = values.config === undefined && positionals.length === 0;
-  try {
+  const configOf = async (env: NodeJS.ProcessEnv): Promise<Config> => {
     if (values.config !== undefined) {
       if (values['read-only']) throw new ConfigError('options', ['--read-only applies to single-file mode; set "readOnly" in the config file']);
       if (values['hide-hidden-tabs']) throw new ConfigError('options', ['--hide-hidden-tabs applies to single-file mode; set "hiddenTabs": "hide" in the config file']);
-      const loaded = await loadConfig(values.config);
-      config = withOverrides(loaded, overrides, values['state-dir']);
-    } else {
-      const workbook = positionals[0] ?? (await demoCopy());
-      config = configForFile(workbook, {
-        ...overrides,
-        ...(demo ? { id: 'demo' } : {}),
-        // The demo keeps its state beside its copy, in the .sheetrest/ folder it lives in.
-        ...(values['state-dir'] === undefined ? (demo ? { stateDir: resolve('.sheetrest') } : {}) : { stateDir: values['state-dir'] }),
-        ...(values['read-only'] ? { readOnly: true } : {}),
-        ...(values['hide-hidden-tabs'] ? { hiddenTabs: 'hide' } : {}),
-      } as Parameters<typeof configForFile>[1]);
+      const loaded = await loadConfig(values.config, { env });
+      return withOverrides(loaded, overrides, values['state-dir']);
+    }
+    const workbook = positionals[0] ?? (await demoCopy());
+    return configForFile(workbook, {
+      ...overrides,
+      ...(demo ? { id: 'demo' } : {}),
+      // The demo keeps its state beside its copy, in the .sheetrest/ folder it lives in.
+      ...(values['state-dir'] === undefined ? (demo ? { stateDir: resolve('.sheetrest') } : {}) : { stateDir: values['state-dir'] }),
+      ...(values['read-only'] ? { readOnly: true } : {}),
+      ...(values['hide-hidden-tabs'] ? { hiddenTabs: 'hide' } : {}),
+    } as Parameters<typeof configForFile>[1], { env });
+  };
+  // --admin (or SHEETREST_ADMIN=1) with no token set: one made into the state folder, or the one made at an earlier start.
+  const wantsAdmin = values.admin === true || process.env[ADMIN_ENV] === '1';
+  let config: Config;
+  let tokenFile: AdminTokenFile | undefined;
+  try {
+    config = await configOf(process.env);
+    if (wantsAdmin && config.admin === undefined) {
+      await mkdir(config.stateDir, { recursive: true });
+      tokenFile = await adminTokenFile(config.stateDir);
+      config = await configOf({ ...process.env, [ADMIN_TOKEN_ENV]: tokenFile.token });
     }
   } catch (error) {
     console.error(`sheetrest: ${error instanceof Error ? error.message : String(error)}`);
@@ -108,6 +127,11 @@ async function main(argv: readonly string[]): Promise<number> {
   try {
     running = await start(config, { listen });
   } catch (error) {
+    if (isPortInUse(error)) {
+      const where = `${config.host ?? '127.0.0.1'}:${config.port ?? 8080}`;
+      console.error(`sheetrest: the port ${config.port ?? 8080} is already in use (${where}): another sheetrest, or another program, listens there. Stop it, or choose another port with --port N (or $PORT, or "port" in the config file).`);
+      return 1;
+    }
     console.error(`sheetrest: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
@@ -124,8 +148,12 @@ async function main(argv: readonly string[]): Promise<number> {
     // Before the admin line, which tests and scripts wait for.
     console.log(`Dashboard: ${running.url}/ (open it in a browser and paste the admin token; docs/dashboard.md)`);
     console.log(`Admin API: ${running.url}/_admin (send Authorization: Bearer <admin token>; docs/admin-api.md)`);
+    // The path, never the token: logs and terminals are often kept and shared.
+    if (tokenFile !== undefined) {
+      console.log(`Admin token: in ${tokenFile.path} (${tokenFile.made ? 'made now' : 'made at an earlier start'}; mode 0600). In the shell you curl from: export ${ADMIN_TOKEN_ENV}="$(cat ${shellQuote(tokenFile.path)})"`);
+    }
   }
-  else if (demo) console.log(`Admin API off: start with ${ADMIN_TOKEN_ENV}=<a secret of ${ADMIN_TOKEN_MIN_LENGTH}+ characters> to manage connections and keys at /_admin and in the dashboard at / (docs/admin-api.md)`);
+  else if (demo) console.log(`Admin API off: start with --admin (a token is made into the state folder) or ${ADMIN_TOKEN_ENV}=<a secret of ${ADMIN_TOKEN_MIN_LENGTH}+ characters> to manage connections and keys at /_admin and in the dashboard at / (docs/admin-api.md)`);
 
   // Every way out flushes what it can: an orderly stop through close(), anything else (a forced
   // stop, an uncaught error) through this hook, which writes the quota counts synchronously and
@@ -169,6 +197,21 @@ async function main(argv: readonly string[]): Promise<number> {
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
   return 0;
+}
+
+/**
+ * Whether listening failed because the address is taken, as each runtime says it: Node's
+ * `EADDRINUSE`, Deno's `AddrInUse` ("Address already in use (os error 98)"), Bun's "Is port N in use?".
+ */
+function isPortInUse(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  return code === 'EADDRINUSE' || name === 'AddrInUse' || (typeof message === 'string' && /address already in use|is port \d+ in use/i.test(message));
+}
+
+/** `/srv/my books/x` -> `'/srv/my books/x'`: a path as a POSIX shell reads it back. */
+function shellQuote(path: string): string {
+  return /^[\w./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
 }
 
 /** The demo is served from a copy in .sheetrest/, so trying writes never changes the bundled file. */

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { apiError } from '../lib/errors.ts';
 import { adminHandler } from './admin/routes.ts';
 import { SignInThrottle } from './admin/sign-in-throttle.ts';
+import { adminBearer } from './admin/sheet-access.ts';
 import { AdminService } from './admin/service.ts';
 import { readAdminFile } from './admin/store.ts';
 import { loadDashboard } from './http/dashboard-files.ts';
@@ -107,7 +108,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const app = createApp({
       connections: registry,
       feed,
-      ...(config.admin === undefined ? {} : { admin: adminHandler(service, config.admin.token, googleConnectOf(config.admin, service, log), new SignInThrottle({ log }), config.admin), dashboard: await loadDashboard() }),
+      ...(config.admin === undefined ? {} : await adminParts(config.admin, service, log)),
       quota,
       ...(shared === undefined ? {} : { keysStale: () => (shared as SharedStore).admin.stale(), rateLimiter: shared.rateLimiter }),
       trustProxy: config.trustProxy ?? false,
@@ -234,6 +235,16 @@ async function flushLog(log: Logger): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([log.flush(), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
   clearTimeout(timer);
+}
+
+/** The admin API, the dashboard, and the admin token on `/sheets/...`; one count of wrong tokens per address for both. */
+async function adminParts(admin: AdminConfig, service: AdminService, log: Logger) {
+  const throttle = new SignInThrottle({ log });
+  return {
+    admin: adminHandler(service, admin.token, googleConnectOf(admin, service, log), throttle, admin),
+    adminBearer: adminBearer(admin.token, throttle),
+    dashboard: await loadDashboard(),
+  };
 }
 
 /** The dashboard's Google sign-in, when the config names an OAuth client (`admin.google`). */

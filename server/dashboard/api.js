@@ -1,6 +1,7 @@
 // The dashboard's calls to its own server: the admin API with the admin token (kept in
 // sessionStorage, so it lasts for the tab and goes with it), and a connection's own endpoints
-// with an API key, exactly as any client sends them.
+// with an API key, exactly as any client sends them, or without one with the admin token
+// (`Authorization: Bearer`, which reads and writes any connection, not counted: docs/api.md).
 //   await admin('GET', '/connections') -> { ok: true, status: 200, body: [...] }
 
 const TOKEN_KEY = 'sheetrest.adminToken';
@@ -22,8 +23,7 @@ export async function admin(method, path, body) {
 
 /** A connection's request, as the playground builds it: the status, headers and text of the answer. */
 export async function send({ method, url, key, body }) {
-  const headers = {};
-  if (key) headers['X-Api-Key'] = key;
+  const headers = keyHeaders(key);
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const started = performance.now();
   const response = await fetch(url, { method, headers, body, cache: 'no-store' });
@@ -33,9 +33,16 @@ export async function send({ method, url, key, body }) {
 
 /** A connection's OpenAPI document, or the error answer (401 without a key on a keyed connection). */
 export async function openApi(id, key) {
-  const response = await fetch(`/sheets/${encodeURIComponent(id)}/openapi.json`, { headers: key ? { 'X-Api-Key': key } : {} });
+  const response = await fetch(`/sheets/${encodeURIComponent(id)}/openapi.json`, { headers: keyHeaders(key) });
   const text = await response.text();
   return { ok: response.ok, status: response.status, body: parse(text) };
+}
+
+/** The key's header, or without a key the admin token's. */
+export function keyHeaders(key) {
+  if (key) return { 'X-Api-Key': key };
+  const admin = token.get();
+  return admin ? { Authorization: `Bearer ${admin}` } : {};
 }
 
 /** The message of an error body, or a stand-in. */

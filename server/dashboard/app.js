@@ -5,12 +5,13 @@
 // A key just made (a new key, a rotation, a new closed connection's first key, a Google
 // connection's first key) is shown once, with a copy button, until hidden or another connection
 // is opened: the server never shows it again.
-import { admin, messageOf, openApi, token } from './api.js';
+import { admin, keyHeaders, messageOf, openApi, token } from './api.js';
 import { copyButton, field, h, when } from './dom.js';
 import { googleSection } from './google.js';
 import { gridSection } from './grid.js';
 import { acceptDrops, uploadSection } from './upload.js';
 import { playground } from './playground.js';
+import { settingsSection } from './settings.js';
 import { webhooksSection } from './webhooks.js';
 
 const main = document.getElementById('main');
@@ -180,6 +181,7 @@ function detail(connection) {
       h('dt', {}, 'Plan'), h('dd', { id: 'plan' }, connection.plan ? `${connection.plan.name} (${usage.limit ?? 'no'} ${PERIOD_WORDS[period] ?? period} limit)` : 'none'),
       h('dt', {}, 'Usage'), h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage[period]}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)),
     connection.editable ? h('p', {}, removeButton(connection)) : null,
+    settingsSection(connection, { saved: async (text) => { notice = { error: false, text }; await refresh(); }, fail: (text) => showNotice(text, true) }),
     keysSection(connection),
     webhooksSection(connection, (text) => showNotice(text, true)),
     connection.status === 'ok' ? gridSection(connection, () => credentialFor(connection)) : null,
@@ -190,10 +192,9 @@ function detail(connection) {
   return section;
 }
 
-/** The headers the grid (and any request of the page to a connection) authenticates with: the playground's key. */
+/** The headers the grid (and any request of the page to a connection) authenticates with: the playground's key, else the admin token. */
 function credentialFor(connection) {
-  const key = playgroundKeys.get(connection.id)?.key;
-  return key ? { 'X-Api-Key': key } : {};
+  return keyHeaders(playgroundKeys.get(connection.id)?.key);
 }
 
 function accessOf(connection) {
@@ -329,7 +330,8 @@ function keyField(connection) {
   const given = playgroundKeys.get(connection.id);
   const input = h('input', {
     id: 'playground-key', type: given?.pasted === false ? 'password' : 'text', autocomplete: 'off',
-    placeholder: connection.open ? 'not needed: this connection is open' : 'needed: this connection is closed', value: given?.key ?? '',
+    // Without a key the page sends the admin token (Authorization: Bearer), which reads any connection, uncounted.
+    placeholder: 'optional: without one, the admin token is used (not counted)', value: given?.key ?? '',
   });
   input.addEventListener('change', () => {
     const key = input.value.trim();
@@ -338,7 +340,7 @@ function keyField(connection) {
     // The grid asks with the same key: drawn again with it.
     render();
   });
-  return field('API key for the playground (kept in this page only)', input);
+  return field('API key for the playground (kept in this page only; leave empty to use the admin token)', input);
 }
 
 async function loadPlayground(connection, area) {
@@ -346,7 +348,7 @@ async function loadPlayground(connection, area) {
   const reply = await openApi(connection.id, given?.key);
   if (reply.ok) documents.set(connection.id, reply.body);
   const problem = reply.ok ? null : h('p', { class: 'error', id: 'openapi-error' },
-    reply.status === 401 ? 'This connection needs a working API key: paste one above, or create one and use it.' : messageOf(reply));
+    reply.status === 401 ? (given ? 'That API key is not accepted here: clear it to use the admin token, or paste another.' : 'The admin token is no longer accepted: sign in again.') : messageOf(reply));
   const known = documents.get(connection.id);
   area.replaceChildren(problem ?? '', known === undefined ? '' : playground(connection, known, given));
 }

@@ -3,7 +3,7 @@
 // from the `format` parameter's enum. Conditions take every operator of `/query`, `_or` groups
 // and `_case`; reads take `_select`; `/aggregate` takes `_agg` and `_group`
 // (`/sheets/crm/aggregate?_group=Stage&_agg=count(),sum(Value)`). It sends the request from the
-// page (with the key given, if any) and shows the status, headers and answer, and the same
+// page (with the key given, else the admin token) and shows the status, headers and answer, and the same
 // request as a curl command.
 import { send } from './api.js';
 import { field, h, select } from './dom.js';
@@ -130,7 +130,7 @@ export function playground(connection, document_, given) {
     readFields.hidden = writing;
     bodyField.hidden = !['POST', 'PATCH', 'PUT'].includes(controls.method.value);
     if (!bodyField.hidden && controls.body.value.trim() === '') controls.body.value = JSON.stringify(Object.fromEntries(columns.map((column) => [column, ''])), null, 2);
-    curl.textContent = curlOf(build(), shownKey, connection.keys.length > 0 || key !== undefined);
+    curl.textContent = curlOf(build(), shownKey, key !== undefined ? 'key' : !connection.open);
   }
 
   function conditionFields(withOperator) {
@@ -230,13 +230,19 @@ function columnsTable(tabs) {
     h('tbody', {}, tabs.map((tab) => h('tr', {}, h('td', {}, tab.name), h('td', {}, tab.columns.map((column) => h('code', { class: 'column' }, column)))))));
 }
 
-/** The request as a shell command; the key is `$SHEETREST_KEY` unless the user gave one. */
+/**
+ * The request as a shell command, sent as the page sends it: with the key pasted, else
+ * `$SHEETREST_KEY` for a key made here; with no key on a closed connection, the admin token
+ * (`$SHEETREST_ADMIN_TOKEN`). `keyed`: 'key' when a key made here is sent, true for a closed
+ * connection sent the admin token, false for an open one.
+ */
 export function curlOf({ method, url, body }, key, keyed) {
   const parts = ['curl -i'];
   if (method !== 'GET') parts.push(`-X ${method}`);
   parts.push(quote(new URL(url, location.origin).href));
   if (key) parts.push(`-H ${quote(`X-Api-Key: ${key}`)}`);
-  else if (keyed) parts.push('-H "X-Api-Key: $SHEETREST_KEY"');
+  else if (keyed === 'key') parts.push('-H "X-Api-Key: $SHEETREST_KEY"');
+  else if (keyed) parts.push('-H "Authorization: Bearer $SHEETREST_ADMIN_TOKEN"');
   if (body !== undefined) parts.push("-H 'Content-Type: application/json'", `--data-binary ${quote(body)}`);
   return parts.join(' \\\n  ');
 }

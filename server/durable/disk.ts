@@ -72,8 +72,8 @@ function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: num
  * its folder is watched). Null where the runtime or the file system cannot watch (a network
  * file system, no inotify watches left): the caller then looks at the file now and then.
  */
-export function watchFile(path: string, changed: () => void): { close(): void } | null {
-  const watched = watchFolderFor(path, changed);
+export function watchFile(path: string, changed: () => void, other?: (file: string) => void): { close(): void } | null {
+  const watched = watchFolderFor(path, changed, other);
   // A symlinked workbook changes where the link points (a fold renames over the target): that folder too.
   const real = realPathNow(path);
   if (watched === null || real === path) return watched;
@@ -90,11 +90,13 @@ export function watchFile(path: string, changed: () => void): { close(): void } 
   };
 }
 
-function watchFolderFor(path: string, changed: () => void): FSWatcher | null {
+/** `other`: told of every other file name in the folder that changed (a lock file beside the workbook). */
+function watchFolderFor(path: string, changed: () => void, other?: (file: string) => void): FSWatcher | null {
   const name = basename(path);
   try {
     const watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
       if (file === null || file === name) changed();
+      else other?.(String(file));
     });
     watcher.on('error', () => {
       watcher.close();

@@ -7,7 +7,7 @@
 // before, a shared quota, a source with something to look at, a body, a write): a kept read
 // answer goes out in the same turn, which spares Deno and Bun the promise round trip.
 import { apiError, isApiError, type ApiError } from '../../lib/errors.ts';
-import type { Operation } from '../../lib/parse-request.ts';
+import { OPERATIONS, type Operation } from '../../lib/parse-request.ts';
 import { isOpen, type Authenticated } from '../auth.ts';
 import { ConnectionRegistry, type Connection, type ConnectionLookup } from '../connections.ts';
 import type { Logger } from '../log.ts';
@@ -40,6 +40,11 @@ export interface AppOptions {
   readonly connections: readonly Connection[] | ConnectionLookup;
   /** Absent: the admin API is off, and `/_admin/...` answers 404 like any unknown path. */
   readonly admin?: AdminHandler;
+  /**
+   * With the admin API on: whether a `/sheets/...` request carries the admin token (`Authorization:
+   * Bearer`), which then acts as a key with every operation and tab, not counted (server/admin/sheet-access.ts).
+   */
+  readonly adminBearer?: (request: IncomingRequest) => boolean;
   /** The dashboard's page at `/` (for browsers) and its files under `/_dashboard/` (server/http/dashboard-files.ts). */
   readonly dashboard?: Dashboard;
   readonly quota: Quota;
@@ -84,6 +89,8 @@ export interface Pipeline {
   readonly connections: ConnectionLookup;
   readonly cors: Origins;
   readonly access: AccessSettings;
+  /** Whether a request carries the admin token; null: the admin API is off and `Authorization` means nothing. */
+  readonly adminBearer: ((request: IncomingRequest) => boolean) | null;
   readonly quota: Quota;
   readonly rateLimiter: RateLimiter;
   readonly trustProxy: boolean;
@@ -149,7 +156,11 @@ function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute):
   // 4. Connection: looked up on every request, so the admin API's changes apply at once.
   const connection = findConnection(app.connections, route.rawId);
   if (isApiError(connection)) return errorAnswer(connection, cors);
-  // 5. Auth: the key's operations and tabs, or why the caller may not ask.
+  // 5. Auth: the admin token (every operation and tab, not rate limited or counted: the operator
+  //    looking, server/admin/sheet-access.ts), else the key's operations and tabs, or why the caller may not ask.
+  if (app.adminBearer !== null && app.adminBearer(request)) {
+    return serveCounted(app, request, route, connection, ADMIN_ACCESS, operationOf(request.method), { allowed: true, headers: app.quota.peek(connection.id, connection.plan) }, null, cors);
+  }
   const access = authorize(app.access, connection, request, origin);
   if (isApiError(access)) return errorAnswer(access, cors);
   // 6a. Rate limit: the plan's short window, per key (per client address when open); a promise only where counts are shared.
@@ -203,6 +214,9 @@ function serveCounted(app: Pipeline, request: IncomingRequest, route: SheetRoute
   return finishedAnswer(answered, cachingHeaders(connection, operation, request.method, answered.status), quota.headers, cors, !isOpen(connection), rate?.headers);
 }
 
+/** What the admin token may do on any connection: everything, on every tab (a read-only connection still refuses writes). */
+const ADMIN_ACCESS: Authenticated = Object.freeze({ operations: OPERATIONS, keyName: 'admin', caller: 'admin' });
+
 function isUpsert(url: string): boolean {
   return new URL(url, 'http://localhost').searchParams.has('_upsert');
 }
@@ -232,6 +246,7 @@ function pipelineOf(options: AppOptions): Pipeline {
     routes,
     connections,
     cors: options.cors,
+    adminBearer: options.adminBearer ?? null,
     access: { cors: options.cors, corsWrites: options.corsWrites ?? CORS_WRITES_DEFAULT, keysStale: options.keysStale, now: options.now },
     quota: options.quota,
     rateLimiter: options.rateLimiter ?? memoryRateLimiter(options.now === undefined ? {} : { now: options.now }),

@@ -8,6 +8,7 @@
 // stream opened); the listeners send the stream as it is written (runtime/node.ts, respond.ts).
 import { findTab, servedWorkbook } from '../../lib/engine.ts';
 import { apiError, isApiError } from '../../lib/errors.ts';
+import { isCacheBuster } from '../../lib/parse-request.ts';
 import type { Connection } from '../connections.ts';
 import { compareEventIds, type Unsubscribe } from '../feed/event-log.ts';
 import type { FeedEvent } from '../feed/event.ts';
@@ -58,7 +59,8 @@ export async function answerEvents(settings: EventsSettings, connection: Connect
     return errorAnswer(apiError('method_not_allowed', `${request.method} is not accepted here; the change feed takes ${METHODS}.`, { Allow: METHODS }));
   }
   const url = new URL(request.url, 'http://sheetrest.invalid');
-  const unknown = [...url.searchParams.keys()].find((name) => !PARAMETERS.includes(name));
+  // A cache-buster (`_=1700000000`) is taken and ignored here too, as on every path (lib/parse-request.ts).
+  const unknown = [...url.searchParams.keys()].find((name) => !PARAMETERS.includes(name) && !isCacheBuster(name));
   if (unknown !== undefined) return errorAnswer(apiError('invalid_parameter', `Unknown parameter "${unknown}" for the change feed; it takes ${PARAMETERS.join(', ')} (or the Last-Event-ID header).`));
   const { tab } = eventsPath(url.pathname)!;
   // The tabs the caller may see now: a key's tabs, not hidden ones where the connection hides them.

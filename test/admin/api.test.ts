@@ -103,8 +103,8 @@ test(`the admin token: off without one, 401s, never a connection key (${RUNTIME}
       }
     });
   }
-  await t.test('the admin token is no key of a connection', async () => {
-    const response = await fetch(`${url}/sheets/crm`, { headers: { 'X-Api-Key': TOKEN, ...AUTH } });
+  await t.test('the admin token is no key of a connection (in Authorization it is the admin: test/admin/sheet-access.test.ts)', async () => {
+    const response = await fetch(`${url}/sheets/crm`, { headers: { 'X-Api-Key': TOKEN } });
     assert.equal(response.status, 401);
     assert.equal((await response.json()).error, 'authentication_failed');
   });
@@ -587,7 +587,7 @@ test(`npm start in demo mode says how to turn the admin API on (${RUNTIME})`, as
   await t.test('off', async (t) => {
     const dir = await tempDir(t);
     const stdout = await demoStdout(t, dir.dir, { SHEETREST_ADMIN_TOKEN: undefined });
-    assert.match(stdout, /^Admin API off: start with SHEETREST_ADMIN_TOKEN=<a secret of 16\+ characters> to manage connections and keys at \/_admin and in the dashboard at \//m);
+    assert.match(stdout, /^Admin API off: start with --admin \(a token is made into the state folder\) or SHEETREST_ADMIN_TOKEN=<a secret of 16\+ characters> to manage connections and keys at \/_admin and in the dashboard at \//m);
   });
   await t.test('on', async (t) => {
     const dir = await tempDir(t);

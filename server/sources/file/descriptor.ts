@@ -33,7 +33,7 @@ export const fileSourceType = {
     // One writing server per file, whatever its state folder (lock.ts): taken before the journal is read.
     const lock = readOnly ? null : workbookLock(source.path, log);
     try {
-      const opened = await openFileSource({ path: source.path, stateDir, readOnly, log: (message: string) => log.error(message), receipts });
+      const opened = await openFileSource({ path: source.path, stateDir, readOnly, log: (message, level = 'error') => log[level](message), receipts });
       if (lock === null) return opened;
       const close = opened.close.bind(opened);
       opened.close = async () => {

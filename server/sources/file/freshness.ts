@@ -13,6 +13,7 @@ import { fileIdentity, fileIdentityNow, fingerprint, identityNeedsHash, isMissin
 import type { ReadOptions } from '../source.ts';
 import { decodeWorkbook } from './codec.ts';
 import { rowsOnly } from './model.ts';
+import { LockFileNotice } from './lock-files.ts';
 import { describe, type FileSourceConfig, type FileState } from './state.ts';
 
 /** The longest a read goes without looking at the file when no watcher event says it changed. */
@@ -52,9 +53,14 @@ export class Freshness {
     this.#config = config;
     this.#state = state;
     this.#adopt = adopt;
-    this.#watcher = watchFile(config.path, () => {
-      this.#maybeChanged = true;
-    });
+    const locks = new LockFileNotice(config.path, config.log);
+    this.#watcher = watchFile(
+      config.path,
+      () => {
+        this.#maybeChanged = true;
+      },
+      (file) => void locks.changed(file),
+    );
   }
 
   /** The file was missing at the last look (requests get 503). */
@@ -124,7 +130,7 @@ export class Freshness {
       this.#missing = true;
       return false;
     }
-    if (this.#missing) log(`sheetrest: ${path} is back`);
+    if (this.#missing) log(`sheetrest: ${path} is back`, 'info');
     this.#missing = false;
     const print = fingerprint(bytes);
     if (print === state.fingerprint) {
@@ -148,7 +154,7 @@ export class Freshness {
       this.#unreadable = { identity, why };
       return true;
     }
-    if (this.#unreadable !== null) log(`sheetrest: ${path} can be read again`);
+    if (this.#unreadable !== null) log(`sheetrest: ${path} can be read again`, 'info');
     this.#unreadable = null;
     await this.#adopt({ workbook: decoded, fingerprint: print, identity });
     return true;

@@ -12,6 +12,7 @@ import { formatOfPath } from './format.ts';
 import type { CsvStyle } from './csv/csv.ts';
 import { errorCode, fileIdentity, fingerprint, isMissing, removeStaleTempFiles, whyNotWritable } from '../../durable/disk.ts';
 import { FileSource } from './file-source.ts';
+import type { FileLog } from './state.ts';
 import type { FoldOptions } from './fold-runner.ts';
 import { rowsOnly } from './model.ts';
 import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
@@ -31,8 +32,8 @@ export interface FileSourceOptions {
   readonly foldAfterMs?: number;
   /** Fold the journal into the workbook once it holds this many writes, busy or not. */
   readonly foldAfterEntries?: number;
-  /** Where problems and recoveries are reported; default console.error. */
-  readonly log?: (message: string) => void;
+  /** Where problems (at error) and news (at info) are reported; default console.error. */
+  readonly log?: FileLog;
   /** How the journal opens its files; for tests that fail the disk. */
   readonly journalFiles?: JournalFiles;
   /** Where folds run; a worker thread by default (fold-runner.ts). */

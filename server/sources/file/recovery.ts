@@ -102,7 +102,8 @@ export class Recovery {
     state.durable = state.latest = workbook;
     state.entries = applied.slice();
     state.modifiedAt = applied.length > 0 ? Date.now() : (mtimeOf(identity) ?? Date.now());
-    if (how.announce) log(`sheetrest: picked up a change to ${path} made outside the server`);
+    // An ordinary save from a spreadsheet program: news, not a problem.
+    if (how.announce) log(`sheetrest: picked up a change to ${path} made outside the server`, 'info');
     if (conflicts.length > 0) {
       const what = `${conflicts.length} acknowledged write(s) to ${path} conflict with a change made outside the server`;
       await this.#setAside(conflicts, what, 'kept the outside version and ');

@@ -23,7 +23,7 @@ export interface FileSourceConfig {
   readonly notWritable: string | null;
   readonly foldAfterMs: number;
   readonly foldAfterEntries: number;
-  readonly log: (message: string) => void;
+  readonly log: FileLog;
   readonly format: FileFormat;
   /** Why sheetrest cannot write this file back (codec.ts: a package its writer cannot edit), or null. */
   readonly cannotWrite: string | null;
@@ -96,6 +96,12 @@ export class FileState {
     if (receipts.length > 0) await this.#config.receipts?.keep(receipts);
   }
 }
+
+/**
+ * Where the file source reports: problems at `error` (the default), news that needs no one to
+ * act at `info` (an outside save picked up, a file back, a spreadsheet program's lock file).
+ */
+export type FileLog = (message: string, level?: 'info' | 'warn' | 'error') => void;
 
 /** An error as the log names it: its code (ENOSPC) when it has one. */
 export function describe(error: unknown): string {

@@ -1,0 +1,24 @@
+// `--admin` with no token set: adminTokenFile makes <stateDir>/admin-token (0600) once and reads
+// it back on later starts; a copy with a looser mode is tightened; a file that holds no token
+// stops the start with a message naming it (never its content).
+import assert from 'node:assert/strict';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { adminTokenFile } from '../../server/admin/token-file.ts';
+import { RUNTIME, tempDir } from '../helpers/http.ts';
+
+test(`the admin token file: made once, kept, 0600 (${RUNTIME})`, async (t) => {
+  const dir = await tempDir(t);
+  const made = await adminTokenFile(dir.path('.'));
+  assert.equal(made.made, true);
+  assert.match(made.token, /^[0-9a-f]{64}$/);
+  assert.equal((await readFile(made.path, 'utf8')).trim(), made.token);
+  assert.equal((await stat(made.path)).mode & 0o777, 0o600);
+  const again = await adminTokenFile(dir.path('.'));
+  assert.deepEqual(again, { ...made, made: false });
+  await chmod(made.path, 0o644);
+  await adminTokenFile(dir.path('.'));
+  assert.equal((await stat(made.path)).mode & 0o777, 0o600, 'a looser mode is tightened');
+  await writeFile(made.path, 'short secret\n');
+  await assert.rejects(adminTokenFile(dir.path('.')), (error: Error) => /admin-token does not hold a token .*delete it/.test(error.message) && !error.message.includes('short secret'));
+});
