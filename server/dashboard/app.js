@@ -190,6 +190,11 @@ function render() {
             icon(connection.open ? 'unlock' : 'lock'), h('span', { class: 'name' }, connection.id),
             connection.status === 'ok' ? null : h('span', { class: 'badge bad' }, connection.status)))))),
     h('div', { class: 'content' }, creating ? newConnectionScreen() : chosen === undefined ? missing() : detail(chosen))));
+  // Opening a connection (or the new-connection screen) moves focus to its heading.
+  main.querySelector('.sidebar').addEventListener('click', (event) => {
+    const link = event.target.closest('a');
+    if (link !== null) focusNext = link.id === 'new-connection-link' ? '#new-heading' : '#connection-heading';
+  });
   rendered();
 }
 
