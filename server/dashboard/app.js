@@ -32,6 +32,8 @@ let sourceForms = null;
 let shownKey = null;
 /** A CSS selector to focus once the next render is drawn: focus follows the action. */
 let focusNext = null;
+/** The same, for what a screen draws once its OpenAPI document is loaded (the playground's Send). */
+let focusWhenLoaded = null;
 
 /**
  * A connection's screens, in tab order: `render(connection, context)` returns the screen's
@@ -79,6 +81,11 @@ async function start() {
     }
   }
   await refresh();
+}
+
+/** Moves focus to what an action changed, once it is drawn. */
+function focusOn(selector) {
+  document.querySelector(selector)?.focus();
 }
 
 /** Marks the first screen drawn, for the browser test's time to first render. */
@@ -193,7 +200,7 @@ function render() {
   // Opening a connection (or the new-connection screen) moves focus to its heading.
   main.querySelector('.sidebar').addEventListener('click', (event) => {
     const link = event.target.closest('a');
-    if (link !== null) focusNext = link.id === 'new-connection-link' ? '#new-heading' : '#connection-heading';
+    if (link !== null && link.hash !== location.hash) focusNext = link.id === 'new-connection-link' ? '#new-heading' : '#connection-heading';
   });
   rendered();
 }
@@ -240,9 +247,10 @@ function newConnection(form, index) {
     if (!reply.ok) return toast(messageOf(reply), { error: true });
     if (reply.body.newKey) keyMade(reply.body.id, reply.body.newKey, true);
     toast(reply.body.newKey ? `Created "${reply.body.id}", closed: its first key is shown once.` : `Created "${reply.body.id}", open to everyone.`);
-    focusNext = reply.body.newKey ? '#copy-key' : '#connection-heading';
-    location.hash = `connection=${encodeURIComponent(reply.body.id)}&screen=${reply.body.newKey ? 'keys' : 'data'}`;
+    // No hashchange (pushState): the one render is refresh's, with the new connection listed.
+    history.pushState(null, '', `#connection=${encodeURIComponent(reply.body.id)}&screen=${reply.body.newKey ? 'keys' : 'data'}`);
     await refresh();
+    focusOn(reply.body.newKey ? '#copy-key' : '#connection-heading');
   });
   return element;
 }
@@ -276,7 +284,9 @@ function detail(connection) {
   }, icon(each.icon), h('span', {}, each.label)));
   const tablist = h('div', { class: 'tabs', role: 'tablist', 'aria-label': `Screens of ${connection.id}` }, tabs);
   tablist.addEventListener('keydown', (event) => moveBetweenTabs(event, tabs));
-  tablist.addEventListener('click', () => { focusNext = '[role=tab][aria-selected=true]'; });
+  tablist.addEventListener('click', (event) => {
+    if (event.target.closest('a')?.hash !== location.hash) focusNext = '[role=tab][aria-selected=true]';
+  });
   return h('section', { class: 'detail', id: 'detail', 'aria-labelledby': 'connection-heading' },
     h('div', { class: 'detail-head' },
       h('h2', { id: 'connection-heading', tabindex: '-1' }, connection.id, ' ', badges),
@@ -373,6 +383,10 @@ async function withDocument(connection, area, draw) {
   const problem = reply.ok ? null : h('p', { class: 'error', id: 'openapi-error' }, icon('alert'), ' ',
     reply.status === 401 ? `"${connection.id}" needs a working API key: create one in Keys and press "Use in the playground", or paste one in the Playground.` : messageOf(reply));
   area.replaceChildren(problem ?? '', known === undefined ? '' : draw(known));
+  if (focusWhenLoaded !== null) {
+    focusOn(focusWhenLoaded);
+    focusWhenLoaded = null;
+  }
 }
 
 // ---- Keys ----------------------------------------------------------------------------------
@@ -390,15 +404,15 @@ function keysSection(connection) {
         if (!reply.ok) return toast(messageOf(reply), { error: true });
         keyMade(connection.id, reply.body, false);
         toast(`Rotated ${key.prefix}… of "${connection.id}": the new key is shown once; the old one works for a day.`);
-        focusNext = '#copy-key';
         await refresh();
+        focusOn('#copy-key');
       } }),
       twoStep('Revoke', 'trash', revokeQuestion(connection, key), async () => {
         const reply = await admin('DELETE', `${base}/${key.id}`);
         if (!reply.ok) return toast(messageOf(reply), { error: true });
         toast(`Revoked ${key.prefix}…${key.name ? ` (${key.name})` : ''} of "${connection.id}".`);
-        focusNext = '#keys-heading';
         await refresh();
+        focusOn('#keys-heading');
       }),
     ])));
   // What the key may do (a web form's key: create only), where (some tabs) and until when.
@@ -424,8 +438,8 @@ function keysSection(connection) {
     if (!reply.ok) return toast(messageOf(reply), { error: true });
     keyMade(connection.id, reply.body, false);
     toast(`Made a key${body.name ? ` "${body.name}"` : ''} for "${connection.id}": it is shown once.`);
-    focusNext = '#copy-key';
     await refresh();
+    focusOn('#copy-key');
   });
   const emptyText = connection.open
     ? 'No keys: this connection is open, anyone who can reach the server can read and write. Create a key below to close it to everyone without one.'
@@ -462,8 +476,8 @@ function openButton(connection) {
     const reply = await admin('PATCH', `/connections/${encodeURIComponent(connection.id)}`, { open: true });
     if (!reply.ok) return toast(messageOf(reply), { error: true });
     toast(`"${connection.id}" is open to everyone.`);
-    focusNext = '#access';
     await refresh();
+    focusOn('#access');
   });
 }
 
@@ -478,7 +492,7 @@ function keyBox(made, connection) {
       copy,
       button('Use in the playground', 'play', { id: 'use-key', onclick: () => {
         playgroundKeys.set(connection.id, { key: made.key, pasted: false });
-        focusNext = '#pg-send';
+        focusWhenLoaded = '#pg-send';
         location.hash = `connection=${encodeURIComponent(connection.id)}&screen=playground`;
       } }),
       button('I have copied it: hide it', 'eyeOff', { id: 'hide-key', onclick: () => { shownKey = null; focusNext = '#keys-heading'; render(); } })));
