@@ -121,8 +121,9 @@ test('/_docs/project/: the project docs as an index and plain text; /favicon.ico
   await checkAccessibility('project docs');
   // Headless Chromium asks for no icon, so the page's icon and /favicon.ico (what a browser asks
   // for on a page without one: the JSON answers) are fetched from the page.
-  const icons = await page.evaluate(async () => Promise.all([...[...document.querySelectorAll('link[rel=icon]')].map((link) => (link as HTMLLinkElement).href), '/favicon.ico']
-    .map(async (href) => `${new URL(href, location.href).pathname} ${(await fetch(href)).status}`)));
+  // An expression as text: Deno's type check has no DOM types (`document`), the page has.
+  const icons = await page.evaluate(`Promise.all([...[...document.querySelectorAll('link[rel=icon]')].map((link) => link.href), '/favicon.ico']
+    .map(async (href) => new URL(href, location.href).pathname + ' ' + (await fetch(href)).status))`);
   assert.deepEqual(icons, ['/_docs/assets/favicon.svg 200', '/favicon.ico 200']);
   assert.deepEqual(problems, []);
 });
