@@ -9,6 +9,7 @@ import { admin, messageOf, openApi, token } from './api.js';
 import { copyButton, field, h, when } from './dom.js';
 import { googleSection } from './google.js';
 import { playground } from './playground.js';
+import { usageSection } from './usage.js';
 import { webhooksSection } from './webhooks.js';
 
 const main = document.getElementById('main');
@@ -166,6 +167,7 @@ function detail(connection) {
       h('dt', {}, 'Plan'), h('dd', { id: 'plan' }, connection.plan ? `${connection.plan.name} (${usage.limit ?? 'no'} ${PERIOD_WORDS[period] ?? period} limit)` : 'none'),
       h('dt', {}, 'Usage'), h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage[period]}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)),
     connection.editable ? h('p', {}, removeButton(connection)) : null,
+    usageSection(connection),
     keysSection(connection),
     webhooksSection(connection, (text) => showNotice(text, true)),
     h('h3', {}, 'Tabs, columns and playground'),
