@@ -88,27 +88,24 @@ export function operationOfRequest(method: string, url: string): UsageOperation 
   }
   const start = url.indexOf('/sheets/');
   if (start === -1) return 'read';
-  let end = url.length;
-  const query = url.indexOf('?', start);
-  if (query !== -1) end = query;
+  let end = url.indexOf('?', start);
+  if (end === -1) end = url.length;
   const hash = url.indexOf('#', start);
   if (hash !== -1 && hash < end) end = hash;
-  // The segments after `/sheets/{id}/`.
+  // The segments after `/sheets/{id}/`, counted without making them (a request pays no allocation here).
   const afterId = url.indexOf('/', start + 8);
-  if (afterId === -1 || afterId >= end) return 'read';
-  const rest = url.slice(afterId + 1, end).split('/');
-  const word = rest.length === 1 ? rest[0] : rest.length === 3 && rest[0] === 'tabs' ? rest[2] : '';
-  switch (word) {
-    case 'search':
-    case 'query':
-    case 'aggregate':
-    case 'events':
-      return word;
-    case 'openapi.json':
-      return 'openapi';
-    default:
-      return 'read';
-  }
+  if (afterId === -1 || afterId >= end - 1) return 'read';
+  let slashes = 0;
+  for (let at = afterId + 1; at < end; at++) if (url.charCodeAt(at) === 47) slashes++;
+  if (!(slashes === 0 || (slashes === 2 && url.startsWith('tabs/', afterId + 1)))) return 'read';
+  const word = url.lastIndexOf('/', end - 1) + 1;
+  const is = (name: string): boolean => end - word === name.length && url.startsWith(name, word);
+  if (is('search')) return 'search';
+  if (is('query')) return 'query';
+  if (is('aggregate')) return 'aggregate';
+  if (is('events')) return 'events';
+  if (is('openapi.json')) return 'openapi';
+  return 'read';
 }
 
 export function zeroCounts(): Counts {
