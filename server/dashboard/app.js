@@ -9,13 +9,14 @@
 // is opened: the server never shows it again. Notices are toasts (notify.js); after an action,
 // focus moves to what changed (the key just made, the list a key left, the connection opened).
 import { admin, messageOf, openApi, token } from './api.js';
-import { button, copyButton, empty, field, h, pending, when } from './dom.js';
+import { button, copyButton, empty, field, h, loading, pending, when } from './dom.js';
 import { googleSection } from './google.js';
 import { gridSection } from './grid.js';
 import { icon } from './icons.js';
 import { toast } from './notify.js';
 import { acceptDrops, uploadSection } from './upload.js';
 import { playground } from './playground.js';
+import { usageSection } from './usage.js';
 import { webhooksSection } from './webhooks.js';
 
 const main = document.getElementById('main');
@@ -46,7 +47,7 @@ let focusWhenLoaded = null;
 const SCREENS = [
   { id: 'data', label: 'Data', icon: 'table', render: (connection, context) => dataScreen(connection, context) },
   { id: 'keys', label: 'Keys', icon: 'key', render: (connection) => keysSection(connection) },
-  { id: 'usage', label: 'Usage', icon: 'chart', render: (connection) => usageScreen(connection) },
+  { id: 'usage', label: 'Usage', icon: 'chart', render: (connection) => usageSection(connection) },
   { id: 'webhooks', label: 'Webhooks', icon: 'webhook', render: (connection, context) => webhooksSection(connection, context.fail) },
   { id: 'playground', label: 'Playground', icon: 'play', render: (connection) => playgroundScreen(connection) },
   { id: 'settings', label: 'Settings', icon: 'settings', render: (connection) => settingsScreen(connection) },
@@ -383,11 +384,6 @@ function columnsTable(tabs) {
     h('tbody', {}, tabs.map((tab) => h('tr', {}, h('th', { scope: 'row' }, tab.name), h('td', {}, tab.columns.length === 0 ? h('span', { class: 'muted' }, 'no columns: the first row names them') : tab.columns.map((column) => h('code', { class: 'column' }, column))))))));
 }
 
-/** A loading state: a spinner and what is loading. */
-function loading(text) {
-  return h('p', { class: 'loading', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), text);
-}
-
 /** Loads the connection's OpenAPI document (with the playground's key) into `area` through `draw`; a 401 says what to do. */
 async function withDocument(connection, area, draw) {
   const given = playgroundKeys.get(connection.id);
@@ -516,21 +512,6 @@ function keyBox(made, connection) {
         location.hash = `connection=${encodeURIComponent(connection.id)}&screen=playground`;
       } }),
       button('I have copied it: hide it', 'eyeOff', { id: 'hide-key', onclick: () => { shownKey = null; focusNext = '#keys-heading'; render(); } })));
-}
-
-// ---- Usage ---------------------------------------------------------------------------------
-
-/** This period's requests against the plan's limit (charts of the days plug in here: usage.js). */
-function usageScreen(connection) {
-  const usage = connection.usage;
-  const period = connection.plan?.period ?? 'month';
-  const gauge = usage.limit === null ? null : h('div', { class: 'gauge' },
-    h('label', { for: 'usage-meter' }, `${usage.requests} of ${usage.limit} requests used in ${usage[period]}`),
-    h('meter', { id: 'usage-meter', min: 0, max: usage.limit, value: usage.requests, low: usage.limit * 0.75, high: usage.limit * 0.9, optimum: 0 }));
-  return h('div', {},
-    h('h3', {}, `Usage of ${connection.id}`),
-    gauge ?? h('p', {}, `${usage.requests} requests in ${usage[period]}; no plan limits them.`),
-    h('p', { class: 'muted' }, `Counted per ${period}; resets ${when(usage.resetAt)}.`));
 }
 
 // ---- Playground ----------------------------------------------------------------------------

@@ -95,3 +95,8 @@ export async function pending(control, task) {
 export function empty(id, iconName, text, action) {
   return h('div', { class: 'empty', id }, icon(iconName), h('p', {}, text), action ?? null);
 }
+
+/** A loading state: a spinner and what is loading. */
+export function loading(text) {
+  return h('p', { class: 'loading', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), text);
+}
