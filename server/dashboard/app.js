@@ -336,7 +336,7 @@ function moveBetweenTabs(event, tabs) {
 }
 
 function accessOf(connection) {
-  if (connection.open) return 'open: anyone who can reach the server, writes included';
+  if (connection.open) return `open: anyone who can reach the server${connection.writable ? ', writes included' : ' can read'}`;
   return connection.keys.length === 0 ? 'closed, with no usable key: every request is refused' : 'closed: a key is needed';
 }
 

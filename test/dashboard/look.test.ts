@@ -218,6 +218,16 @@ test('the dashboard on a phone (375 px): no sideways scrolling on any screen, an
     assert.equal(await overflow(), 0, `${screen}: the page is no wider than the phone`);
     await screenshot(`phone-${screen}`);
   }
+  // With the key given, Data shows its grid (it scrolls inside its box) and Usage its chart and tables.
+  await open(browser, url, 'crm', 'data');
+  await page.locator('#grid tbody tr').first().waitFor();
+  assert.equal(await overflow(), 0, 'data, with the grid: the page is no wider than the phone');
+  await screenshot('phone-data-grid');
+  await open(browser, url, 'crm', 'usage');
+  await page.locator('#usage-chart canvas').waitFor();
+  await page.locator('#recent-requests').waitFor();
+  assert.equal(await overflow(), 0, 'usage, with the chart and tables: the page is no wider than the phone');
+  await screenshot('phone-usage-chart');
   await page.goto(`${url}/#new`);
   await page.locator('#new-connection-screen').waitFor();
   assert.equal(await overflow(), 0, 'new connection');

@@ -28,21 +28,29 @@ test('the usage screen: meter, chart, per key and operation, recent requests wit
   await get('/sheets/crm');
 
   const { page, problems, screenshot, signIn, checkAccessibility } = await openBrowser(t, 'usage');
-  // The playground's own OpenAPI request would be counted too, at a moment of its own: kept out of this test's counts.
-  await page.route('**/openapi.json', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":"upstream_unavailable","message":"Not in this test."}' }));
+  // The page's own requests to a connection (the Data screen's grid and OpenAPI document, the
+  // playground's) would be counted too, at moments of their own: kept out of this test's counts.
+  await page.route(/\/sheets\//, (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":"upstream_unavailable","message":"Not in this test."}' }));
   await signIn(url, TOKEN);
+  /** Opens a connection from the sidebar, then its Usage tab. */
+  const openUsage = async (id: string) => {
+    await page.locator('#connection-list').getByText(id).click();
+    await page.locator('#connection-heading').getByText(id).waitFor();
+    await page.click('#tab-usage');
+    await page.locator('#screen[data-screen=usage]').waitFor();
+  };
 
   await t.test('a connection with no requests says so and what to do', async () => {
-    await page.locator('#connection-list').getByText('book').click();
+    await openUsage('book');
     await page.locator('#usage-summary').waitFor();
-    assert.match(await page.locator('#usage-summary').innerText(), /^No requests to book from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}\. Send one from the playground below, or with curl: curl http:\/\/127\.0\.0\.1:\d+\/sheets\/book$/);
+    assert.match(await page.locator('#usage-summary').innerText(), /^No requests to book from \d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2}\. Send one from the Playground tab, or with curl: curl http:\/\/127\.0\.0\.1:\d+\/sheets\/book$/);
     assert.match(await page.locator('#recent-empty').innerText(), /No requests to book since this server started/);
     assert.equal(await page.locator('#usage-chart').count(), 0);
     await screenshot('usage-empty');
   });
 
   await t.test('the meter, the chart, the tables and the recent requests', async () => {
-    await page.locator('#connection-list').getByText('crm').click();
+    await openUsage('crm');
     await page.locator('#usage-chart canvas').waitFor();
     const meter = page.locator('#quota-meter');
     // The quota counts what the plan allowed (not the 401): 5 of the 6.
@@ -79,6 +87,38 @@ test('the usage screen: meter, chart, per key and operation, recent requests wit
     await page.emulateMedia({ colorScheme: null });
   });
 
+  await t.test('the chart takes the theme\'s colors, and follows the header\'s toggle', async () => {
+    // The requests' bars are the legend's swatch's color (--accent), light or dark.
+    const swatch = () => page.evaluate("getComputedStyle(document.querySelector('.usage-swatch-requests')).backgroundColor") as Promise<string>;
+    const light = await swatch();
+    // system -> light -> dark
+    await page.click('#theme-toggle');
+    await page.click('#theme-toggle');
+    assert.equal(await page.getAttribute('html', 'data-theme'), 'dark');
+    const dark = await swatch();
+    assert.notEqual(dark, light);
+    // The redraw replaces uPlot's canvas with one drawn in the dark swatch's color (polled from
+    // here: a waitForFunction text would need unsafe-eval under the page's CSP).
+    const [r, g, b] = dark.match(/\d+/g)!.map(Number);
+    const drawnInDark = () => page.evaluate(`(() => {
+      const canvas = document.querySelector('#usage-chart canvas');
+      if (canvas === null) return false;
+      const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+      for (let at = 0; at < data.length; at += 4) if (data[at] === ${r} && data[at + 1] === ${g} && data[at + 2] === ${b}) return true;
+      return false;
+    })()`) as Promise<boolean>;
+    let drawn = false;
+    for (let tries = 0; tries < 50 && !drawn; tries++) {
+      drawn = await drawnInDark();
+      if (!drawn) await page.waitForTimeout(100);
+    }
+    assert.ok(drawn, `the chart is redrawn in the dark theme's ${dark}`);
+    await screenshot('usage-toggled-dark');
+    await checkAccessibility('usage, dark by the toggle');
+    await page.click('#theme-toggle'); // back to the system's
+    assert.equal(await page.getAttribute('html', 'data-theme'), null);
+  });
+
   await t.test('keyboard: the period and "Only errors"', async () => {
     await page.focus('#usage-days');
     await page.keyboard.press('Home');
@@ -96,11 +136,11 @@ test('the usage screen: meter, chart, per key and operation, recent requests wit
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();
     await page.locator('#usage-chart canvas').waitFor();
-    // The usage section only: the keys table beside it is another screen's (it still overflows a phone).
     const wide = await page.evaluate(() => [...document.querySelectorAll('section.usage *')]
       .filter((each) => each.closest('.usage-scroll') === null && each.getBoundingClientRect().right > innerWidth)
       .map((each) => `${each.tagName.toLowerCase()}#${each.id}.${each.className}`));
     assert.deepEqual(wide, [], 'nothing of the usage section is wider than the screen');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'the page does not scroll sideways');
     const scrolls = await page.evaluate(() => [...document.querySelectorAll('section.usage .usage-scroll')].map((each) => each.getBoundingClientRect().right <= innerWidth));
     assert.ok(scrolls.length >= 3 && scrolls.every(Boolean), 'wide tables scroll inside the screen');
     await screenshot('usage-phone');
