@@ -18,6 +18,10 @@ const AUTH = { Authorization: `Bearer ${TOKEN}` };
 const HOSTILE_COLUMN = '<img src=x onerror="window.__pwned=1">';
 const HOSTILE_CELL = '<script>window.__pwned=2</script>';
 const BIG_ROWS = 100_000;
+/** What the page functions below use of the page's globals, through a cast: Deno's type check has no DOM types. */
+type PageGlobals = { DataTransfer: new () => { items: { add(file: File): void } } };
+/** The focused grid cell's column, as an expression (the same reason). */
+const FOCUSED_COLUMN = 'document.activeElement.dataset.col';
 
 test('the grid and the upload in headless Chromium', { skip: browserSkip() }, async (t) => {
   const dir = await tempDir(t);
@@ -49,7 +53,7 @@ test('the grid and the upload in headless Chromium', { skip: browserSkip() }, as
 
   await t.test('a file that is no workbook is refused in the page', async () => {
     const transfer = await page.evaluateHandle(() => {
-      const data = new DataTransfer();
+      const data = new (window as unknown as PageGlobals).DataTransfer();
       data.items.add(new File(['hello'], 'notes.txt'));
       return data;
     });
@@ -59,7 +63,7 @@ test('the grid and the upload in headless Chromium', { skip: browserSkip() }, as
 
   await t.test('a dropped workbook becomes a closed connection: its first key shown once on Keys, then its grid on Data', async () => {
     const transfer = await page.evaluateHandle((bytes) => {
-      const data = new DataTransfer();
+      const data = new (window as unknown as PageGlobals).DataTransfer();
       data.items.add(new File([new Uint8Array(bytes)], 'Leads 2024.xlsx'));
       return data;
     }, xlsx);
@@ -103,18 +107,18 @@ test('the grid and the upload in headless Chromium', { skip: browserSkip() }, as
   await t.test('the keyboard: arrows move, Enter edits and saves (PATCH with If-Match), Escape cancels, Tab moves on', async () => {
     await cell(0, 0).click();
     await page.keyboard.press('ArrowRight');
-    assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.col), '1');
+    assert.equal(await page.evaluate(FOCUSED_COLUMN), '1');
     await page.keyboard.press('Enter');
     await page.keyboard.type('lost');
     await page.keyboard.press('Escape');
     assert.equal(await cell(0, 1).textContent(), 'new');
-    assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.col), '1', 'focus is back on the cell');
+    assert.equal(await page.evaluate(FOCUSED_COLUMN), '1', 'focus is back on the cell');
     await page.keyboard.press('Enter');
     await page.keyboard.press('Control+A');
     await page.keyboard.type('open');
     await page.keyboard.press('Tab');
     await page.locator('#grid-status').getByText('Saved Stage of row 0.').waitFor();
-    assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement).dataset.col), '2', 'Tab moved on');
+    assert.equal(await page.evaluate(FOCUSED_COLUMN), '2', 'Tab moved on');
     await page.keyboard.press('Enter');
     await page.keyboard.press('Control+A');
     await page.keyboard.type('11');
@@ -198,7 +202,7 @@ test('the grid and the upload in headless Chromium', { skip: browserSkip() }, as
     await screenshot('big-read-only');
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot('phone');
-    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth + 1), 'the page does not scroll sideways on a phone (the grid scrolls inside its box)');
+    assert.ok(await page.evaluate('document.documentElement.scrollWidth <= innerWidth + 1'), 'the page does not scroll sideways on a phone (the grid scrolls inside its box)');
     await checkAccessibility('read-only grid');
   });
 
