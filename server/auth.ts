@@ -43,6 +43,9 @@ export interface ApiKey {
   readonly tabs?: readonly string[];
   /** A label from the config for logs (`"ci"`), so a log can say which key was used. */
   readonly name?: string;
+  /** A key made by the admin API: its id and shown prefix (`sr_AbCd1234`), for the usage history (server/usage/). */
+  readonly id?: string;
+  readonly prefix?: string;
   /**
    * When the key stops working (ms since the epoch): its `expiresAt`, or the end of a rotated
    * key's overlap (the admin API), whichever comes first. Absent: it never expires.
@@ -56,6 +59,9 @@ export interface Authenticated {
   readonly tabs?: readonly string[];
   /** The matching key's label, when the config gave one. */
   readonly keyName?: string;
+  /** The matching key's id and prefix, when the admin API made it (the usage history names it by them). */
+  readonly keyId?: string;
+  readonly keyPrefix?: string;
   /**
    * Who a rate limit counts (server/rate-limit/): `key:` and the start of the key's digest in
    * hex (never the key); left out on an open connection, where it is the client's address.
@@ -135,6 +141,8 @@ function accessOf(key: ApiKey): Authenticated {
       operations: key.operations ?? operationsOfScope(key.scope ?? 'write'),
       ...(key.tabs === undefined ? {} : { tabs: key.tabs }),
       ...(key.name === undefined ? {} : { keyName: key.name }),
+      ...(key.id === undefined ? {} : { keyId: key.id }),
+      ...(key.prefix === undefined ? {} : { keyPrefix: key.prefix }),
       // 12 bytes of a digest: enough to tell keys apart, and no help to anyone guessing one.
       caller: `key:${Buffer.from(key.digest.subarray(0, 12)).toString('hex')}`,
     });

@@ -30,6 +30,9 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency/fil
 import { createLogger, type Logger } from './log.ts';
 import type { Listen, Listener } from './runtime/listener.ts';
 import { lockStateDir, type StateLock } from './durable/lock.ts';
+import { openFileUsage } from './usage/file-store.ts';
+import type { UsageHistory } from './usage/history.ts';
+import { openRedisUsage } from './usage/redis-store.ts';
 import { openQuotaStore, type QuotaStore } from './quota/quota.ts';
 import type { SharedStore } from './shared-store.ts';
 import { errorAnswer, toResponse } from './http/respond.ts';
@@ -72,6 +75,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
   let shared: SharedStore | undefined;
   let listener: Listener | undefined;
   let webhooks: Webhooks | undefined;
+  let usage: UsageHistory | undefined;
   try {
     const leftovers = await removeLeftoverTempFiles(config.stateDir);
     if (leftovers.length > 0) log.warn('removed temp files a crash left in the state folder', { stateDir: config.stateDir, files: leftovers.length });
@@ -88,6 +92,8 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       registry.set(served);
     }
     quota = shared?.quota ?? (await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) }));
+    // The usage history (server/usage/): per day in the state folder, or summed in Redis across instances.
+    usage = shared === undefined ? await openFileUsage({ stateDir: config.stateDir, log }) : openRedisUsage({ redis: shared.redis, log });
     // Webhooks (server/webhooks/): an outbox in the state folder for each connection that has any;
     // the admin API's are handed to it as the service opens and changes its connections.
     const webhookSettings = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
@@ -95,7 +101,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const sharedQueue = shared === undefined ? undefined : ((redis, lease) => (connection: string, names: readonly string[]) => RedisOutbox.open(redis, connection, names, lease, log))(shared.redis, shared.lease);
     webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log, undefined, sharedQueue);
     // The admin API's connections are served whether or not the admin API is on now.
-    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin, rules: config.admin, webhooks });
+    const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin, rules: config.admin, webhooks, usageHistory: usage });
     if (shared === undefined) await service.open(await readAdminFile(config.stateDir));
     else {
       // With Redis its state is shared by every instance (admin.json only seeds it once).
@@ -110,6 +116,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       feed,
       ...(config.admin === undefined ? {} : await adminParts(config.admin, service, log)),
       quota,
+      usage,
       ...(shared === undefined ? {} : { keysStale: () => (shared as SharedStore).admin.stale(), rateLimiter: shared.rateLimiter }),
       trustProxy: config.trustProxy ?? false,
       bodyBytes: config.limits?.bodyBytes ?? 1024 * 1024,
@@ -126,6 +133,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const store = quota;
     const redis = shared;
     const hooks = webhooks;
+    const history = usage;
     return {
       app,
       url: `http://${shownHost}:${served.port}`,
@@ -139,7 +147,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
           // After the listener: a write answered meanwhile had its events fsynced in an outbox.
           await hooks.close();
           const open = registry.list();
-          await Promise.all([store.close(), ...open.map((connection) => connection.source.close())]);
+          await Promise.all([store.close(), history.close(), ...open.map((connection) => connection.source.close())]);
           // After the sources: a fold at close hands the keys of the writes it folds to their stores.
           await Promise.all(open.map((connection) => connection.idempotency?.close()));
           // After the sources: their last writes tell the other instances through it.
@@ -153,6 +161,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
       exitNow() {
         try {
           store.flushSync();
+          history.flushSync();
         } finally {
           lock.release();
         }
@@ -161,7 +170,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
   } catch (error) {
     await listener?.close().catch(() => undefined);
     const every = new Set([...opened, ...registry.list()]);
-    await Promise.allSettled([quota?.close(), ...[...every].map((connection) => connection.source.close())]);
+    await Promise.allSettled([quota?.close(), usage?.close(), ...[...every].map((connection) => connection.source.close())]);
     await Promise.allSettled([...every].map((connection) => connection.idempotency?.close()));
     await shared?.close().catch(() => undefined);
     await webhooks?.close().catch(() => undefined);

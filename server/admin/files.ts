@@ -51,8 +51,7 @@ export function checkUploadName(name: string): ApiError | null {
 }
 
 /** `?replace=true` (or `1`): may overwrite; anything else in the query is refused, naming what is known. */
-export function replaceOf(url: string): boolean | ApiError {
-  const query = new URL(url, 'http://localhost').searchParams;
+export function replaceOf(query: URLSearchParams): boolean | ApiError {
   for (const key of query.keys()) {
     if (key !== 'replace') return apiError('invalid_parameter', `Unknown parameter "${key}": an upload takes only ?replace=true.`);
   }

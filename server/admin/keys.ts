@@ -77,6 +77,8 @@ export function apiKeysOf(keys: readonly StoredKey[]): ApiKey[] {
       operations,
       ...(tabs === undefined ? {} : { tabs }),
       ...(key.name === undefined ? {} : { name: key.name }),
+      id: key.id,
+      prefix: key.prefix,
       ...(end === undefined ? {} : { expiresAt: end }),
     };
   });

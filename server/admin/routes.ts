@@ -17,6 +17,7 @@ import { errorAnswer, type Answer } from '../http/respond.ts';
 import { ChangeConnectionSchema, CreateConnectionSchema, CreateKeySchema, CreateWebhookSchema, parseAdminBody, RotateKeySchema } from './requests.ts';
 import type { AdminService } from './service.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
+import { KEEP_DAYS } from '../usage/tally.ts';
 import { AuthorizeSchema, CALLBACK_PATH, NewKeySchema, type GoogleConnect } from './google-connect.ts';
 import { checkUploadName, replaceOf, storeUpload, tooLargeUpload, type UploadSettings } from './files.ts';
 
@@ -30,9 +31,9 @@ type ReadBody = <TSchema extends v.GenericSchema>(schema: TSchema) => Promise<v.
 type ReadRaw = (maxBytes: number) => Promise<Uint8Array | ApiError>;
 /**
  * `origin`: this server as the client reached it (`http://` and its Host), for the Google
- * callback's address; `url`: the request's, for a query string; `raw`: the body unparsed.
+ * callback's address; `query`: the request's query string; `raw`: the body unparsed.
  */
-type Handler = (params: Params, read: ReadBody, origin: string, url: string, raw: ReadRaw) => Promise<Answer> | Answer;
+type Handler = (params: Params, read: ReadBody, origin: string, query: URLSearchParams, raw: ReadRaw) => Promise<Answer> | Answer;
 
 interface Route {
   /** Path segments after `_admin`; `:` marks a parameter. */
@@ -74,6 +75,16 @@ export function adminHandler(service: AdminService, token: Secret, google: Googl
       },
     },
     { pattern: ['connections', ':', 'usage'], methods: { GET: ([id]) => answer(200, service.usage(id)) } },
+    {
+      pattern: ['connections', ':', 'usage', 'history'],
+      methods: {
+        GET: async ([id], _read, _origin, query) => {
+          const days = daysOf(query);
+          return isApiError(days) ? failure(days) : answer(200, await service.usageHistory(id, days));
+        },
+      },
+    },
+    { pattern: ['connections', ':', 'requests'], methods: { GET: ([id]) => answer(200, service.recentRequests(id)) } },
     {
       pattern: ['connections', ':', 'keys'],
       methods: {
@@ -120,10 +131,10 @@ export function adminHandler(service: AdminService, token: Secret, google: Googl
       pattern: ['files', ':'],
       methods: {
         // The name and the query are checked before the body is read: a refused upload costs no transfer.
-        PUT: async ([name], _read, _origin, url, raw) => {
+        PUT: async ([name], _read, _origin, query, raw) => {
           const refused = checkUploadName(name);
           if (refused !== null) return failure(refused);
-          const replace = replaceOf(url);
+          const replace = replaceOf(query);
           if (isApiError(replace)) return failure(replace);
           const bytes = await raw(uploads.uploadBytes);
           if (isApiError(bytes)) return failure(bytes.code === 'payload_too_large' ? tooLargeUpload(uploads) : bytes);
@@ -187,9 +198,24 @@ export function adminHandler(service: AdminService, token: Secret, google: Googl
     };
     // The Host was checked against allowedHosts before routing; behind a proxy, admin.google.redirectUri says better.
     const host = request.headers.get('host');
-    return handler(params, read, host === null ? new URL(request.url, 'http://localhost').origin : `http://${host}`, request.url, (maxBytes) => readBody(maxBytes));
+    const url = new URL(request.url, 'http://localhost');
+    return handler(params, read, host === null ? url.origin : `http://${host}`, url.searchParams, (maxBytes) => readBody(maxBytes));
   };
 }
+
+/** `?days=30` (the default) -> 30; 1 to KEEP_DAYS, else 400 naming the range. */
+function daysOf(query: URLSearchParams): number | ApiError {
+  const unknown = [...query.keys()].find((name) => name !== 'days');
+  if (unknown !== undefined) return apiError('invalid_parameter', `Unknown parameter "${unknown}"; the usage history takes only "days" (1 to ${KEEP_DAYS}).`);
+  const given = query.getAll('days');
+  if (given.length === 0) return DEFAULT_HISTORY_DAYS;
+  const days = given.length === 1 && /^[0-9]{1,3}$/.test(given[0]) ? Number(given[0]) : Number.NaN;
+  if (!(days >= 1 && days <= KEEP_DAYS)) return apiError('invalid_parameter', `"days" must be a whole number from 1 to ${KEEP_DAYS} (the days of history kept); got "${given.join('", "').slice(0, 40)}".`);
+  return days;
+}
+
+/** Days of history answered when `days` is left out. */
+const DEFAULT_HISTORY_DAYS = 30;
 
 function checkToken(header: string | null, expected: Uint8Array): ApiError | null {
   const presented = /^Bearer +(\S+) *$/i.exec(header ?? '');

@@ -44,6 +44,8 @@ import { OPERATIONS } from '../../lib/parse-request.ts';
 import type { ChangeConnectionInput, CreateConnectionInput, CreateKeyInput, RotateKeyInput } from './requests.ts';
 import { brokenSource, pausedSource } from './standin-sources.ts';
 import { writeAdminFile, type StoredConnection, type StoredKey } from './store.ts';
+import type { UsageHistory } from '../usage/history.ts';
+import { KEEP_DAYS, RECENT_REQUESTS, type Counts, type DayUsage, type RecentRequest } from '../usage/tally.ts';
 import { usageOf, viewOf, type ConnectionView, type UsageView } from './views.ts';
 import type { CreateWebhookInput } from './requests.ts';
 import type { StoredWebhook } from './store.ts';
@@ -52,6 +54,27 @@ import type { Delivery, PingResult, Webhooks } from '../webhooks/webhooks.ts';
 import { newWebhookSecret, webhookConfigsOf, webhookView, type NewWebhookView, type WebhookView } from './webhook-views.ts';
 
 export type { ConnectionView, UsageView } from './views.ts';
+
+/** `GET /_admin/connections/crm/usage/history?days=30`. */
+export interface UsageHistoryView {
+  readonly connection: string;
+  readonly days: number;
+  /** The first and last day answered (UTC), `2026-10-25` .. `2026-11-23`. */
+  readonly from: string;
+  readonly to: string;
+  readonly keepDays: number;
+  readonly totals: Counts;
+  readonly history: DayUsage[];
+}
+
+/** `GET /_admin/connections/crm/requests`. */
+export interface RecentRequestsView {
+  readonly connection: string;
+  /** How many are kept per connection (in each instance's memory). */
+  readonly kept: number;
+  /** Newest first. */
+  readonly requests: RecentRequest[];
+}
 
 export interface AdminServiceOptions {
   readonly registry: ConnectionRegistry;
@@ -76,6 +99,8 @@ export interface AdminServiceOptions {
   readonly openConnection?: typeof openConnection;
   /** Delivers the connections' webhooks; the admin API's are handed to it as they change. Absent: none can be made. */
   readonly webhooks?: Webhooks;
+  /** The requests per day, key and operation, and the recent ones (server/usage/); absent: not kept. */
+  readonly usageHistory?: UsageHistory;
 }
 
 /** Where a connection to create comes from: a request's body, or the Google connect flow (built from the config's admin.google). */
@@ -166,6 +191,36 @@ export class AdminService {
   usage(id: string): UsageView | ApiError {
     const connection = this.#options.registry.get(id);
     return connection === undefined ? unknownConnection(id) : this.#usage(connection);
+  }
+
+  /** The `days` days ending today (UTC), oldest first, with their totals. */
+  async usageHistory(id: string, days: number): Promise<UsageHistoryView | ApiError> {
+    const connection = this.#options.registry.get(id);
+    if (connection === undefined) return unknownConnection(id);
+    const history = this.#options.usageHistory;
+    if (history === undefined) return noUsageHistory();
+    let each: DayUsage[];
+    try {
+      each = await history.history(connection.id, days);
+    } catch {
+      return redisUnavailable('The usage history could not be read');
+    }
+    const totals = { requests: 0, clientErrors: 0, serverErrors: 0 };
+    for (const day of each) {
+      totals.requests += day.requests;
+      totals.clientErrors += day.clientErrors;
+      totals.serverErrors += day.serverErrors;
+    }
+    return { connection: connection.id, days, from: each[0].day, to: each[each.length - 1].day, keepDays: KEEP_DAYS, totals, history: each };
+  }
+
+  /** The connection's last requests as this instance answered them, newest first. */
+  recentRequests(id: string): RecentRequestsView | ApiError {
+    const connection = this.#options.registry.get(id);
+    if (connection === undefined) return unknownConnection(id);
+    const history = this.#options.usageHistory;
+    if (history === undefined) return noUsageHistory();
+    return { connection: connection.id, kept: RECENT_REQUESTS, requests: history.recent(connection.id) };
   }
 
   // ---- connections ----------------------------------------------------------------------------
@@ -683,6 +738,10 @@ function pastExpiry(grant: KeyGrant, now: Date): ApiError | null {
 
 function unknownWebhook(id: string, name: string): ApiError {
   return apiError('not_found', `The connection "${id}" has no webhook ${JSON.stringify(name).slice(0, 70)}.`);
+}
+
+function noUsageHistory(): ApiError {
+  return apiError('not_found', 'This server keeps no usage history.');
 }
 
 function unknownConnection(id: string): ApiError {

@@ -6,7 +6,7 @@
 // page (with the key given, else the admin token) and shows the status, headers and answer, and the same
 // request as a curl command.
 import { send } from './api.js';
-import { field, h, select } from './dom.js';
+import { copyButton, field, h, select } from './dom.js';
 
 const SHAPES = [
   ['rows', 'all rows'],
@@ -32,7 +32,7 @@ export function playground(connection, document_, given) {
   const described = document_['x-sheetrest'];
   const formats = document_.components?.parameters?.format?.schema?.enum ?? ['records'];
   const tabs = described.tabs;
-  if (tabs.length === 0) return h('p', {}, 'The workbook has no tabs.');
+  if (tabs.length === 0) return h('p', { class: 'empty' }, 'The workbook has no tabs: add a sheet with a header row, then reload.');
 
   const controls = {
     tab: select({ id: 'pg-tab' }, tabs.map((tab, index) => [String(index), tab.name]), '0'),
@@ -198,7 +198,7 @@ export function playground(connection, document_, given) {
   async function run(event) {
     event.preventDefault();
     const request = build();
-    result.replaceChildren(h('p', {}, 'Sending…'));
+    result.replaceChildren(h('p', { class: 'loading', role: 'status' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'Sending…'));
     let answer;
     try {
       answer = await send({ ...request, key });
@@ -216,18 +216,12 @@ export function playground(connection, document_, given) {
     h('div', { class: 'inline' }, field('Tab', controls.tab), field('Path', controls.shape), field('Method', controls.method)),
     shapeFields, readFields, bodyField,
     h('button', { type: 'submit', class: 'primary', id: 'pg-send' }, 'Send'),
-    h('h4', {}, 'curl'), curl, result);
+    h('div', { class: 'curl-head' }, h('h4', { id: 'pg-curl-heading' }, 'The same request with curl'), copyButton('copy-curl', () => curl.textContent, curl, 'the curl command')), curl, result);
   form.addEventListener('submit', run);
   form.addEventListener('input', layout);
   form.addEventListener('change', layout);
   layout();
-  return h('div', {}, columnsTable(tabs), form);
-}
-
-function columnsTable(tabs) {
-  return h('table', { id: 'tabs' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'Tab'), h('th', {}, 'Columns'))),
-    h('tbody', {}, tabs.map((tab) => h('tr', {}, h('td', {}, tab.name), h('td', {}, tab.columns.map((column) => h('code', { class: 'column' }, column)))))));
+  return form;
 }
 
 /**

@@ -18,7 +18,7 @@ const HIDDEN_TABS = [['serve', 'serve them'], ['hide', 'hide them']];
  */
 export function settingsSection(connection, { saved, fail }) {
   if (!connection.editable) {
-    return h('div', { id: 'settings' }, h('h3', {}, 'Settings'),
+    return h('div', { id: 'settings' }, h('h3', {}, `Settings of ${connection.id}`),
       h('p', { id: 'settings-config' }, `"${connection.id}" comes from the config file: change its plan, source and flags there, and restart the server.`));
   }
   const patch = async (body, what) => {
@@ -27,7 +27,7 @@ export function settingsSection(connection, { saved, fail }) {
     saved(`Saved the ${what} of "${connection.id}".`);
   };
   return h('div', { id: 'settings' },
-    h('h3', {}, 'Settings'),
+    h('h3', {}, `Settings of ${connection.id}`),
     planForm(connection, patch),
     flagsForm(connection, patch),
     sourceForm(connection, patch));

@@ -34,6 +34,7 @@ import { logRequest } from './request-log.ts';
 import { errorAnswer, toResponse, type Answer } from './respond.ts';
 import { createRoutes, type Routes, type SheetRoute } from './route.ts';
 import { Writes } from './write.ts';
+import type { UsageRecorder } from '../usage/history.ts';
 
 export interface AppOptions {
   /** A fixed list, or a registry the admin API changes while the server runs (looked up per request). */
@@ -78,6 +79,8 @@ export interface AppOptions {
   readonly feed?: Feed;
   /** How often an idle event stream gets a comment line (default 15 s); tests shorten it. */
   readonly eventsHeartbeatMs?: number;
+  /** Where each request to a connection is recorded for the usage history (server/usage/); left out: nowhere. */
+  readonly usage?: UsageRecorder;
 }
 
 export const DEFAULT_ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
@@ -103,6 +106,8 @@ export interface Pipeline {
   readonly log: Logger;
   /** A logger's level is fixed when it is made: asked once, not per request. */
   readonly logsRequests: boolean;
+  /** The usage history's recorder; null: none. */
+  readonly usage: UsageRecorder | null;
 }
 
 export function createApp(options: AppOptions): App {
@@ -162,6 +167,35 @@ function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute):
     return serveCounted(app, request, route, connection, ADMIN_ACCESS, operationOf(request.method), { allowed: true, headers: app.quota.peek(connection.id, connection.plan) }, null, cors);
   }
   const access = authorize(app.access, connection, request, origin);
+  if (app.usage !== null) {
+    const started = performance.now();
+    return recordUsage(app.usage, connection.id, request, access, serveAuthorized(app, request, route, connection, access, cors), started);
+  }
+  return serveAuthorized(app, request, route, connection, access, cors);
+}
+
+/**
+ * 9b. Usage: the request's status, duration (from its key's check to its answer) and key go to
+ * the usage history (server/usage/), with no I/O on the way.
+ */
+function recordUsage(usage: UsageRecorder, connectionId: string, request: IncomingRequest, access: Authenticated | ApiError, answered: Answer | Promise<Answer>, started: number): Answer | Promise<Answer> {
+  const key = isApiError(access) ? null : access;
+  if (!(answered instanceof Promise)) {
+    usage.record(connectionId, request.method, request.url, answered.status, elapsedMs(started), key);
+    return answered;
+  }
+  return answered.then((done) => {
+    usage.record(connectionId, request.method, request.url, done.status, elapsedMs(started), key);
+    return done;
+  });
+}
+
+function elapsedMs(started: number): number {
+  return Math.round((performance.now() - started) * 100) / 100;
+}
+
+/** Stage 6a onwards, once the caller is known (or refused). */
+function serveAuthorized(app: Pipeline, request: IncomingRequest, route: SheetRoute, connection: Connection, access: Authenticated | ApiError, cors: Readonly<Record<string, string>>): Answer | Promise<Answer> {
   if (isApiError(access)) return errorAnswer(access, cors);
   // 6a. Rate limit: the plan's short window, per key (per client address when open); a promise only where counts are shared.
   const plan = connection.plan;
@@ -257,6 +291,7 @@ function pipelineOf(options: AppOptions): Pipeline {
     bodyLimits,
     log: options.log,
     logsRequests: options.log.enabled('info'),
+    usage: options.usage ?? null,
   };
   return pipeline;
 }

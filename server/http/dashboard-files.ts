@@ -28,6 +28,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
+  '.ico': 'image/x-icon',
 };
 
 /**
@@ -64,8 +65,24 @@ export async function loadDashboard(folder = DASHBOARD_FOLDER): Promise<Dashboar
     files.set(entry.name, staticFile(new Uint8Array(await readFile(join(folder, entry.name))), type));
   }
   files.set(SOURCE_TYPES_FILE, staticFile(new TextEncoder().encode(JSON.stringify(dashboardForms())), JSON_CONTENT_TYPE));
+  for (const [name, path] of Object.entries(PACKAGE_FILES)) {
+    // A package left out of the install (a trimmed deployment): the page does without (usage.js shows tables).
+    const body = await readFile(fileURLToPath(new URL(`../../node_modules/${path}`, import.meta.url))).catch(() => null);
+    if (body !== null) files.set(name, staticFile(new Uint8Array(body), CONTENT_TYPES[extname(name)]));
+  }
   return dashboardOf(files);
 }
+
+/**
+ * Files of npm packages the page uses, served from node_modules under fixed names (no build
+ * step, nothing from elsewhere): `/_dashboard/vendor/uplot.js` is uPlot's ES module (the usage
+ * chart, usage.js), `vendor/uplot.css` its style sheet. Only these names: a request never names
+ * a path in node_modules. Read once at start, with the same headers as the page's own files.
+ */
+export const PACKAGE_FILES: Readonly<Record<string, string>> = {
+  'vendor/uplot.js': 'uplot/dist/uPlot.esm.js',
+  'vendor/uplot.css': 'uplot/dist/uPlot.min.css',
+};
 
 /**
  * The file made at start, not read from the folder: `[{"type":"file","title":"New connection

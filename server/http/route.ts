@@ -1,6 +1,6 @@
 // The route stage: `GET /sheets/demo/tabs/Orders?_limit=5` -> a sheet route (id `demo`, tab
 // `Orders`) that the rest of the pipeline answers; `/healthz`, `/`, `/_admin/...`,
-// `/_dashboard/...` are answered here, and any other path is 404 not_found. A GET or HEAD of a
+// `/_dashboard/...`, `/_docs/...` and `/favicon.ico` are answered here, and any other path is 404 not_found. A GET or HEAD of a
 // target routed before goes where it went without the router (`noted`): itty-router parses the
 // URL and tries each pattern, about half of a kept answer's cost.
 import { Router } from 'itty-router';
@@ -8,6 +8,7 @@ import { apiError } from '../../lib/errors.ts';
 import { JSON_CONTENT_TYPE } from '../../lib/headers.ts';
 import type { ConnectionLookup } from '../connections.ts';
 import { readScope } from '../sources/scope.ts';
+import { createApiDocs, type ApiDocs } from './api-docs.ts';
 import type { Dashboard } from './dashboard-files.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import type { AdminHandler, IncomingRequest } from './request.ts';
@@ -37,6 +38,8 @@ export interface RouteSettings {
   /** Absent: the admin API is off, and `/_admin/...` answers 404 like any unknown path. */
   readonly admin?: AdminHandler;
   readonly dashboard?: Dashboard;
+  /** Swagger UI per connection, the project's docs and the favicon (server/http/api-docs.ts); made here when not given. */
+  readonly apiDocs?: ApiDocs;
   /** The admin API's bodies are capped like any other. */
   readonly bodyLimits: BodyLimits;
   /** The rest of the pipeline, for a request under `/sheets/{id}/`. */
@@ -79,6 +82,11 @@ export function createRoutes(settings: RouteSettings): Routes {
     router.all('/', (request: IncomingRequest) => (wantsHtml(request) ? dashboardAnswer(dashboard, request) : undefined));
     router.all('/_dashboard/*', (request: IncomingRequest) => dashboardAnswer(dashboard, request));
   }
+  // Served with the admin API on or off: the docs are for the API's users, and every page asks for the icon.
+  const apiDocs = settings.apiDocs ?? createApiDocs();
+  const docsAnswer = (request: IncomingRequest) => apiDocs.answer(request.method, new URL(request.url, 'http://localhost').pathname, request.headers.get('if-none-match'));
+  router.all('/favicon.ico', docsAnswer);
+  router.all('/_docs/*', docsAnswer);
   router.all('/', (request: IncomingRequest) => rootIndex(request.method, connections.list()));
   router.all('*', (request: IncomingRequest) => errorAnswer(apiError('not_found', `No resource at ${new URL(request.url).pathname}: paths start with /sheets/{id}.`)));
   return {

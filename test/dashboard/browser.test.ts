@@ -108,6 +108,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
   });
 
   await t.test('create a connection from a file: closed, its first key shown once with a copy button; its tabs and columns show as text', async () => {
+    await page.click('#new-connection-link');
     await page.fill('#new-id', 'crm');
     await page.fill('#new-path', dir.path('crm.xlsx'));
     await page.click('#new-connection button[type=submit]');
@@ -120,16 +121,19 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     await page.click('#copy-key');
     await page.locator('#copy-key').getByText('Copied').waitFor();
     assert.equal(await page.evaluate(() => (navigator as Navigator & { clipboard: { readText(): Promise<string> } }).clipboard.readText()), first);
-    // The playground sends the first key at once.
+    // The playground sends the first key at once: the Data screen lists the tabs and columns with it.
+    await page.click('#tab-data');
     await page.locator('#tabs').waitFor();
     assert.equal(await page.locator('#tabs code.column').filter({ hasText: HOSTILE_COLUMN }).count(), 1);
     assert.equal(await page.locator('#detail img').count(), 0);
     await screenshot('connection');
+    await page.click('#tab-keys');
     await page.click('#hide-key');
     await page.locator('#new-key').waitFor({ state: 'detached' });
   });
 
   await t.test('an open connection is made only when asked, without a key', async () => {
+    await page.click('#new-connection-link');
     await page.fill('#new-id', 'public');
     await page.fill('#new-path', dir.path('book-copy.xlsx'));
     await page.check('#new-open');
@@ -163,6 +167,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
 
   let key = '';
   await t.test('create a key: shown once, then used by the playground (curl shows $SHEETREST_KEY)', async () => {
+    await page.click('#tab-keys');
     await page.fill('#key-name', 'browser test');
     await page.click('#new-key-form button[type=submit]');
     key = (await page.locator('#new-key-value').textContent()) ?? '';
@@ -297,6 +302,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
   });
 
   await t.test('the key form: a create-only key for one tab, with an expiry, listed with them', async () => {
+    await page.click('#tab-keys');
     if ((await page.locator('#hide-key').count()) > 0) await page.click('#hide-key');
     for (const operation of ['read', 'update', 'delete']) await page.uncheck(`#key-op-${operation}`);
     await page.fill('#key-tabs', 'Leads');
@@ -332,8 +338,9 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     const revoke = page.locator('#keys tr', { hasText: 'browser test' }).locator('button.danger');
     await revoke.click();
     await revoke.click(); // asks once more
-    await page.locator('#notice').getByText('Revoked').waitFor();
-    // The page reloads the OpenAPI document with the revoked key (401) and keeps the last one.
+    await page.locator('#toasts .toast', { hasText: 'Revoked' }).last().waitFor();
+    // The playground reloads the OpenAPI document with the revoked key (401) and keeps the last one.
+    await page.click('#tab-playground');
     await page.locator('#openapi-error').waitFor();
     await page.locator('#pg-send').waitFor();
     await page.click('#pg-send');
@@ -344,6 +351,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
 
   await t.test('rotate a key: the new one is shown once, the old one gets an end', async () => {
     // The box of the key made before is hidden first, so the box read below is the rotation's.
+    await page.click('#tab-keys');
     if ((await page.locator('#hide-key').count()) > 0) await page.click('#hide-key');
     await page.locator('#new-key').waitFor({ state: 'detached' });
     await page.locator('#keys tr', { hasText: 'spare' }).getByRole('button', { name: 'Rotate' }).click();
@@ -372,7 +380,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
       return createHmac('sha256', secret).update(`${stamp}.${delivery.body}`).digest('hex') === v1;
     };
 
-    await page.evaluate(() => { location.hash = 'connection=crm'; });
+    await page.evaluate(() => { location.hash = 'connection=crm&screen=webhooks'; });
     await page.locator('#detail h2').getByText('crm').waitFor();
     await page.locator('#webhooks-empty').waitFor();
     await page.fill('#webhook-url', hookUrl);
@@ -419,6 +427,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
   });
 
   await t.test('connect a Google spreadsheet through the consent page', async () => {
+    await page.click('#new-connection-link');
     await page.fill('#google-id', 'people');
     await page.fill('#google-spreadsheet', `https://docs.google.com/spreadsheets/d/${spreadsheetId}/edit`);
     await page.click('#google-connect button[type=submit]');
@@ -427,7 +436,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     await page.fill('#account', WRITER);
     await page.click('#allow');
     await page.waitForURL((address) => address.href.startsWith(`${url}/#`));
-    await page.locator('#notice').getByText('Connected the Google spreadsheet as "people"').waitFor();
+    await page.locator('#toasts').getByText('Connected the Google spreadsheet as "people"').waitFor();
     await page.locator('#detail h2').getByText('people').waitFor();
     assert.equal(await page.locator('#writable').textContent(), 'allowed');
     assert.ok(!page.url().includes('new-key'), 'the ticket left the address bar');
@@ -447,7 +456,7 @@ test('the dashboard in headless Chromium: connections, keys, playground, revocat
     assert.match((await revoke.textContent()) ?? '', /last key.*closed to everyone/);
     await screenshot('revoke-last-key');
     await revoke.click();
-    await page.locator('#notice').getByText('Revoked').waitFor();
+    await page.locator('#toasts .toast', { hasText: 'Revoked' }).last().waitFor();
     await page.locator('#keys-empty').getByText('refuses every request').waitFor();
     assert.match((await page.locator('#access').textContent()) ?? '', /^closed, with no usable key/);
     assert.equal((await fetch(`${url}/sheets/people`)).status, 401, 'closed, not opened');

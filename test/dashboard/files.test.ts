@@ -45,7 +45,7 @@ test(`the dashboard's page and files (${RUNTIME})`, async (t) => {
     assert.equal((await response.json()).name, 'sheetrest');
   });
 
-  const types: Record<string, RegExp> = { '.js': /^text\/javascript; charset=utf-8$/, '.css': /^text\/css; charset=utf-8$/, '.html': /^text\/html; charset=utf-8$/ };
+  const types: Record<string, RegExp> = { '.js': /^text\/javascript; charset=utf-8$/, '.css': /^text\/css; charset=utf-8$/, '.html': /^text\/html; charset=utf-8$/, '.svg': /^image\/svg\+xml$/, '.ico': /^image\/x-icon$/ };
   for (const name of names) {
     await t.test(`GET /_dashboard/${name}: its bytes, its type, an ETag that answers 304`, async () => {
       const response = await fetch(`${url}/_dashboard/${name}`);

@@ -30,12 +30,18 @@ test('the dashboard manages a connection: playground with the admin token, plan,
 
   const { page, problems, screenshot, signIn, checkAccessibility } = await openBrowser(t, 'settings');
   await signIn(url, TOKEN);
-  await page.goto(`${url}/#connection=crm`);
+  // The screens of the connection's page (Data, Playground, Settings...) are tabs kept in the address.
+  const open = (id: string, screen: string) => page.goto(`${url}/#connection=${id}&screen=${screen}`);
+  // Notices are toasts; a refusal stays a while, so each step looks for its own words.
+  const toast = (text: string) => page.locator('#toasts').getByText(text);
+  await open('crm', 'data');
 
   await t.test('the playground reads a closed connection with the admin token, uncounted', async () => {
     await page.locator('#tabs', { hasText: 'Leads' }).waitFor();
     assert.equal(await page.locator('#openapi-error').count(), 0);
     assert.match((await page.locator('#tabs').textContent()) ?? '', /Lead\s*Stage/);
+    await open('crm', 'playground');
+    await page.locator('#pg-curl').waitFor();
     assert.match((await page.locator('#pg-curl').textContent()) ?? '', /Authorization: Bearer \$SHEETREST_ADMIN_TOKEN/);
     await page.click('#pg-send');
     await page.locator('#pg-status').getByText('200').waitFor();
@@ -45,6 +51,7 @@ test('the dashboard manages a connection: playground with the admin token, plan,
   });
 
   await t.test('the plan and its rate limit, typed with the keyboard', async () => {
+    await open('crm', 'settings');
     await page.locator('#plan-form').scrollIntoViewIfNeeded();
     assert.equal(await page.locator('#plan-fields').isHidden(), true, 'no plan: its fields are hidden');
     await page.focus('#plan-none');
@@ -61,7 +68,7 @@ test('the dashboard manages a connection: playground with the admin token, plan,
     await screenshot('plan-filled');
     await page.focus('#plan-rate-seconds');
     await page.keyboard.press('Enter');
-    await page.locator('#notice').getByText('Saved the plan of "crm".').waitFor();
+    await toast('Saved the plan of "crm".').waitFor();
     assert.equal(await page.locator('#plan').textContent(), 'pro (100 daily limit)');
     const saved = await api('GET', '/connections/crm');
     assert.deepEqual(saved.plan, { name: 'pro', period: 'day', requests: 100, operations: ['read', 'create', 'update'], rateLimit: { requests: 5, perSeconds: 10 } });
@@ -73,8 +80,8 @@ test('the dashboard manages a connection: playground with the admin token, plan,
   await t.test('a refused change names the field, and changes nothing', async () => {
     await page.fill('#plan-rate-seconds', '');
     await page.click('#plan-save');
-    const notice = page.locator('#notice');
-    await notice.getByText('not saved').waitFor();
+    const notice = toast('plan of "crm" not saved');
+    await notice.waitFor();
     assert.match((await notice.textContent()) ?? '', /plan of "crm" not saved: .*rateLimit\.perSeconds/);
     assert.deepEqual((await api('GET', '/connections/crm')).plan.rateLimit, { requests: 5, perSeconds: 10 });
     await screenshot('plan-refused');
@@ -83,7 +90,7 @@ test('the dashboard manages a connection: playground with the admin token, plan,
   await t.test('read-only, then back', async () => {
     await page.check('#set-readonly');
     await page.click('#flags-save');
-    await page.locator('#notice').getByText('Saved the settings of "crm".').waitFor();
+    await toast('Saved the settings of "crm".').first().waitFor();
     assert.equal(await page.locator('#writable').textContent(), 'read-only');
     assert.equal((await api('GET', '/connections/crm')).readOnly, true);
     const write = await fetch(`${url}/sheets/crm`, { method: 'POST', headers: { ...ADMIN, 'Content-Type': 'application/json' }, body: '{"Lead": "x"}' });
@@ -96,31 +103,35 @@ test('the dashboard manages a connection: playground with the admin token, plan,
   await t.test('another workbook as the source: the playground shows its tabs', async () => {
     await page.fill('#source-path', dir.path('crm-2025.xlsx'));
     await page.click('#source-save');
-    await page.locator('#notice').getByText('Saved the source of "crm".').waitFor();
+    await toast('Saved the source of "crm".').waitFor();
     assert.match((await page.locator('#source-now').textContent()) ?? '', /crm-2025\.xlsx/);
+    await open('crm', 'data');
     await page.locator('#tabs', { hasText: 'Deals' }).waitFor();
+    await open('crm', 'settings');
     // A file outside the admin file root is refused with the admin API's one message.
     await page.fill('#source-path', '/etc/elsewhere.xlsx');
     await page.click('#source-save');
-    await page.locator('#notice').getByText('not saved').waitFor();
-    assert.match((await page.locator('#notice').textContent()) ?? '', /admin\.fileRoot/);
+    const refused = toast('source of "crm" not saved');
+    await refused.waitFor();
+    assert.match((await refused.textContent()) ?? '', /admin\.fileRoot/);
     assert.match((await api('GET', '/connections/crm')).source.path, /crm-2025\.xlsx$/);
     await screenshot('settings');
     await checkAccessibility('settings');
   });
 
   await t.test("a config file's connection says where to change it", async () => {
-    await page.goto(`${url}/#connection=book`);
+    await open('book', 'settings');
     await page.locator('#settings-config').waitFor();
     assert.match((await page.locator('#settings-config').textContent()) ?? '', /"book" comes from the config file/);
     assert.equal(await page.locator('#plan-form').count(), 0);
     // Its tabs too, with the admin token: the config connection is open, so no key either way.
+    await open('book', 'data');
     await page.locator('#tabs', { hasText: 'People' }).waitFor();
   });
 
   await t.test('on a phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`${url}/#connection=crm`);
+    await open('crm', 'settings');
     await page.locator('#plan-form').waitFor();
     // The settings' forms fit the width (the rest of the page is 28C's layout).
     // Typed by hand: Deno's type check of the tests has no DOM library.
