@@ -177,6 +177,9 @@ export function parseRequest(request: EngineRequest, options: EngineOptions = {}
     return apiError('method_not_allowed', `${method} is not accepted here; this path takes ${allowed.join(', ')}.`, { Allow: allowed.join(', ') });
   }
 
+  // The list of tabs takes no parameter: `/tabs?_limit=1` is refused rather than answering every tab.
+  const tabsParameter = action === 'read' && path.target.kind === 'tabs' ? tabListParameter(url.searchParams) : null;
+  if (tabsParameter !== null) return tabsParameter;
   const read = action === 'read' ? parseReadParameters(url.searchParams, path.target, url.search) : DEFAULT_READ;
   if (isApiError(read)) return read;
   const target = action === 'options' ? path.target : action === 'read' && path.target.kind === 'aggregate' ? aggregateTarget(url.searchParams) : withConditions(path.target, url.searchParams);
@@ -292,6 +295,12 @@ function notFound(pathname: string, why: string): ApiError {
   return apiError('not_found', `No resource at ${pathname}: ${why}.`);
 }
 
+/**
+ * The read parameters a write lets pass and ignores (its answer is always records of strings);
+ * the others would choose rows or columns (`DELETE ...?_limit=1` would delete every matching row), so a write refuses them.
+ */
+const ANSWER_PARAMETERS = ['_raw', '_format'];
+
 /** Every `_` parameter a read takes somewhere (each path checks its own). */
 const READ_PARAMETERS = ['_limit', '_offset', '_raw', '_format', '_sort', '_select', '_or', '_case', '_agg', '_group'];
 
@@ -319,6 +328,19 @@ function misspeltParameter(parameters: URLSearchParams): ApiError | null {
   return null;
 }
 
+/**
+ * `GET /sheets/demo/tabs?_limit=1` -> 400: the list of tabs takes no parameter, so a read
+ * parameter there would be ignored (every tab answered); `_or` and `_case` keep their own message.
+ */
+function tabListParameter(parameters: URLSearchParams): ApiError | null {
+  for (const name of parameters.keys()) {
+    if (!name.startsWith('_') || isCacheBuster(name) || name === '_or' || name === '_case') continue;
+    const rows = READ_PARAMETERS.includes(name) ? ` ${name} applies to a tab's rows: /sheets/{id}/tabs/{Tab}?${name}=...` : '';
+    return apiError('invalid_parameter', `${name} is not a parameter of the list of tabs: it takes no parameter (and a cache-buster named _, as _=1700000000).${rows}`);
+  }
+  return null;
+}
+
 /** 400 for the `_` parameter `name`, naming the one meant when it is one or two letters off, and every one `known`. */
 function unknownParameter(name: string, known: readonly string[], takes: string): ApiError {
   const meant = known.find((each) => nearName(name, each));
@@ -335,7 +357,10 @@ function unknownParameter(name: string, known: readonly string[], takes: string)
  */
 function writeParameter(parameters: URLSearchParams, method: string): ApiError | null {
   for (const name of parameters.keys()) {
-    if (name === '_upsert' || READ_PARAMETERS.includes(name) || isCacheBuster(name)) continue;
+    if (name === '_upsert' || ANSWER_PARAMETERS.includes(name) || isCacheBuster(name)) continue;
+    if (READ_PARAMETERS.includes(name)) {
+      return apiError('invalid_parameter', `${name} means nothing on a ${method}: a write changes every row its path names (and answers them all), so ${name} would be ignored; leave it out, or name fewer rows in the path.`);
+    }
     if (!name.startsWith('_')) {
       return apiError('invalid_parameter', `The query parameter "${name}" means nothing on a ${method}: a write's rows are named by its path${method === 'POST' ? ', and a POST takes only _upsert' : ''}; leave it out.`);
     }

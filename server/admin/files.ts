@@ -32,8 +32,15 @@ export interface StoredFileView {
   readonly links: { readonly connections: string };
 }
 
-/** Characters a stored name may not hold: separators, control characters, and those Windows refuses. */
-const FORBIDDEN = /[\\/\u0000-\u001f\u007f<>:"|?*]/u;
+/**
+ * Characters a stored name may not hold: separators, those Windows refuses, control characters
+ * (C0 and C1), and invisible ones that make a name show as another in the dashboard or a shell:
+ * bidirectional marks and overrides (`\u202E` shows `vsc.exe.csv` as `csv.exe.csv`), zero-width
+ * space and the byte-order mark, line and paragraph separators. (Zero-width joiners stay: emoji and
+ * several scripts need them.)
+ */
+const FORBIDDEN = /[\\/<>:"|?*\u0000-\u001f\u007f-\u009f\u061c\u200b\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]/u;
+/** Characters, and bytes in UTF-8: with the temp file's suffix (`.sheetrest-<pid>-<hex>.tmp`, 36 bytes), within the 255 bytes a file name may have. */
 const MAX_NAME = 200;
 
 /**
@@ -43,8 +50,8 @@ const MAX_NAME = 200;
  */
 export function checkUploadName(name: string): ApiError | null {
   const refuse = (why: string) => apiError('invalid_parameter', `The file name "${name.slice(0, MAX_NAME)}" cannot be stored: ${why}.`);
-  if (name === '' || name.length > MAX_NAME) return refuse(`a name has 1 to ${MAX_NAME} characters`);
-  if (FORBIDDEN.test(name)) return refuse('a name is one file name inside admin.fileRoot, and may not hold / \\ : * ? " < > | or control characters');
+  if (name === '' || name.length > MAX_NAME || new TextEncoder().encode(name).byteLength > MAX_NAME) return refuse(`a name has 1 to ${MAX_NAME} characters (${MAX_NAME} bytes in UTF-8)`);
+  if (FORBIDDEN.test(name)) return refuse('a name is one file name inside admin.fileRoot, and may not hold / \\ : * ? " < > |, control characters or invisible ones (bidirectional overrides, zero-width spaces)');
   if (name.startsWith('.') || name.trim() !== name) return refuse('a name may not start with a dot or start or end with a space');
   if (formatOfPath(name) === null) return refuse('sheetrest reads .xlsx, .xlsm, .ods and .csv files; end the name with one of them');
   return null;

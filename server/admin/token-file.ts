@@ -32,7 +32,13 @@ export async function adminTokenFile(stateDir: string): Promise<AdminTokenFile> 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`could not make the admin token file ${path}: ${(error as Error).message}`);
   }
-  const kept = (await readFile(path, 'utf8')).trim();
+  let kept: string;
+  try {
+    kept = (await readFile(path, 'utf8')).trim();
+  } catch (error) {
+    // A folder of that name, or a file the server may not read: say which file, not a bare EISDIR.
+    throw new Error(`could not read the admin token file ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); make it a readable file holding the token, or delete it to have a new one made`);
+  }
   if (kept.length < 16 || /\s/.test(kept)) {
     throw new Error(`the admin token file ${path} does not hold a token (at least 16 characters, no white space); delete it to have a new one made`);
   }

@@ -104,6 +104,13 @@ test(`bad uploads are refused and store nothing (${RUNTIME})`, async (t) => {
       ['crm.xlsx%00.csv', /control characters/],
       ['a%3Ab.csv', /may not hold/],
       [`${'x'.repeat(201)}.csv`, /1 to 200 characters/],
+      // 244 bytes in UTF-8: with the temp file's suffix, past the 255 bytes a file name may have (was a 500).
+      [`${'%E2%82%AC'.repeat(80)}.csv`, /200 bytes in UTF-8/],
+      ['%C2%85next-line.csv', /control/],
+      // Right-to-left override (the name shows as "csv.exe..."), zero-width space, line separator.
+      ['%E2%80%AEvsc.exe.csv', /control/],
+      ['x%E2%80%8B.csv', /control/],
+      ['x%E2%80%A8.csv', /control/],
     ] as const;
     for (const [name, message] of names) assertError(await put(url, name, 'a,b\n1,2\n'), 400, 'invalid_parameter', message);
     assert.deepEqual(await readdir(root), []);

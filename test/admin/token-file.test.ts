@@ -2,7 +2,7 @@
 // it back on later starts; a copy with a looser mode is tightened; a file that holds no token
 // stops the start with a message naming it (never its content).
 import assert from 'node:assert/strict';
-import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { adminTokenFile } from '../../server/admin/token-file.ts';
 import { RUNTIME, tempDir } from '../helpers/http.ts';
@@ -21,4 +21,10 @@ test(`the admin token file: made once, kept, 0600 (${RUNTIME})`, async (t) => {
   assert.equal((await stat(made.path)).mode & 0o777, 0o600, 'a looser mode is tightened');
   await writeFile(made.path, 'short secret\n');
   await assert.rejects(adminTokenFile(dir.path('.')), (error: Error) => /admin-token does not hold a token .*delete it/.test(error.message) && !error.message.includes('short secret'));
+});
+
+test(`an admin-token that is a folder is named in the error, not a bare EISDIR (${RUNTIME})`, async (t) => {
+  const dir = await tempDir(t);
+  await mkdir(dir.path('admin-token'));
+  await assert.rejects(adminTokenFile(dir.path('.')), (error: Error) => /could not read the admin token file .*admin-token.*EISDIR/.test(error.message));
 });
