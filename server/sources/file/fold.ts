@@ -12,7 +12,7 @@ import { fingerprint } from '../../durable/disk.ts';
 import type { JournalEntry } from './journal.ts';
 import { applyKeepingCells } from './rebase.ts';
 import type { AlterPart } from './xml/well-formed.ts';
-import { foldXlsxStreaming } from './xlsx/stream-fold.ts';
+import { foldXlsxStreaming, type Collect } from './xlsx/stream-fold.ts';
 
 export interface FoldJob {
   /** The workbook file, read by whoever runs the job (a worker reads it itself: nothing big is copied between threads). */
@@ -34,13 +34,14 @@ export type FoldResult =
 /**
  * The whole fold of `bytes`, the file read now; throws an Error when they cannot be decoded or
  * written, or a written part would not be well-formed XML (the journal keeps the writes).
+ * `collect` frees garbage between the streaming fold's pieces (the worker's, on Bun: fold-worker.ts).
  */
-export async function foldFile(job: FoldJob, bytes: Uint8Array, alterPart?: AlterPart): Promise<FoldResult> {
+export async function foldFile(job: FoldJob, bytes: Uint8Array, alterPart?: AlterPart, collect?: Collect): Promise<FoldResult> {
   if (fingerprint(bytes) !== job.expected) return { kind: 'changed' };
   // The streaming .xlsx fold checks what it writes itself (xlsx/stream-fold.ts); a test that
   // breaks a written part on purpose (alterPart) takes the full path, where the seam is.
   if (job.format === 'xlsx' && alterPart === undefined) {
-    const streamed = await foldXlsxStreaming(bytes, job.entries.map((entry) => entry.plan));
+    const streamed = await foldXlsxStreaming(bytes, job.entries.map((entry) => entry.plan), collect);
     if (streamed !== null) return { kind: 'folded', bytes: streamed, fingerprint: fingerprint(streamed) };
   }
   const decoded = decodeWorkbook(bytes, job.format, job.tabName);

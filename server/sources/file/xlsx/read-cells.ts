@@ -2,7 +2,7 @@
 // and value 1234.5; a `yyyy-mm-dd` cell holding 45352 as `2024-03-01` and `{ iso: '2024-03-01' }`.
 import { sheetJs } from './sheetjs.ts';
 import type { CellObject, WorkBook, WorkSheet } from '@e965/xlsx';
-import { createInterner, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../../lib/workbook.ts';
+import { createInterner, EMPTY_ROW, isSheetDate, type Interner, type SheetRow, type Tab, type TabVisibility, type TypedValue } from '../../../../lib/workbook.ts';
 import { daysToDuration, formatIsDuration, formatIsTimeOnly, serialToIso } from '../dates.ts';
 import { isMacroEnabled, mendXlsxPackage, type ZipContainer } from './mend-package.ts';
 import { readZip, unpackEntry } from '../zip.ts';
@@ -69,7 +69,13 @@ function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[
   const rows: SheetRow[] = [];
   // A column of dates repeats a few hundred days: one SheetDate per day, not one per cell.
   const interner = createInterner();
-  for (let r = 0; r <= lastRow; r++) rows.push(rowOfCells(data[r] ?? [], date1904, interner));
+  // A row with no cells is the one shared empty row: the streaming fold (stream-fold.ts) decodes
+  // a few rows of a 100k-row sheet whose `<dimension>` still reaches row 100,001, and a row object
+  // with two arrays for each missing one took 38 MB of Bun's heap (docs/benchmarks.md, "Big files").
+  for (let r = 0; r <= lastRow; r++) {
+    const cells = data[r];
+    rows.push(cells === undefined ? EMPTY_ROW : rowOfCells(cells, date1904, interner));
+  }
   return withMergesDown(rows, sheet['!merges'] ?? []);
 }
 

@@ -30,8 +30,18 @@ const HEADER_SEARCH_VALUE_ROWS = 16;
 /** Past this many rows to decode (a journal of thousands of scattered writes), the whole file is decoded instead. */
 const MAX_DECODED_ROWS = 20_000;
 
+/**
+ * Called between unpacked pieces of the sheet (every PIECES_PER_COLLECT) and between the fold's
+ * steps, where the garbage of the pieces before is all there is to free. The fold's worker on Bun
+ * collects it there (fold-worker.ts): JavaScriptCore let it pile up for tens of megabytes.
+ */
+export type Collect = () => void;
+
+/** 8 pieces: 512 KiB of XML between collections (more often made the fold slower, less often its peak higher; docs/benchmarks.md). */
+const PIECES_PER_COLLECT = 8;
+
 /** The package `bytes` with `plans` folded in; null when this file needs the full decode (fold.ts). */
-export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly WritePlan[]): Promise<Uint8Array | null> {
+export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly WritePlan[], collect?: Collect): Promise<Uint8Array | null> {
   let pack: XlsxPackage;
   try {
     pack = readPackage(bytes);
@@ -52,16 +62,19 @@ export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly Write
   for (const sheet of written) {
     if (sheet.kind !== 'worksheet') throw new Error(`the tab "${sheet.name}" is a ${sheet.kind}, not a worksheet`);
     const tabPlans = plans.filter((plan) => plan.tab === sheet.name);
-    const survey = await surveySheet(byName.get(sheet.part)!, tabPlans);
+    const survey = await surveySheet(byName.get(sheet.part)!, tabPlans, everyPieces(collect));
     if (survey === null) return null;
     const decoded = decodeRows(pack, sheet, survey);
     if (decoded === null) return null;
-    const entry = await rewriteSheetStreaming(byName.get(sheet.part)!, survey, decoded, tabPlans, styles, stylesXml);
+    collect?.();
+    const entry = await rewriteSheetStreaming(byName.get(sheet.part)!, survey, decoded, tabPlans, styles, stylesXml, collect);
     if (entry === null) return null;
     replaced.set(sheet.part, entry);
   }
   const changedStyles = styles.changedXml;
   if (changedStyles !== null && pack.stylesPart !== null) replaced.set(pack.stylesPart, replacedEntry(byName.get(pack.stylesPart)!, changedStyles));
+  // The rows' slots and the deflater's pieces are garbage now, before the new package is put together.
+  collect?.();
   return writeZip(pack.entries.map((entry) => replaced.get(entry.name) ?? entry));
 }
 
@@ -83,7 +96,7 @@ interface Survey {
 }
 
 /** The first read; null when the sheet's rows are not in ascending order or too many rows would be decoded. */
-async function surveySheet(entry: ZipEntry, plans: readonly WritePlan[]): Promise<Survey | null> {
+async function surveySheet(entry: ZipEntry, plans: readonly WritePlan[], pieceDone?: () => void): Promise<Survey | null> {
   const survey: Survey = { head: '', tail: '', rows: new RowFlags(), kept: new Map(), keptThrough: 0, firstValueRow: null, masters: new Map(), lastRow: null };
   let inOrder = true;
   let valueRows = 0;
@@ -114,6 +127,7 @@ async function surveySheet(entry: ZipEntry, plans: readonly WritePlan[]): Promis
       }
       if (hasSharedFormula(row.inner)) for (const si of sharedMasters(row.inner)) survey.masters.set(si, row.number);
     },
+    pieceDone,
   });
   if (!inOrder || survey.kept.size > MAX_DECODED_ROWS) return null;
   if (prefixOpen) survey.keptThrough = Infinity;
@@ -178,7 +192,7 @@ function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey): Dec
 }
 
 /** The second read, writing the new part; null when a written row's XML was not kept. */
-async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: Decoded, plans: readonly WritePlan[], styles: Styles, stylesXml: string | null): Promise<ZipEntry | null> {
+async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: Decoded, plans: readonly WritePlan[], styles: Styles, stylesXml: string | null, collect?: Collect): Promise<ZipEntry | null> {
   const before = decoded.rows;
   const name = plans[0].tab;
   const workbook: Workbook = { tabs: [{ name, rows: before }] };
@@ -223,7 +237,9 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
   }
   for (let number = pastTheData + 1; number <= survey.rows.last; number++) if (survey.rows.holdsCells(number)) lastRow = number;
 
+  collect?.();
   const writer = new PartWriter();
+  const piecesRead = everyPieces(collect);
   /** The rows this fold built or renumbered (checked as they go out), as against rows copied as they were. */
   const made = new WeakSet<XmlRow>();
   // Written cells take no style from the header block's rows (sheet.ts, styleAbove).
@@ -296,13 +312,25 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
         checkWrittenParts(new Map([[entry.name, headOut + tailOut]]));
         writer.write(tailOut);
       },
-      pieceDone: () => writer.flush(),
+      pieceDone: () => {
+        piecesRead?.();
+        return writer.flush();
+      },
     });
   } catch (error) {
     writer.abandon();
     throw error;
   }
   return packedEntry(entry, await writer.finish());
+}
+
+/** `collect` every PIECES_PER_COLLECT calls (undefined without one). */
+function everyPieces(collect: Collect | undefined): (() => void) | undefined {
+  if (collect === undefined) return undefined;
+  let pieces = 0;
+  return () => {
+    if (++pieces % PIECES_PER_COLLECT === 0) collect();
+  };
 }
 
 /** A byte per row number (a million rows: 1 MB, where two sets of numbers took tens). */

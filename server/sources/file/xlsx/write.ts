@@ -93,11 +93,13 @@ function withStylesPart(entries: readonly ZipEntry[], workbookPart: string, xml:
   return out;
 }
 
+/** A RowSlot while the plans are replayed: its `row` is set once they all are. */
 interface Slot {
   origin: number | null;
   originRow: SheetRow | null;
   written: boolean;
   setColumns: ReadonlySet<number>;
+  row: SheetRow;
 }
 
 /**
@@ -106,7 +108,7 @@ interface Slot {
  * data, keeping what those held right of the headers).
  */
 export function slotsOf(before: readonly SheetRow[], plans: readonly WritePlan[], after: readonly SheetRow[]): RowSlot[] {
-  let slots: Slot[] = before.map((row, index) => ({ origin: index + 1, originRow: row, written: false, setColumns: NO_COLUMNS }));
+  let slots: Slot[] = before.map((row, index) => ({ origin: index + 1, originRow: row, written: false, setColumns: NO_COLUMNS, row: EMPTY_ROW }));
   // Data rows start below the header row, which empty rows may push down (lib/apply-plan.ts).
   const firstDataRow = headerRowIndex(before) + 1;
   for (const plan of plans) {
@@ -132,12 +134,15 @@ export function slotsOf(before: readonly SheetRow[], plans: readonly WritePlan[]
     }
   }
   if (slots.length !== after.length) throw new Error(`replaying the writes gives ${slots.length} rows, not ${after.length}`);
-  return slots.map((slot, index) => ({ ...slot, row: after[index] }));
+  // Each slot object stands in one place only (a write replaces it with a copy), so it takes its
+  // row in place: a copy of each of a 100k-row tab's slots took about 7 MB more (on Bun, 14).
+  slots.forEach((slot, index) => (slot.row = after[index]));
+  return slots;
 }
 
 function pastTheData(position: number, oldRowCount: number): Slot {
   const number = position + 1;
-  return { origin: number > oldRowCount ? number : null, originRow: number > oldRowCount ? EMPTY_ROW : null, written: false, setColumns: NO_COLUMNS };
+  return { origin: number > oldRowCount ? number : null, originRow: number > oldRowCount ? EMPTY_ROW : null, written: false, setColumns: NO_COLUMNS, row: EMPTY_ROW };
 }
 
 /** The columns of a row no write set: one set shared by them all (a write makes a new one), as a 100k-row tab has as many slots. */
