@@ -105,10 +105,12 @@ function rendered() {
 /** The header's tools: the theme toggle and the project docs always, "Sign out" once signed in. */
 function drawHeader() {
   const signedIn = Boolean(token.get());
-  document.getElementById('who').replaceChildren(
+  // replaceChildren shows a null as the text "null": only what is there.
+  document.getElementById('who').replaceChildren(...[
     themeToggle(),
     h('a', { class: 'button quiet', href: '/_docs/project/', target: '_blank', rel: 'noopener', id: 'project-docs' }, icon('book'), h('span', { class: 'label' }, 'Docs')),
-    signedIn ? button('Sign out', 'logout', { id: 'sign-out', class: 'quiet', onclick: () => { token.clear(); toast('Signed out: the admin token is forgotten in this tab.'); signIn(); } }) : null);
+    signedIn ? button('Sign out', 'logout', { id: 'sign-out', class: 'quiet', onclick: () => { token.clear(); toast('Signed out: the admin token is forgotten in this tab.'); signIn(); } }) : null,
+  ].filter((each) => each !== null));
 }
 
 const THEMES = ['system', 'light', 'dark'];
@@ -139,7 +141,8 @@ function signIn(message) {
   const input = h('input', { id: 'admin-token', type: 'password', autocomplete: 'off', required: true });
   const form = h('form', { class: 'card narrow', id: 'sign-in' },
     h('h2', {}, 'Sign in'),
-    h('p', {}, 'The admin token is the one the server was started with (SHEETREST_ADMIN_TOKEN or admin.token). It is kept in this tab only.'),
+    h('p', { id: 'sign-in-help' }, 'The admin token is the one the server was started with: SHEETREST_ADMIN_TOKEN, admin.token in the config, or the one ',
+      h('code', {}, 'npm start -- --admin'), ' wrote to ', h('code', {}, '.sheetrest/admin-token'), '. It is kept in this tab only.'),
     field('Admin token', input),
     message ? h('p', { class: 'error', role: 'alert' }, icon('alert'), ' ', message) : null,
     button('Sign in', null, { type: 'submit', class: 'primary' }));
@@ -348,13 +351,21 @@ function keyMade(connectionId, made, use) {
 }
 
 /** A button that asks once more before it acts: no confirm() dialogs. */
-function twoStep(label, iconName, again, act) {
-  const control = button(label, iconName, { class: 'danger' });
+function twoStep(label, iconName, again, act, { class: extra = '' } = {}) {
+  const control = button(label, iconName, { class: `danger ${extra}`.trim() });
   control.addEventListener('click', () => {
     if (control.dataset.armed === '1') return pending(control, act);
     control.dataset.armed = '1';
     control.querySelector('.label').textContent = again;
   });
+  // Leaving the question unanswered (focus elsewhere, Escape) takes it back: no armed button waits for a stray click.
+  const disarm = () => {
+    if (control.dataset.armed !== '1' || control.getAttribute('aria-busy') === 'true') return;
+    delete control.dataset.armed;
+    control.querySelector('.label').textContent = label;
+  };
+  control.addEventListener('blur', disarm);
+  control.addEventListener('keydown', (event) => { if (event.key === 'Escape') disarm(); });
   return control;
 }
 
@@ -412,10 +423,10 @@ function keysSection(connection) {
   const shown = h('div', { id: 'new-key-area' }, shownKey?.connection === connection.id ? keyBox(shownKey.made, connection) : null);
   const rows = connection.keys.map((key) => h('tr', {},
     h('td', {}, key.prefix ? h('code', {}, `${key.prefix}…`) : '(config file)'), h('td', { class: 'key-operations' }, operationsText(key)),
-    h('td', { class: 'key-tabs' }, key.tabs ? key.tabs.join(', ') : 'all'), h('td', {}, key.name ?? ''),
-    h('td', {}, when(key.created)), h('td', {}, key.expires ? `ends ${when(key.expires)}` : key.expiresAt ? `expires ${when(key.expiresAt)}` : ''),
-    h('td', { class: 'actions' }, key.id === null || !connection.editable ? null : [
-      key.expires ? null : button('Rotate', 'rotate', { onclick: async (event) => {
+    h('td', { class: 'key-tabs' }, key.tabs ? key.tabs.join(', ') : 'all'), h('td', { class: key.name ? null : 'muted' }, key.name ?? 'no name'),
+    h('td', { class: 'when' }, when(key.created)), h('td', { class: 'when' }, key.expires ? `ends ${when(key.expires)}` : key.expiresAt ? `expires ${when(key.expiresAt)}` : 'never'),
+    h('td', {}, key.id === null || !connection.editable ? null : h('div', { class: 'actions' },
+      key.expires ? null : button('Rotate', 'rotate', { class: 'small', onclick: async (event) => {
         const reply = await pending(event.currentTarget, () => admin('POST', `${base}/${key.id}/rotate`, {}));
         if (!reply.ok) return toast(messageOf(reply), { error: true });
         keyMade(connection.id, reply.body, false);
@@ -429,14 +440,15 @@ function keysSection(connection) {
         toast(`Revoked ${key.prefix}…${key.name ? ` (${key.name})` : ''} of "${connection.id}".`);
         await refresh();
         focusOn('#keys-heading');
-      }),
-    ])));
+      }, { class: 'small' }),
+    ))));
   // What the key may do (a web form's key: create only), where (some tabs) and until when.
   const operations = OPERATIONS.map((operation) => h('input', { type: 'checkbox', id: `key-op-${operation}`, value: operation, checked: true }));
   const tabs = h('input', { id: 'key-tabs', placeholder: 'all tabs (or: Orders, Customers)' });
   const expires = h('input', { id: 'key-expires', type: 'datetime-local' });
   const name = h('input', { id: 'key-name', maxlength: 100, placeholder: 'a label' });
-  const form = h('form', { class: 'card inline', id: 'new-key-form', 'aria-label': `New key for ${connection.id}` },
+  const form = h('form', { class: 'card inline', id: 'new-key-form', 'aria-labelledby': 'new-key-heading' },
+    h('h4', { id: 'new-key-heading' }, `Create a key for ${connection.id}`),
     h('fieldset', { class: 'field', id: 'key-operations' }, h('legend', {}, 'May'), operations.map((box) => h('label', { class: 'check' }, box, ` ${box.value}`))),
     field('Tabs', tabs), field('Expires (your time)', expires), field('Name', name), button('Create key', 'plus', { type: 'submit', class: 'primary' }));
   form.addEventListener('submit', async (event) => {
@@ -457,6 +469,8 @@ function keysSection(connection) {
     await refresh();
     focusOn('#copy-key');
   });
+  // Each cell names its column, for the phone's layout (style.css shows a key as a card there).
+  for (const row of rows) [...row.children].forEach((cell, column) => { cell.dataset.label = KEY_COLUMNS[column]; });
   const emptyText = connection.open
     ? 'No keys: this connection is open, anyone who can reach the server can read and write. Create a key below to close it to everyone without one.'
     : 'No usable key: this connection refuses every request. Create a key below to use it.';
@@ -464,12 +478,13 @@ function keysSection(connection) {
     h('h3', { id: 'keys-heading', tabindex: '-1' }, `Keys of ${connection.id}`),
     shown,
     rows.length === 0 ? empty('keys-empty', 'key', emptyText) :
-      h('div', { class: 'table-wrap' }, h('table', { id: 'keys' }, h('thead', {}, h('tr', {}, ['Key', 'May', 'Tabs', 'Name', 'Created', 'Ends', 'Actions'].map((text) => h('th', { scope: 'col' }, text)))), h('tbody', {}, rows))),
+      h('div', { class: 'table-wrap' }, h('table', { id: 'keys' }, h('thead', {}, h('tr', {}, KEY_COLUMNS.map((text) => h('th', { scope: 'col' }, text)))), h('tbody', {}, rows))),
     connection.editable ? form : h('p', { class: 'muted' }, 'The config file\'s keys are changed in the file.'),
     connection.editable && !connection.open && rows.length === 0 ? h('p', {}, openButton(connection)) : null);
 }
 
 const OPERATIONS = ['read', 'create', 'update', 'delete'];
+const KEY_COLUMNS = ['Key', 'May', 'Tabs', 'Name', 'Created', 'Ends', 'Actions'];
 
 /** What a key may do, in words: `read and write` for all four, else the list (`create`). */
 function operationsText(key) {

@@ -40,9 +40,9 @@ export function select(attributes, options, selected) {
   }));
 }
 
-/** A time from the admin API (ISO 8601 or null) as the reader's local time. */
+/** A time from the admin API (ISO 8601 or null) as the reader's local time, to the minute: `Nov 26, 2026, 11:04 PM`. */
 export function when(iso) {
-  return iso === null || iso === undefined ? '—' : new Date(iso).toLocaleString();
+  return iso === null || iso === undefined ? '—' : new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 /** A button with an icon before its words: button('Create key', 'plus', { type: 'submit', class: 'primary' }). */

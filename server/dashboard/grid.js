@@ -15,6 +15,7 @@
 // Enter (or F2, or a double click) edits, Enter saves, Escape cancels, Tab saves and moves to the
 // next cell (Shift+Tab: the previous); Tab outside an edit leaves the grid.
 import { h } from './dom.js';
+import { icon } from './icons.js';
 
 const PAGE = 100;
 /** Per connection: the tab, page, sort and filter, so a redraw of the page (a notice) keeps the place. */
@@ -150,7 +151,7 @@ export function gridSection(connection, credential) {
       h('th', { scope: 'row' }, index[r]),
       cells.map((value, c) => h('td', { tabindex: r === active.row && c === active.col ? 0 : -1, 'data-row': r, 'data-col': c }, value)),
       writable ? h('td', {}, removeButton(r)) : null));
-    const empty = data.length === 0 ? h('p', { id: 'grid-empty' }, place.filter !== '' ? `No row of "${place.tab}" matches "${place.filter}". Clear the filter to see every row.` : `"${place.tab}" has no rows yet${writable ? ': add one below.' : '.'}`) : null;
+    const empty = data.length === 0 ? h('p', { id: 'grid-empty', class: 'empty' }, place.filter !== '' ? `No row of "${place.tab}" matches "${place.filter}". Clear the filter to see every row.` : `"${place.tab}" has no rows yet${writable ? ': add one below.' : '.'}`) : null;
     const grid = h('table', { class: 'grid', role: 'grid', id: 'grid', 'aria-label': `Rows of ${place.tab}`, 'aria-rowcount': total + 1, 'aria-readonly': writable ? null : 'true' },
       h('thead', {}, header), h('tbody', {}, rows));
     grid.addEventListener('keydown', onKey);
@@ -295,13 +296,13 @@ export function gridSection(connection, credential) {
   }
 
   function conflict(text) {
-    problem.replaceChildren(h('p', { class: 'error', id: 'grid-conflict' }, text, ' ', h('button', { type: 'button', id: 'grid-reload', onclick: () => load().then(focusActive) }, 'Reload')));
+    problem.replaceChildren(h('div', { class: 'callout callout-bad', id: 'grid-conflict' }, icon('alert'), h('p', {}, text), h('button', { type: 'button', id: 'grid-reload', onclick: () => load().then(focusActive) }, icon('rotate'), 'Reload')));
     problem.querySelector('#grid-reload').focus();
   }
 
   function removeButton(row) {
     const index = page.index[row];
-    const button = h('button', { type: 'button', class: 'danger grid-remove', 'aria-label': `Remove row ${index}` }, 'Remove');
+    const button = h('button', { type: 'button', class: 'danger small grid-remove', 'aria-label': `Remove row ${index}` }, 'Remove');
     button.addEventListener('click', () => {
       if (button.dataset.armed !== '1') {
         button.dataset.armed = '1';
@@ -331,7 +332,7 @@ export function gridSection(connection, credential) {
     const form = h('form', { id: 'grid-add', class: 'card' },
       h('h4', {}, `Add a row to "${place.tab}"`),
       h('div', { class: 'inline' }, inputs.map((input, c) => h('label', { class: 'field' }, h('span', {}, columns[c]), input))),
-      h('button', { type: 'submit' }, 'Add row'));
+      h('button', { type: 'submit' }, icon('plus'), 'Add row'));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       const row = Object.fromEntries(inputs.filter((input) => input.value !== '').map((input) => [input.dataset.column, input.value]));

@@ -31,7 +31,11 @@ export function toast(text, { error = false } = {}) {
     timer = setTimeout(remove, error ? ERROR_SHOWN_MS : SHOWN_MS);
   };
   dismiss.addEventListener('click', remove);
-  item.addEventListener('mouseenter', () => clearTimeout(timer));
+  // Kept while the pointer moves onto it, not merely because it appeared under a resting pointer
+  // (it shows where the forms' buttons are: a toast under the button just pressed would stay for good).
+  item.addEventListener('mousemove', (event) => {
+    if (event.movementX !== 0 || event.movementY !== 0) clearTimeout(timer);
+  });
   item.addEventListener('mouseleave', wait);
   item.addEventListener('focusin', () => clearTimeout(timer));
   item.addEventListener('focusout', wait);

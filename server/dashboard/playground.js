@@ -7,6 +7,7 @@
 // request as a curl command.
 import { send } from './api.js';
 import { copyButton, field, h, select } from './dom.js';
+import { icon } from './icons.js';
 
 const SHAPES = [
   ['rows', 'all rows'],
@@ -215,7 +216,7 @@ export function playground(connection, document_, given) {
   const form = h('form', { class: 'card playground', id: 'playground' },
     h('div', { class: 'inline' }, field('Tab', controls.tab), field('Path', controls.shape), field('Method', controls.method)),
     shapeFields, readFields, bodyField,
-    h('button', { type: 'submit', class: 'primary', id: 'pg-send' }, 'Send'),
+    h('button', { type: 'submit', class: 'primary', id: 'pg-send' }, icon('send'), 'Send'),
     h('div', { class: 'curl-head' }, h('h4', { id: 'pg-curl-heading' }, 'The same request with curl'), copyButton('copy-curl', () => curl.textContent, curl, 'the curl command')), curl, result);
   form.addEventListener('submit', run);
   form.addEventListener('input', layout);

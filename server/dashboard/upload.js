@@ -5,6 +5,7 @@
 // (docs/admin-api.md, "Uploading a workbook").
 import { admin, messageOf, token } from './api.js';
 import { field, h } from './dom.js';
+import { icon } from './icons.js';
 
 const KINDS = /\.(xlsx|xlsm|ods|csv)$/i;
 
@@ -23,13 +24,13 @@ export function uploadSection(created, fail) {
   const picker = h('input', { id: 'upload-file', type: 'file', accept: '.xlsx,.xlsm,.ods,.csv', class: 'visually-hidden' });
   const chosen = h('span', { id: 'upload-chosen' }, 'No file chosen yet.');
   const zone = h('label', { class: 'drop-zone', id: 'upload-zone', for: 'upload-file' },
-    h('span', {}, 'Drop a workbook here (.xlsx, .xlsm, .ods, .csv), or click to pick one.'), chosen);
+    icon('upload'), h('span', {}, 'Drop a workbook here (.xlsx, .xlsm, .ods, .csv), or click to pick one.'), chosen);
   const id = h('input', { id: 'upload-id', required: true, pattern: '[A-Za-z0-9_\\-]+', placeholder: 'crm' });
   const readOnly = h('input', { id: 'upload-readonly', type: 'checkbox' });
   const replace = h('input', { id: 'upload-replace', type: 'checkbox' });
   const send = h('button', { type: 'submit', class: 'primary', id: 'upload-send' }, 'Upload and create');
   const form = h('form', { class: 'card', id: 'upload' },
-    h('h3', {}, 'Upload a workbook'),
+    h('h3', {}, icon('upload'), 'Upload a workbook'),
     h('p', {}, 'The file is stored on the server (in admin.fileRoot) and served as a new connection, closed, with one key shown once.'),
     picker, zone, field('Id', id),
     h('label', { class: 'check' }, readOnly, ' read-only'),

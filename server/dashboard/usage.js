@@ -45,13 +45,14 @@ async function load(connection, area) {
     void reload();
   });
   const refresh = button('Refresh', 'rotate', { id: 'usage-refresh', onclick: () => void reload() });
-  area.replaceChildren(
+  // replaceChildren shows a null as the text "null" (breakdowns is null before any request): only what is there.
+  area.replaceChildren(...[
     gauge(connection, quota.body),
     h('div', { class: 'inline usage-controls' }, h('label', { class: 'field', for: 'usage-days' }, h('span', {}, 'Period'), period), refresh),
     perDay(connection, history.body),
     breakdowns(history.body),
     recentRequests(connection, recent.body.requests, reload),
-  );
+  ].filter((each) => each !== null));
 }
 
 /** The plan's allowance as a meter: used, limit, reset; without a limit, the count alone. */
@@ -59,7 +60,8 @@ function gauge(connection, usage) {
   const period = connection.plan?.period ?? 'month';
   const span = PERIOD_WORDS[period] ?? period;
   if (usage.limit === null) {
-    return h('p', { id: 'quota-gauge' }, `${usage.requests.toLocaleString()} requests ${span}; the plan "${usage.plan}" sets no limit. The count starts again ${when(usage.resetAt)}.`);
+    const plan = connection.plan ? `the plan "${usage.plan}" sets no limit` : 'no plan, so no limit';
+    return h('p', { id: 'quota-gauge' }, `${usage.requests.toLocaleString()} requests ${span}; ${plan}. The count starts again ${when(usage.resetAt)}.`);
   }
   const share = usage.limit === 0 ? 1 : usage.requests / usage.limit;
   return h('div', { id: 'quota-gauge', class: 'usage-gauge' },
@@ -76,7 +78,7 @@ function perDay(connection, history) {
   const busiest = days.reduce((best, day) => (day.requests > best.requests ? day : best), days[0]);
   const errors = totals.clientErrors + totals.serverErrors;
   const summary = totals.requests === 0
-    ? `No requests to ${connection.id} from ${from} to ${to}. Send one from the Playground tab, or with curl: curl ${location.origin}/sheets/${encodeURIComponent(connection.id)}`
+    ? [`No requests to ${connection.id} from ${from} to ${to}. Send one from the Playground tab, or with curl: `, h('code', {}, `curl ${connection.open ? '' : '-H "X-Api-Key: $SHEETREST_KEY" '}${location.origin}/sheets/${encodeURIComponent(connection.id)}`)]
     : `${totals.requests.toLocaleString()} requests from ${from} to ${to}, ${errors.toLocaleString()} of them errors (${totals.clientErrors.toLocaleString()} 4xx, ${totals.serverErrors.toLocaleString()} 5xx); the busiest day was ${busiest.day} with ${busiest.requests.toLocaleString()}.`;
   const chart = h('div', { class: 'usage-chart', id: 'usage-chart', role: 'img', 'aria-label': `Chart of requests and errors per day from ${from} to ${to}` });
   const legend = h('p', { class: 'usage-legend', 'aria-hidden': 'true' },
@@ -88,7 +90,7 @@ function perDay(connection, history) {
   const figure = h('figure', { class: 'usage-figure' },
     h('figcaption', { id: 'usage-summary' }, summary),
     totals.requests === 0 ? null : [legend, chart],
-    h('details', {}, h('summary', {}, 'The numbers per day'), table));
+    totals.requests === 0 ? null : h('details', {}, h('summary', {}, 'The numbers per day'), table));
   if (totals.requests > 0) void drawChart(chart, legend, days);
   return figure;
 }
@@ -204,11 +206,11 @@ function recentRequests(connection, requests, reload) {
       h('caption', {}, `The last ${shown.length} ${onlyErrors ? 'failed ' : ''}requests, newest first (${errors} of ${requests.length} failed)`),
       h('thead', {}, h('tr', {}, ['Time', 'Method', 'Path', 'Status', 'Duration', 'Key'].map((name) => h('th', { scope: 'col' }, name)))),
       h('tbody', {}, shown.map((each) => h('tr', { class: each.error ? 'usage-failed' : null },
-        h('td', {}, new Date(each.at).toLocaleTimeString()),
+        h('td', { class: 'when' }, new Date(each.at).toLocaleTimeString()),
         h('td', {}, each.method),
         h('td', {}, h('code', {}, each.path)),
-        h('td', {}, each.error ? h('span', { class: 'usage-error-mark' }, 'error ') : null, String(each.status)),
-        h('td', {}, `${each.ms} ms`),
+        h('td', { class: 'when' }, each.error ? h('span', { class: 'usage-error-mark' }, 'error ') : null, String(each.status)),
+        h('td', { class: 'when' }, `${each.ms} ms`),
         h('td', {}, each.key ?? '—'))))));
   return h('div', { class: 'usage-recent' },
     h('h4', {}, 'Recent requests'),

@@ -76,7 +76,8 @@ function addForm(base, connection, fail, reload) {
   const url = h('input', { id: 'webhook-url', type: 'url', required: true, placeholder: 'https://hooks.example.com/sheets' });
   const name = h('input', { id: 'webhook-name', pattern: '[A-Za-z0-9_\\-]{1,64}', placeholder: 'hook-1' });
   const events = EVENT_TYPES.map((type) => h('input', { type: 'checkbox', class: 'webhook-event', value: type, checked: true }));
-  const form = h('form', { class: 'card inline', id: 'new-webhook-form', 'aria-label': `New webhook for ${connection.id}` },
+  const form = h('form', { class: 'card inline', id: 'new-webhook-form', 'aria-labelledby': 'new-webhook-heading' },
+    h('h4', { id: 'new-webhook-heading' }, `Add a webhook to ${connection.id}`),
     field('URL', url), field('Name', name),
     h('fieldset', { class: 'field', id: 'webhook-events' }, h('legend', {}, 'Events'), events.map((box) => h('label', { class: 'check' }, box, ` ${box.value}`))),
     button('Add webhook', 'plus', { type: 'submit', class: 'primary' }));
