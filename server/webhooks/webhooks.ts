@@ -30,6 +30,8 @@ const RECENT = 100;
 /** Deliveries in flight per webhook to a receiver that answered OPEN_AFTER 2xx in a row (else one). */
 export const WINDOW = 8;
 export const OPEN_AFTER = 100;
+/** Turns a burst of writes can bank for the deliveries waiting behind them. */
+const MAX_TURNS = 1_000;
 /** Events read from the outbox at once. */
 const READ_BATCH = 64;
 /** How long a target check's verdict is kept. */
@@ -103,6 +105,10 @@ export class Webhooks {
   readonly #stop = new AbortController();
   readonly #sender: Sender;
   readonly #refusals = new Map<string, { readonly why: Promise<string | null>; readonly until: number }>();
+  /** Writes recorded and not yet answered; attempts waiting for their turn; turns the writes gave them. */
+  #writing = 0;
+  readonly #waitingTurns: (() => void)[] = [];
+  #turns = 0;
   /** Changes through `set`, one at a time. */
   #changes: Promise<unknown> = Promise.resolve();
 
@@ -209,7 +215,43 @@ export class Webhooks {
   /** Puts a write's events in the connection's outbox; resolves once they are durable. Null: no webhooks there. */
   record(connection: string, drafts: readonly DraftEvent[]): Promise<void> | null {
     const outbox = this.#outboxes.get(connection);
-    return outbox === undefined || drafts.length === 0 || !this.has(connection) ? null : outbox.record(drafts);
+    if (outbox === undefined || drafts.length === 0 || !this.has(connection)) return null;
+    const durable = outbox.record(drafts);
+    this.#writing++;
+    this.#turns = Math.min(this.#turns + 1, MAX_TURNS);
+    this.#letDeliveriesGo();
+    // Still writing until the turn after the answer went out.
+    const done = () => setImmediate(() => {
+      this.#writing--;
+      this.#letDeliveriesGo();
+    });
+    durable.then(done, done);
+    return durable;
+  }
+
+  /**
+   * Resolves when an attempt may start: at once while no write is in flight; while writes are,
+   * one attempt per write recorded (across every webhook). Writes go first: a server saturated
+   * with writes delivers one event per write until they ease, then the backlog at full pace.
+   */
+  #turn(signal: AbortSignal): Promise<void> {
+    if (this.#writing === 0 && this.#waitingTurns.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const go = () => {
+        signal.removeEventListener('abort', go);
+        resolve();
+      };
+      this.#waitingTurns.push(go);
+      signal.addEventListener('abort', go);
+      this.#letDeliveriesGo();
+    });
+  }
+
+  #letDeliveriesGo(): void {
+    while (this.#waitingTurns.length > 0 && (this.#writing === 0 || this.#turns > 0)) {
+      if (this.#writing > 0) this.#turns--;
+      this.#waitingTurns.shift()!();
+    }
   }
 
   /** A connection's webhooks, without their secrets. */
@@ -296,6 +338,8 @@ export class Webhooks {
     while (!signal.aborted) {
       if (!(await outbox.stillDelivering())) return 'handed over';
       delivery.attempts++;
+      await this.#turn(signal);
+      if (signal.aborted) break;
       const answer = await this.#post(hook, event, signal);
       if (signal.aborted) break;
       delivery.lastStatus = answer.status;
