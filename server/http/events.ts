@@ -72,10 +72,12 @@ export async function answerEvents(settings: EventsSettings, connection: Connect
   const visible = connection.engine.visibleTabs;
   const hidden = new Set(connection.engine.hiddenTabs === 'hide' ? (await connection.source.read()).tabs.filter((each) => each.visibility !== undefined).map((each) => each.name) : []);
   const shown = (event: FeedEvent) => (tab === null || event.tab === tab) && (visible === undefined || visible.includes(event.tab)) && !hidden.has(event.tab);
+  // Streams with the same view get the same events: one chunk per tick for all of them.
+  const view = JSON.stringify([connection.id, tab, visible ?? null, [...hidden].sort()]);
   const headers = { 'Content-Type': EVENT_STREAM_TYPE, 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' };
   if (request.method === 'HEAD') return { status: 200, headers, body: '' };
   const resumeFrom = request.headers.get('last-event-id') ?? url.searchParams.get('lastEventId');
-  return { status: 200, headers, body: '', stream: await eventStream(settings, connection, resumeFrom === '' ? null : resumeFrom, shown) };
+  return { status: 200, headers, body: '', stream: await eventStream(settings, connection, resumeFrom === '' ? null : resumeFrom, shown, view) };
 }
 
 const encoder = new TextEncoder();
@@ -100,19 +102,70 @@ function encodedEvent(event: FeedEvent): Uint8Array {
  * events of many writes. Sent in the same turn, 100 streams under 1,000 writes a second cost
  * 100,000 socket writes a second: a paired POST rate of 0.66x no feed on Node; every 20 ms,
  * 0.71x; every 100 ms, 0.84x (bench/feed.ts, docs/benchmarks.md). An event waits at most this long.
+ * The chunk is made once per view (connection, tab, tabs the key sees) and the same bytes go to
+ * every stream of that view: 100 streams, one copy, not 100.
  */
 const SEND_EVERY_MS = 100;
-const waitingStreams = new Set<() => void>();
+
+/** A stream with live events waiting: its view, and the events (as they are) since its last chunk. */
+interface Waiting {
+  readonly view: string;
+  events: FeedEvent[];
+  sendBytes: (bytes: Uint8Array) => void;
+}
+
+const waitingStreams = new Set<Waiting>();
 let sendTimer: ReturnType<typeof setTimeout> | null = null;
 
-function sendSoon(send: () => void): void {
-  waitingStreams.add(send);
-  sendTimer ??= setTimeout(() => {
-    sendTimer = null;
-    const due = [...waitingStreams];
-    waitingStreams.clear();
-    for (const each of due) each();
-  }, SEND_EVERY_MS);
+function sendSoon(stream: Waiting): void {
+  waitingStreams.add(stream);
+  sendTimer ??= setTimeout(sendWaiting, SEND_EVERY_MS);
+}
+
+/**
+ * Every waiting stream's chunk. Streams of one view that waited since the same event hold the
+ * same events (they arrive in one order and the view decides which are shown), so the chunk is
+ * keyed by view, first event and count.
+ */
+function sendWaiting(): void {
+  sendTimer = null;
+  const chunks = new Map<string, Uint8Array>();
+  const due = [...waitingStreams];
+  waitingStreams.clear();
+  for (const stream of due) flush(stream, chunks);
+}
+
+function flush(stream: Waiting, chunks: Map<string, Uint8Array>): void {
+  const { events } = stream;
+  if (events.length === 0) return;
+  stream.events = [];
+  const key = `${stream.view}\n${events[0].id}\n${events.length}`;
+  let bytes = chunks.get(key);
+  if (bytes === undefined) chunks.set(key, (bytes = joined(events.map(encodedEvent))));
+  stream.sendBytes(bytes);
+}
+
+/** Every stream's heartbeat, one timer per interval rather than one per stream. */
+const heartbeats = new Map<number, { readonly timer: ReturnType<typeof setInterval>; readonly beats: Set<() => void> }>();
+
+function onHeartbeat(everyMs: number, beat: () => void): () => void {
+  let entry = heartbeats.get(everyMs);
+  if (entry === undefined) {
+    const beats = new Set<() => void>();
+    const timer = setInterval(() => {
+      for (const each of [...beats]) each();
+    }, everyMs);
+    timer.unref?.();
+    heartbeats.set(everyMs, (entry = { timer, beats }));
+  }
+  const { beats, timer } = entry;
+  beats.add(beat);
+  return () => {
+    beats.delete(beat);
+    if (beats.size > 0 || heartbeats.get(everyMs)?.beats !== beats) return;
+    clearInterval(timer);
+    heartbeats.delete(everyMs);
+  };
 }
 
 /** The chunks as one (a copy only when there are several). */
@@ -136,7 +189,7 @@ function resetText(latest: string | null, reason: string): string {
  * Subscribes first and buffers, then replays what the client missed, then sends the buffered
  * events newer than the replay and goes live: nothing falls between the replay and the live events.
  */
-async function eventStream(settings: EventsSettings, connection: Connection, resumeFrom: string | null, shown: (event: FeedEvent) => boolean): Promise<ReadableStream<Uint8Array>> {
+async function eventStream(settings: EventsSettings, connection: Connection, resumeFrom: string | null, shown: (event: FeedEvent) => boolean, view: string): Promise<ReadableStream<Uint8Array>> {
   const { feed } = settings;
   let live: ((event: FeedEvent) => void) | null = null;
   const buffered: FeedEvent[] = [];
@@ -162,18 +215,17 @@ async function eventStream(settings: EventsSettings, connection: Connection, res
     unsubscribe();
     throw error;
   }
-  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let stopHeartbeat = () => undefined as void;
   let finished = false;
+  // Live events wait here (as they are) until the next tick: nothing is encoded on the write's path.
+  const waiting: Waiting = { view, events: [], sendBytes: () => undefined };
   const stop = () => {
     if (finished) return;
     finished = true;
-    clearInterval(heartbeat);
-    waitingStreams.delete(sendWaiting);
+    stopHeartbeat();
+    waitingStreams.delete(waiting);
     unsubscribe();
   };
-  // Live events wait here (as they are) until `sendSoon` runs: nothing is encoded on the write's path.
-  let waiting: FeedEvent[] = [];
-  let sendWaiting = () => undefined as void;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       const sendBytes = (bytes: Uint8Array) => {
@@ -186,14 +238,10 @@ async function eventStream(settings: EventsSettings, connection: Connection, res
         }
       };
       const send = (text: string) => sendBytes(encoder.encode(text));
-      sendWaiting = () => {
-        const events = waiting;
-        waiting = [];
-        if (events.length > 0) sendBytes(joined(events.map(encodedEvent)));
-      };
+      waiting.sendBytes = sendBytes;
       end = () => {
         if (finished) return;
-        sendWaiting();
+        flush(waiting, new Map());
         stop();
         controller.close();
       };
@@ -203,14 +251,13 @@ async function eventStream(settings: EventsSettings, connection: Connection, res
       for (const event of buffered.splice(0)) if (newer(event) && shown(event)) send(eventText(event));
       live = (event) => {
         if (!shown(event) || finished) return;
-        waiting.push(event);
-        sendSoon(sendWaiting);
+        waiting.events.push(event);
+        sendSoon(waiting);
       };
-      heartbeat = setInterval(() => {
-        sendWaiting();
+      stopHeartbeat = onHeartbeat(settings.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, () => {
+        flush(waiting, new Map());
         send(': keep-alive\n\n');
-      }, settings.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
-      heartbeat.unref?.();
+      });
     },
     cancel() {
       stop();

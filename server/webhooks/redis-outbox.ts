@@ -73,33 +73,32 @@ export class RedisOutbox implements WebhookQueue {
     const { client } = this.#redis;
     // One connection, sent in order: Redis numbers them in the order the writes were acknowledged here.
     await Promise.all(drafts.map((draft) => client.sendCommand(['XADD', this.#stream, '*', 'e', JSON.stringify(draft)])));
-    this.#wake();
+    // The deliveries start in a later turn: the write these events belong to is answered first.
+    setImmediate(() => this.#wake());
   }
 
-  async nextFor(webhook: string, signal: AbortSignal): Promise<FeedEvent | undefined> {
+  async eventsFor(webhook: string, after: string | null, max: number, signal?: AbortSignal): Promise<readonly FeedEvent[]> {
     if (this.#fence === null) {
-      await this.#wait(RETRY_MS, signal);
-      return undefined;
+      if (signal !== undefined) await this.#wait(RETRY_MS, signal);
+      return [];
     }
     try {
-      let cursor = this.#cursors.get(webhook);
+      let cursor = after ?? this.#cursors.get(webhook);
       if (cursor === undefined) {
         cursor = ((await this.#redis.client.hGet(this.#cursorsKey, webhook)) as string | null | undefined) ?? '0-0';
         this.#cursors.set(webhook, cursor);
       }
-      const reply = await this.#redis.client.sendCommand(['XREAD', 'COUNT', '1', 'STREAMS', this.#stream, cursor]);
-      const entry = firstEntry(reply, this.#stream);
-      if (entry !== undefined) {
-        const [id, fields] = entry;
-        return { id, ...(JSON.parse(fields[fields.indexOf('e') + 1]) as DraftEvent) };
-      }
+      // One read for a batch of events, not one per delivery.
+      const reply = await this.#redis.client.sendCommand(['XREAD', 'COUNT', String(max), 'STREAMS', this.#stream, cursor]);
+      const events = entriesOf(reply, this.#stream).map(([id, fields]) => ({ id, ...(JSON.parse(fields[fields.indexOf('e') + 1]) as DraftEvent) }));
+      if (events.length > 0 || signal === undefined) return events;
     } catch (error) {
       this.#log.warn('could not read a webhook outbox in Redis; trying again', { connection: this.connection, error: String(error) });
-      await this.#wait(RETRY_MS, signal);
-      return undefined;
+      if (signal !== undefined) await this.#wait(RETRY_MS, signal);
+      return [];
     }
     await this.#wait(POLL_MS, signal);
-    return undefined;
+    return [];
   }
 
   async stillDelivering(): Promise<boolean> {
@@ -205,10 +204,10 @@ function compare(a: string, b: string): number {
 
 type Entry = [string, string[]];
 
-/** XREAD's first entry, whether the client hands streams back as `[[name, entries]]` or `{name: entries}`. */
-function firstEntry(reply: unknown, stream: string): Entry | undefined {
-  if (reply === null || reply === undefined) return undefined;
-  if (Array.isArray(reply)) return (reply as [string, Entry[]][])[0]?.[1]?.[0];
-  if (reply instanceof Map) return (reply.get(stream) as Entry[] | undefined)?.[0];
-  return ((reply as Record<string, Entry[]>)[stream])?.[0];
+/** XREAD's entries, whether the client hands streams back as `[[name, entries]]` or `{name: entries}`. */
+function entriesOf(reply: unknown, stream: string): readonly Entry[] {
+  if (reply === null || reply === undefined) return [];
+  if (Array.isArray(reply)) return (reply as [string, Entry[]][])[0]?.[1] ?? [];
+  if (reply instanceof Map) return (reply.get(stream) as Entry[] | undefined) ?? [];
+  return (reply as Record<string, Entry[]>)[stream] ?? [];
 }

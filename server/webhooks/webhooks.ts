@@ -1,13 +1,16 @@
 // Every connection's webhooks: `webhooks.record('crm', drafts)` before a write is answered -> the
 // events in crm's outbox (outbox.ts), then POSTed to each webhook in order, signed (sign.ts),
 // retried on anything but a 2xx within the timeout with exponential backoff and full jitter, for
-// up to 24 h from the event. Per webhook one event is in flight at a time and a failing event
-// holds the ones after it: first deliveries keep the connection's order (docs/decisions.md).
-// Nothing here is awaited by a write except the outbox's fsync.
+// up to 24 h from the event. Per webhook first attempts go in id order, one at a time, or up to
+// WINDOW once the receiver has answered 2xx OPEN_AFTER times in a row; a failing event holds
+// the ones after it: first deliveries keep the connection's order (docs/decisions.md says when a
+// window can let a few pass a failing one). Nothing here is awaited by a write except the
+// outbox's fsync; deliveries start in the turn after the writes whose events they carry.
 import { ConfigError, type ConnectionConfig, type WebhookConfig } from '../config/config.ts';
 import type { DraftEvent, FeedEvent } from '../feed/event.ts';
 import type { Logger } from '../log.ts';
 import { Outbox, type WebhookQueue } from './outbox.ts';
+import { openSender, type Sender } from './send.ts';
 import { signatureHeader } from './sign.ts';
 import { resolveAll, whyRefused, type Resolve } from './target.ts';
 
@@ -24,6 +27,27 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = { allowPrivateTargets: 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Deliveries kept per webhook for the admin API. */
 const RECENT = 100;
+/** Deliveries in flight per webhook to a receiver that answered OPEN_AFTER 2xx in a row (else one). */
+export const WINDOW = 8;
+export const OPEN_AFTER = 100;
+/** Turns a burst of writes can bank for the deliveries waiting behind them. */
+const MAX_TURNS = 1_000;
+/** Events read from the outbox at once. */
+const READ_BATCH = 64;
+/** How long a target check's verdict is kept. */
+const REFUSAL_KEPT_MS = 1_000;
+
+/** How one event's attempts ended: delivered or given up (`done`), another instance delivers now, or stopping. */
+type Outcome = 'done' | 'handed over' | 'stopped';
+
+/** Each event's body, made once for all the webhooks sending it (their signatures differ). */
+const bodies = new WeakMap<object, string>();
+
+function bodyOf(event: object): string {
+  let body = bodies.get(event);
+  if (body === undefined) bodies.set(event, (body = JSON.stringify(event)));
+  return body;
+}
 
 /** One event's delivery to one webhook, as the admin API lists it. */
 export interface Delivery {
@@ -79,6 +103,12 @@ export class Webhooks {
   readonly #log: Logger;
   readonly #resolve: Resolve;
   readonly #stop = new AbortController();
+  readonly #sender: Sender;
+  readonly #refusals = new Map<string, { readonly why: Promise<string | null>; readonly until: number }>();
+  /** Writes recorded and not yet answered; attempts waiting for their turn; turns the writes gave them. */
+  #writing = 0;
+  readonly #waitingTurns: (() => void)[] = [];
+  #turns = 0;
   /** Changes through `set`, one at a time. */
   #changes: Promise<unknown> = Promise.resolve();
 
@@ -92,6 +122,7 @@ export class Webhooks {
     this.#settings = settings;
     this.#log = log;
     this.#resolve = resolve;
+    this.#sender = openSender(settings.timeoutMs, WINDOW);
   }
 
   /**
@@ -184,7 +215,43 @@ export class Webhooks {
   /** Puts a write's events in the connection's outbox; resolves once they are durable. Null: no webhooks there. */
   record(connection: string, drafts: readonly DraftEvent[]): Promise<void> | null {
     const outbox = this.#outboxes.get(connection);
-    return outbox === undefined || drafts.length === 0 || !this.has(connection) ? null : outbox.record(drafts);
+    if (outbox === undefined || drafts.length === 0 || !this.has(connection)) return null;
+    const durable = outbox.record(drafts);
+    this.#writing++;
+    this.#turns = Math.min(this.#turns + 1, MAX_TURNS);
+    this.#letDeliveriesGo();
+    // Still writing until the turn after the answer went out.
+    const done = () => setImmediate(() => {
+      this.#writing--;
+      this.#letDeliveriesGo();
+    });
+    durable.then(done, done);
+    return durable;
+  }
+
+  /**
+   * Resolves when an attempt may start: at once while no write is in flight; while writes are,
+   * one attempt per write recorded (across every webhook). Writes go first: a server saturated
+   * with writes delivers one event per write until they ease, then the backlog at full pace.
+   */
+  #turn(signal: AbortSignal): Promise<void> {
+    if (this.#writing === 0 && this.#waitingTurns.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const go = () => {
+        signal.removeEventListener('abort', go);
+        resolve();
+      };
+      this.#waitingTurns.push(go);
+      signal.addEventListener('abort', go);
+      this.#letDeliveriesGo();
+    });
+  }
+
+  #letDeliveriesGo(): void {
+    while (this.#waitingTurns.length > 0 && (this.#writing === 0 || this.#turns > 0)) {
+      if (this.#writing > 0) this.#turns--;
+      this.#waitingTurns.shift()!();
+    }
   }
 
   /** A connection's webhooks, without their secrets. */
@@ -212,84 +279,124 @@ export class Webhooks {
     await this.#changes;
     await Promise.allSettled([...this.#hooks.values()].flatMap((byName) => [...byName.values()].map((hook) => hook.loop)));
     await Promise.allSettled([...this.#outboxes.values()].map((outbox) => outbox.close()));
+    await this.#sender.close().catch(() => undefined);
   }
 
   #start(hook: Hook): void {
     hook.loop = this.#deliver(hook);
   }
 
-  /** One webhook's loop: the next event after its cursor, tried until delivered or 24 h old, then the next. */
+  /**
+   * One webhook's loop: the events after its cursor, each tried until delivered or 24 h old,
+   * first attempts in id order. One in flight at a time, until the receiver has answered
+   * OPEN_AFTER 2xx in a row: then up to WINDOW, started in order; any failed attempt shuts the
+   * window to one again, so nothing new is sent while an event is being retried (never
+   * overtaking it). The cursor moves in order, past events done with.
+   */
   async #deliver(hook: Hook): Promise<void> {
     const { outbox } = hook;
+    const name = hook.config.name;
     const signal = AbortSignal.any([this.#stop.signal, hook.stop.signal]);
-    const giveUpAfter = this.#settings.giveUpAfterMs ?? DAY_MS;
+    const flight: { readonly event: FeedEvent; readonly done: Promise<Outcome> }[] = [];
+    let read: readonly FeedEvent[] = [];
+    let readAt = 0;
+    /** The last event read from the queue (null: start at the cursor). */
+    let lastRead: string | null = null;
+    const answers = { inARow: 0 };
     while (!signal.aborted) {
-      const event = await outbox.nextFor(hook.config.name, signal);
-      if (event === undefined) continue;
-      if (!hook.wants(event)) {
-        void outbox.advance(hook.config.name, event.id).catch((error) => this.#cursorFailed(outbox, error));
+      while (flight.length < (answers.inARow >= OPEN_AFTER ? WINDOW : 1)) {
+        if (readAt === read.length) {
+          // Waits for new events only with nothing in flight.
+          read = await outbox.eventsFor(name, lastRead, READ_BATCH, flight.length === 0 ? signal : undefined);
+          readAt = 0;
+          if (read.length === 0 || signal.aborted) break;
+          lastRead = read.at(-1)!.id;
+        }
+        const event = read[readAt++];
+        flight.push({ event, done: hook.wants(event) ? this.#attempts(hook, event, signal, answers) : Promise.resolve('done') });
+      }
+      const head = flight.shift();
+      if (head === undefined) continue;
+      const outcome = await head.done;
+      if (signal.aborted) return;
+      if (outcome === 'handed over') {
+        // With several instances: another took over the connection; it goes on from the cursor.
+        await Promise.all(flight.splice(0).map((each) => each.done));
+        [read, readAt, lastRead] = [[], 0, null];
         continue;
       }
-      const delivery: Delivery = { eventId: event.id, type: event.type, status: 'pending', attempts: 0, lastStatus: null, nextTry: null };
-      hook.note(delivery);
-      let handedOver = false;
-      while (!signal.aborted) {
-        // With several instances: another took over the connection; it goes on from the cursor.
-        if (!(await outbox.stillDelivering())) {
-          handedOver = true;
-          break;
-        }
-        delivery.attempts++;
-        const answer = await this.#post(hook, event, signal);
-        if (signal.aborted) return;
-        delivery.lastStatus = answer.status;
-        if (answer.error === undefined) delete delivery.lastError;
-        else delivery.lastError = answer.error;
-        if (answer.status >= 200 && answer.status < 300) {
-          delivery.status = 'delivered';
-          delivery.nextTry = null;
-          break;
-        }
-        // Full jitter: anywhere between 0 and the doubled wait, so receivers coming back are not hit by every sender at once.
-        const wait = Math.random() * Math.min(this.#settings.retryCapMs, this.#settings.retryBaseMs * 2 ** Math.min(delivery.attempts - 1, 40));
-        if (Date.now() + wait - Date.parse(event.at) > giveUpAfter) {
-          delivery.status = 'failed';
-          delivery.nextTry = null;
-          this.#log.warn('a webhook delivery was given up after 24 h of failures', { connection: outbox.connection, webhook: hook.config.name, event: event.id, attempts: delivery.attempts });
-          break;
-        }
-        delivery.nextTry = new Date(Date.now() + wait).toISOString();
-        await sleep(wait, signal);
-      }
-      if (signal.aborted) return;
-      if (handedOver) continue;
-      void outbox.advance(hook.config.name, event.id).catch((error) => this.#cursorFailed(outbox, error));
+      void outbox.advance(name, head.event.id).catch((error) => this.#cursorFailed(outbox, error));
     }
   }
 
+  /** One event's attempts, until delivered, given up on (24 h) or handed over; `answers` counts 2xx in a row. */
+  async #attempts(hook: Hook, event: FeedEvent, signal: AbortSignal, answers: { inARow: number }): Promise<Outcome> {
+    const { outbox } = hook;
+    const giveUpAfter = this.#settings.giveUpAfterMs ?? DAY_MS;
+    const delivery: Delivery = { eventId: event.id, type: event.type, status: 'pending', attempts: 0, lastStatus: null, nextTry: null };
+    hook.note(delivery);
+    while (!signal.aborted) {
+      if (!(await outbox.stillDelivering())) return 'handed over';
+      delivery.attempts++;
+      await this.#turn(signal);
+      if (signal.aborted) break;
+      const answer = await this.#post(hook, event, signal);
+      if (signal.aborted) break;
+      delivery.lastStatus = answer.status;
+      if (answer.error === undefined) delete delivery.lastError;
+      else delivery.lastError = answer.error;
+      if (answer.status >= 200 && answer.status < 300) {
+        answers.inARow++;
+        delivery.status = 'delivered';
+        delivery.nextTry = null;
+        return 'done';
+      }
+      answers.inARow = 0;
+      // Full jitter: anywhere between 0 and the doubled wait, so receivers coming back are not hit by every sender at once.
+      const wait = Math.random() * Math.min(this.#settings.retryCapMs, this.#settings.retryBaseMs * 2 ** Math.min(delivery.attempts - 1, 40));
+      if (Date.now() + wait - Date.parse(event.at) > giveUpAfter) {
+        delivery.status = 'failed';
+        delivery.nextTry = null;
+        this.#log.warn('a webhook delivery was given up after 24 h of failures', { connection: outbox.connection, webhook: hook.config.name, event: event.id, attempts: delivery.attempts });
+        return 'done';
+      }
+      delivery.nextTry = new Date(Date.now() + wait).toISOString();
+      await sleep(wait, signal);
+    }
+    return 'stopped';
+  }
+
   /** One POST: the status (0 for none) and why it failed, never throwing. */
-  async #post(hook: Hook, event: object, stop: AbortSignal = this.#stop.signal): Promise<{ status: number; error?: string }> {
+  async #post(hook: Hook, event: { readonly id: string }, stop: AbortSignal = this.#stop.signal): Promise<{ status: number; error?: string }> {
     const { url, secret } = hook.config;
     try {
       // Again before each delivery: a name may resolve elsewhere now (DNS rebinding).
-      const why = await whyRefused(url, this.#settings.allowPrivateTargets, this.#resolve);
+      const why = await this.#whyRefusedNow(url);
       if (why !== null) return { status: 0, error: `target refused: ${why}` };
-      const body = JSON.stringify(event);
-      const id = (event as { id: string }).id;
-      const signature = await signatureHeader(secret.reveal(), body, Math.floor(Date.now() / 1000));
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'sheetrest-webhooks', 'sheetrest-event-id': id, 'sheetrest-signature': signature },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(this.#settings.timeoutMs), stop]),
-      });
-      await response.body?.cancel().catch(() => undefined);
-      return { status: response.status };
+      const body = bodyOf(event);
+      const signature = signatureHeader(secret.reveal(), body, Math.floor(Date.now() / 1000));
+      const headers = { 'content-type': 'application/json', 'user-agent': 'sheetrest-webhooks', 'sheetrest-event-id': event.id, 'sheetrest-signature': signature };
+      return { status: await this.#sender.send(url, headers, body, stop) };
     } catch (error) {
       const name = error instanceof Error ? error.name : '';
       return { status: 0, error: name === 'TimeoutError' ? `no answer within ${this.#settings.timeoutMs} ms` : error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  /**
+   * The target check before a delivery, its verdict kept for REFUSAL_KEPT_MS per url: with
+   * private targets refused, each check resolves the name, which a delivery per event would
+   * otherwise pay (a rebinding within that second is not caught; it is not between the check and
+   * the connection either, docs/decisions.md).
+   */
+  #whyRefusedNow(url: string): Promise<string | null> {
+    if (this.#settings.allowPrivateTargets) return Promise.resolve(null);
+    const kept = this.#refusals.get(url);
+    if (kept !== undefined && kept.until > Date.now()) return kept.why;
+    const why = whyRefused(url, false, this.#resolve);
+    if (this.#refusals.size > 1_000) this.#refusals.clear();
+    this.#refusals.set(url, { why, until: Date.now() + REFUSAL_KEPT_MS });
+    return why;
   }
 
   #cursorFailed(outbox: WebhookQueue, error: unknown): void {

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { test } from 'node:test';
 import { ConfigError } from '../../server/config/config.ts';
 import { Secret } from '../../server/config/secret.ts';
@@ -11,7 +12,7 @@ import { silentLogger } from '../../server/log.ts';
 import { Outbox } from '../../server/webhooks/outbox.ts';
 import { signatureHeader } from '../../server/webhooks/sign.ts';
 import { privateKind, whyRefused } from '../../server/webhooks/target.ts';
-import { DEFAULT_WEBHOOK_SETTINGS, Webhooks } from '../../server/webhooks/webhooks.ts';
+import { DEFAULT_WEBHOOK_SETTINGS, OPEN_AFTER, WINDOW, Webhooks } from '../../server/webhooks/webhooks.ts';
 import { tempDir } from '../helpers/http.ts';
 
 /** How a Stripe-style receiver checks `Sheetrest-Signature`, with node:crypto. */
@@ -24,7 +25,7 @@ function verifies(header: string, body: string, secret: string): boolean {
 
 test('the signature is t=<seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, as node:crypto computes it', async () => {
   const body = '{"id":"1718000000000-0","type":"rows.created","rows":[{"Name":"Zoë"}]}';
-  const header = await signatureHeader('whsec_test', body, 1718000000);
+  const header = signatureHeader('whsec_test', body, 1718000000);
   assert.match(header, /^t=1718000000,v1=[0-9a-f]{64}$/);
   assert.ok(verifies(header, body, 'whsec_test'));
   assert.ok(!verifies(header, body, 'whsec_other'), 'another secret does not verify');
@@ -105,4 +106,61 @@ test('cursors are saved once per while, the newest id, and close saves what is s
   assert.equal(reopened.cursor('a'), three.id);
   assert.equal(reopened.next(reopened.cursor('a')), undefined, 'nothing left to deliver');
   await reopened.close();
+});
+
+/** A receiver answering 204 after `delayMs`, and 500 to the first attempt of the event of row `failOnce`; it notes the rows in arrival order and the most requests it held at once. */
+async function windowReceiver(t: { after(fn: () => unknown): void }, failOnce: number, delayMs: number) {
+  const arrivals: number[] = [];
+  const accepted = new Set<number>();
+  let [open, most] = [0, 0];
+  const server = createServer((request, response) => {
+    most = Math.max(most, ++open);
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const row = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { indexes: number[] }).indexes[0];
+      arrivals.push(row);
+      setTimeout(() => {
+        open--;
+        if (row === failOnce && arrivals.filter((each) => each === row).length === 1) return void response.writeHead(500).end();
+        accepted.add(row);
+        response.writeHead(204).end();
+      }, delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, arrivals, accepted, most: () => most };
+}
+
+test(`deliveries: one at a time until ${OPEN_AFTER} 2xx in a row, then up to ${WINDOW} at once, first attempts in order; a failure lets none but those already sent pass it`, { timeout: 60_000 }, async (t) => {
+  const dir = await tempDir(t);
+  const burst = 300;
+  const failing = OPEN_AFTER + 150;
+  const receiver = await windowReceiver(t, failing, 3);
+  const connection = { id: 'crm', webhooks: [{ name: 'a', url: receiver.url, secret: new Secret('s') }] } as never;
+  const settings = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivateTargets: true, retryBaseMs: 20, retryCapMs: 40 };
+  const webhooks = await Webhooks.open(dir.path('state'), [connection], settings, silentLogger);
+  const draft = (n: number) => ({ type: 'rows.created' as const, connection: 'crm', tab: 'T', at: new Date().toISOString(), rows: [], indexes: [n] });
+  const delivered = async (count: number) => {
+    const deadline = Date.now() + 30_000;
+    while (receiver.accepted.size < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(receiver.accepted.size, count, 'every event delivered');
+  };
+  // A backlog from the start: still one at a time until OPEN_AFTER answers in a row.
+  await webhooks.record('crm', Array.from({ length: OPEN_AFTER }, (_, n) => draft(n)));
+  await delivered(OPEN_AFTER);
+  assert.equal(receiver.most(), 1, `one delivery at a time before ${OPEN_AFTER} 2xx in a row`);
+  await webhooks.record('crm', Array.from({ length: burst }, (_, n) => draft(OPEN_AFTER + n)));
+  await delivered(OPEN_AFTER + burst);
+  assert.ok(receiver.most() > 1 && receiver.most() <= WINDOW, `up to ${WINDOW} at once after the window opened (${receiver.most()})`);
+  const retried = receiver.arrivals.lastIndexOf(failing);
+  assert.ok(retried > receiver.arrivals.indexOf(failing), 'the failed event was tried again');
+  const passed = receiver.arrivals.slice(0, retried).filter((row) => row > failing);
+  assert.ok(passed.every((row) => row < failing + WINDOW), `only events already in flight passed the failing one (${passed.join(', ')})`);
+  // First attempts in order: each row's first arrival comes after the first arrival of every row WINDOW before it.
+  const firsts = receiver.arrivals.filter((row, at) => receiver.arrivals.indexOf(row) === at);
+  for (const [at, row] of firsts.entries()) assert.ok(firsts.slice(at + 1).every((later) => later > row - WINDOW), `row ${row} was not sent after rows ${WINDOW} later`);
+  // Closed here, not in t.after: Bun's test runner would leave the outbox's file handle to the GC.
+  await webhooks.close();
 });
