@@ -9,8 +9,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
-const SCRIPT = join(import.meta.dirname, '../../.ci/deploy');
+const SCRIPT = fileURLToPath(new URL('../../.ci/deploy', import.meta.url));
 const BASH = ['/bin/bash', '/usr/bin/bash'].find((path) => existsSync(path));
 const skip = BASH === undefined || !existsSync('/usr/bin/mktemp') ? 'needs bash and coreutils' : false;
 
