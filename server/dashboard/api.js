@@ -28,6 +28,7 @@ export async function send({ method, url, key, body }) {
   const started = performance.now();
   const response = await fetch(url, { method, headers, body, cache: 'no-store' });
   const text = await response.text();
+  requestMade();
   return { status: response.status, statusText: response.statusText, headers: [...response.headers], text, ms: Math.round(performance.now() - started) };
 }
 
@@ -35,7 +36,16 @@ export async function send({ method, url, key, body }) {
 export async function openApi(id, key) {
   const response = await fetch(`/sheets/${encodeURIComponent(id)}/openapi.json`, { headers: keyHeaders(key) });
   const text = await response.text();
+  requestMade();
   return { ok: response.ok, status: response.status, body: parse(text) };
+}
+
+/**
+ * Says that the page's own request reached a connection (a key's is counted): the header's
+ * usage is read again (app.js listens for `sheetrest:request`). grid.js calls it too.
+ */
+export function requestMade() {
+  dispatchEvent(new Event('sheetrest:request'));
 }
 
 /** The key's header, or without a key the admin token's. */

@@ -209,7 +209,17 @@ function render() {
     const link = event.target.closest('a');
     if (link !== null && link.hash !== location.hash) focusNext = link.id === 'new-connection-link' ? '#new-heading' : '#connection-heading';
   });
+  showChosenTab();
   rendered();
+}
+
+/** On a phone the tabs are one row that scrolls sideways: the chosen one is scrolled into it (the page itself does not move). */
+function showChosenTab() {
+  const list = main.querySelector('.tabs');
+  const chosen = list?.querySelector('[aria-selected=true]');
+  if (!chosen || list.scrollWidth <= list.clientWidth) return;
+  const left = chosen.getBoundingClientRect().left - list.getBoundingClientRect().left + list.scrollLeft;
+  if (left < list.scrollLeft || left + chosen.offsetWidth > list.scrollLeft + list.clientWidth) list.scrollLeft = left - (list.clientWidth - chosen.offsetWidth) / 2;
 }
 
 function missing() {
@@ -288,7 +298,7 @@ function detail(connection) {
     playgroundKey: () => playgroundKeys.get(connection.id),
   };
   const endpoint = new URL(`/sheets/${encodeURIComponent(connection.id)}`, location.origin).href;
-  const endpointText = h('code', { id: 'endpoint' }, endpoint);
+  const endpointText = h('code', { id: 'endpoint', title: endpoint }, endpoint);
   const badges = [
     connection.open ? h('span', { class: 'badge warn' }, icon('unlock'), 'open') : h('span', { class: 'badge good' }, icon('lock'), 'closed'),
     connection.writable ? null : h('span', { class: 'badge' }, 'read-only'),
@@ -304,23 +314,63 @@ function detail(connection) {
   tablist.addEventListener('click', (event) => {
     if (event.target.closest('a')?.hash !== location.hash) focusNext = '[role=tab][aria-selected=true]';
   });
-  return h('section', { class: 'detail', id: 'detail', 'aria-labelledby': 'connection-heading' },
+  // The facts: open on a wide screen, a line to open on a phone (below 48 rem), where the header
+  // would otherwise push the screens below the fold; a reader's own choice is kept across renders.
+  const facts = h('details', { class: 'facts-details', id: 'facts', open: factsOpen ?? matchMedia(WIDE).matches },
+    h('summary', {}, `About ${connection.id}: source, access, plan, usage`),
+    h('dl', { class: 'facts' },
+      fact('Source', h('dd', {}, connection.description)),
+      fact('Status', h('dd', {}, connection.status, connection.problem ? `: ${connection.problem}` : '')),
+      fact('Access', h('dd', { id: 'access' }, accessOf(connection))),
+      fact('Writes', h('dd', { id: 'writable' }, connection.writable ? 'allowed' : 'read-only')),
+      fact('Plan', h('dd', { id: 'plan' }, connection.plan ? `${connection.plan.name} (${usage.limit ?? 'no'} ${PERIOD_WORDS[period] ?? period} limit)` : 'none')),
+      fact('Usage', h('dd', { id: 'usage' }, usageText(connection, usage)))));
+  facts.addEventListener('toggle', () => { if (facts.isConnected) factsOpen = facts.open; });
+  // The header's usage is this render's; it is read again now (a screen switch) and after the
+  // page's own requests to the connection (usageChanged), so it agrees with the Usage screen.
+  void refreshUsage(connection.id);
+  return h('section', { class: 'detail', id: 'detail', 'aria-labelledby': 'connection-heading', 'data-connection': connection.id },
     h('div', { class: 'detail-head' },
       h('h2', { id: 'connection-heading', tabindex: '-1' }, connection.id, ' ', badges),
-      h('div', { class: 'endpoint' }, icon('link'), h('span', { class: 'muted' }, 'Endpoint'), endpointText, copyButton('copy-endpoint', endpoint, endpointText, `the endpoint URL of ${connection.id}`)),
+      h('div', { class: 'endpoint' }, icon('link'), h('span', { class: 'endpoint-label muted' }, 'Endpoint'), endpointText, copyButton('copy-endpoint', endpoint, endpointText, `the endpoint URL of ${connection.id}`)),
       h('p', { class: 'links' },
         h('a', { id: 'openapi-link', href: `/sheets/${encodeURIComponent(connection.id)}/openapi.json`, target: '_blank', rel: 'noopener' }, icon('file'), 'openapi.json'),
         h('a', { id: 'api-docs-link', href: `/_docs/${encodeURIComponent(connection.id)}`, target: '_blank', rel: 'noopener' }, icon('book'), 'API docs (Swagger UI)'),
-        h('a', { href: '/_docs/project/', target: '_blank', rel: 'noopener' }, icon('external'), 'sheetrest docs')),
-      h('dl', { class: 'facts' },
-        fact('Source', h('dd', {}, connection.description)),
-        fact('Status', h('dd', {}, connection.status, connection.problem ? `: ${connection.problem}` : '')),
-        fact('Access', h('dd', { id: 'access' }, accessOf(connection))),
-        fact('Writes', h('dd', { id: 'writable' }, connection.writable ? 'allowed' : 'read-only')),
-        fact('Plan', h('dd', { id: 'plan' }, connection.plan ? `${connection.plan.name} (${usage.limit ?? 'no'} ${PERIOD_WORDS[period] ?? period} limit)` : 'none')),
-        fact('Usage', h('dd', { id: 'usage' }, `${usage.requests} requests in ${usage[period]}`, usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`, `; resets ${when(usage.resetAt)}`)))),
+        h('a', { class: 'project-docs-link', href: '/_docs/project/', target: '_blank', rel: 'noopener' }, icon('external'), 'sheetrest docs')),
+      facts),
     tablist,
     h('div', { class: 'screen', id: 'screen', role: 'tabpanel', 'aria-labelledby': `tab-${screen.id}`, 'data-screen': screen.id }, screen.render(connection, context)));
+}
+
+/** Wide enough for the facts to show at once (style.css's phone layout is below 48 rem). */
+const WIDE = '(min-width: 48rem)';
+/** The facts' open state as the reader left it (null: as the screen's width says). */
+let factsOpen = null;
+matchMedia(WIDE).addEventListener('change', (event) => {
+  factsOpen = null;
+  const shown = document.getElementById('facts');
+  if (shown !== null) shown.open = event.matches;
+});
+
+/** This period's usage as the header says it: "3 requests in 2026-11, 17 of 20 left; resets Dec 1, 2026, 12:00 AM". */
+function usageText(connection, usage) {
+  const period = connection.plan?.period ?? 'month';
+  return `${usage.requests} requests in ${usage[period]}${usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`}; resets ${when(usage.resetAt)}`;
+}
+
+/** Shows `usage` (GET /_admin/connections/{id}/usage) in the header, when `id`'s header is the one shown. */
+function showUsage(id, usage) {
+  const connection = connections.find((each) => each.id === id);
+  if (connection === undefined) return;
+  connection.usage = usage;
+  const shown = document.getElementById('detail');
+  if (shown?.dataset.connection === id) shown.querySelector('#usage').textContent = usageText(connection, usage);
+}
+
+/** Reads the connection's usage again and shows it in the header (its count may have moved since the list was read). */
+async function refreshUsage(id) {
+  const reply = await admin('GET', `/connections/${encodeURIComponent(id)}/usage`).catch(() => null);
+  if (reply?.ok) showUsage(id, reply.body);
 }
 
 function fact(term, definition) {
@@ -583,6 +633,17 @@ function removeButton(connection) {
 
 // Started last: every constant above is set by then.
 start();
+// The page's own requests to a connection (the grid's, the playground's) and the Usage screen's
+// reading keep the header's usage line current: one reading for a burst of requests.
+let usageTimer;
+addEventListener('sheetrest:request', () => {
+  clearTimeout(usageTimer);
+  usageTimer = setTimeout(() => {
+    const shown = document.getElementById('detail')?.dataset.connection;
+    if (shown !== undefined) void refreshUsage(shown);
+  }, 150);
+});
+addEventListener('sheetrest:usage', (event) => showUsage(event.detail.connection, event.detail.usage));
 addEventListener('hashchange', () => {
   if (shownKey !== null && selectedId() !== shownKey.connection) shownKey = null;
   if (token.get() && sourceForms !== null) render();

@@ -71,6 +71,8 @@ export function copyButton(id, text, shown, what) {
       label.textContent = 'Selected: press Ctrl+C';
     }
     if (copy.hasAttribute('aria-label')) copy.setAttribute('aria-label', `${label.textContent}: ${what}`);
+    // Where the label is hidden to save room (the endpoint's on a phone), the outcome shows.
+    copy.dataset.copied = '';
   });
   return copy;
 }

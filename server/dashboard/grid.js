@@ -14,6 +14,7 @@
 // Keyboard (role="grid", one cell in the tab order): arrows move, Home/End go to a row's ends,
 // Enter (or F2, or a double click) edits, Enter saves, Escape cancels, Tab saves and moves to the
 // next cell (Shift+Tab: the previous); Tab outside an edit leaves the grid.
+import { requestMade } from './api.js';
 import { h } from './dom.js';
 import { icon } from './icons.js';
 
@@ -31,6 +32,8 @@ export function gridSection(connection, credential) {
   const base = `/sheets/${encodeURIComponent(connection.id)}`;
   const writable = connection.writable;
   const area = h('div', { id: 'grid-area' }, h('p', {}, 'Loading the tabs…'));
+  // Says what is shown: "Rows of Leads" (the tab picker below changes it).
+  const heading = h('h3', { id: 'grid-heading' }, `Rows of ${connection.id}`);
   const status = h('p', { id: 'grid-status', role: 'status' });
   const problem = h('div', { id: 'grid-problem', role: 'alert' });
   let page = null;
@@ -47,6 +50,7 @@ export function gridSection(connection, credential) {
     if (ifMatch) headers['If-Match'] = ifMatch;
     const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' });
     const text = await response.text();
+    requestMade();
     let parsed = null;
     try {
       parsed = text === '' ? null : JSON.parse(text);
@@ -66,9 +70,11 @@ export function gridSection(connection, credential) {
     const tabs = reply.body.map((tab) => tab.name);
     if (tabs.length === 0) return area.replaceChildren(h('p', {}, `The workbook of "${connection.id}" has no tabs.`));
     if (!tabs.includes(place.tab)) Object.assign(place, { tab: tabs[0], offset: 0, sort: null, filter: '' });
+    heading.textContent = `Rows of ${place.tab}`;
     const chooser = h('select', { id: 'grid-tab' }, tabs.map((tab) => h('option', { value: tab, selected: tab === place.tab }, tab)));
     chooser.addEventListener('change', () => {
       Object.assign(place, { tab: chooser.value, offset: 0, sort: null, filter: '' });
+      heading.textContent = `Rows of ${place.tab}`;
       filter.value = '';
       load();
     });
@@ -87,6 +93,8 @@ export function gridSection(connection, credential) {
         h('label', { class: 'field' }, h('span', {}, 'Tab'), chooser),
         h('label', { class: 'field grid-filter' }, h('span', {}, 'Filter'), filter)),
       h('p', { id: 'grid-filter-help', class: 'hint' }, 'Filters with /search: text is looked for anywhere in any column (an _or group of Column=*text*); Column=pattern matches one column, * standing for any characters (Jo*, *son). Case is ignored.'),
+      // The number beside each row is the API's (what a write addresses), not the sheet's: said once, here.
+      h('p', { id: 'grid-index-help', class: 'hint' }, 'Index: the row\'s number in the API, from 0, as in ', h('code', { id: 'grid-index-example' }, `${base}/tabs/…/0`), '; in the sheet it is row index + 2 (row 1 holds the headers).'),
       writable ? null : h('p', { id: 'grid-read-only' }, `Read-only: ${connection.readOnly ? `"${connection.id}" is set read-only` : `the source of "${connection.id}" cannot be written`}, so its cells cannot be edited here.`),
       problem, h('div', { id: 'grid-table' }), status].filter((each) => each !== null));
     await load();
@@ -140,7 +148,7 @@ export function gridSection(connection, credential) {
     const table = area.querySelector('#grid-table');
     const { columns, index, data, total } = page;
     const header = h('tr', { 'aria-rowindex': 1 },
-      h('th', { scope: 'col' }, 'Row'),
+      h('th', { scope: 'col', id: 'grid-index-heading', title: 'The row\'s index in the API, from 0' }, 'Index'),
       columns.map((column) => {
         const sorted = place.sort?.column === column ? (place.sort.desc ? 'descending' : 'ascending') : null;
         return h('th', { scope: 'col', 'aria-sort': sorted ?? 'none' },
@@ -152,7 +160,8 @@ export function gridSection(connection, credential) {
       cells.map((value, c) => h('td', { tabindex: r === active.row && c === active.col ? 0 : -1, 'data-row': r, 'data-col': c }, value)),
       writable ? h('td', {}, removeButton(r)) : null));
     const empty = data.length === 0 ? h('p', { id: 'grid-empty', class: 'empty' }, place.filter !== '' ? `No row of "${place.tab}" matches "${place.filter}". Clear the filter to see every row.` : `"${place.tab}" has no rows yet${writable ? ': add one below.' : '.'}`) : null;
-    const grid = h('table', { class: 'grid', role: 'grid', id: 'grid', 'aria-label': `Rows of ${place.tab}`, 'aria-rowcount': total + 1, 'aria-readonly': writable ? null : 'true' },
+    area.querySelector('#grid-index-example').textContent = `${tabPath()}/${index[0] ?? 0}`;
+    const grid = h('table', { class: 'grid', role: 'grid', id: 'grid', 'aria-labelledby': 'grid-heading', 'aria-describedby': 'grid-index-help', 'aria-rowcount': total + 1, 'aria-readonly': writable ? null : 'true' },
       h('thead', {}, header), h('tbody', {}, rows));
     grid.addEventListener('keydown', onKey);
     grid.addEventListener('dblclick', (event) => {
@@ -224,7 +233,7 @@ export function gridSection(connection, credential) {
     move(row, col);
     const cell = cellAt(row, col);
     const before = page.data[row][col];
-    const input = h('input', { class: 'grid-input', value: before, 'aria-label': `${page.columns[col]}, row ${page.index[row]}` });
+    const input = h('input', { class: 'grid-input', value: before, 'aria-label': `${page.columns[col]} of the row at index ${page.index[row]}` });
     editing = { row, col, input };
     cell.replaceChildren(input);
     input.focus();
@@ -286,13 +295,13 @@ export function gridSection(connection, credential) {
       // The row as the sheet now displays it (a typed 3.50 may show as 3.5).
       if (page === shown) page.data[row] = page.columns.map((name) => reply.body[0]?.[name] ?? page.data[row][page.columns.indexOf(name)]);
       if (cell.isConnected && editing?.input.parentElement !== cell) cell.textContent = page.data[row][col];
-      status.textContent = `Saved ${column} of row ${index}.`;
+      status.textContent = `Saved ${column} of the row at index ${index}.`;
       return;
     }
     if (page === shown) page.data[row][col] = before;
     if (cell.isConnected) cell.textContent = before;
     const changed = why === 'it changed meanwhile' || reply?.status === 412;
-    conflict(changed ? `Row ${index} of "${place.tab}" changed meanwhile, so your ${column} "${value}" was not saved. Reload to see the row as it is now, then edit it again.` : `Your ${column} "${value}" for row ${index} was not saved: ${why ?? said(reply)}`);
+    conflict(changed ? `The row at index ${index} of "${place.tab}" changed meanwhile, so your ${column} "${value}" was not saved. Reload to see the row as it is now, then edit it again.` : `Your ${column} "${value}" for the row at index ${index} was not saved: ${why ?? said(reply)}`);
   }
 
   function conflict(text) {
@@ -302,12 +311,12 @@ export function gridSection(connection, credential) {
 
   function removeButton(row) {
     const index = page.index[row];
-    const button = h('button', { type: 'button', class: 'danger small grid-remove', 'aria-label': `Remove row ${index}` }, 'Remove');
+    const button = h('button', { type: 'button', class: 'danger small grid-remove', 'aria-label': `Remove the row at index ${index}` }, 'Remove');
     button.addEventListener('click', () => {
       if (button.dataset.armed !== '1') {
         button.dataset.armed = '1';
-        button.textContent = `Really remove row ${index}?`;
-        button.setAttribute('aria-label', `Really remove row ${index}? The rows below move up.`);
+        button.textContent = `Really remove index ${index}?`;
+        button.setAttribute('aria-label', `Really remove the row at index ${index}? The rows below move up.`);
         return;
       }
       queue(async () => {
@@ -315,13 +324,13 @@ export function gridSection(connection, credential) {
         const { tag, problem: why } = await tagFor(index, (current) => page.columns.every((column, c) => current[column] === shownRow[c]));
         const reply = why ? null : await call('DELETE', `${tabPath()}/${index}`, { ifMatch: tag });
         if (reply?.ok) {
-          status.textContent = `Removed row ${index} of "${place.tab}".`;
+          status.textContent = `Removed the row at index ${index} of "${place.tab}".`;
           await load();
           focusActive();
           return;
         }
         const changed = why === 'it changed meanwhile' || reply?.status === 412;
-        conflict(changed ? `Row ${index} of "${place.tab}" changed meanwhile, so it was not removed. Reload to see it as it is now.` : `Row ${index} was not removed: ${why ?? said(reply)}`);
+        conflict(changed ? `The row at index ${index} of "${place.tab}" changed meanwhile, so it was not removed. Reload to see it as it is now.` : `The row at index ${index} was not removed: ${why ?? said(reply)}`);
       });
     });
     return button;
@@ -358,5 +367,5 @@ export function gridSection(connection, credential) {
   }
 
   start();
-  return h('div', { class: 'grid-section' }, h('h3', {}, 'Data'), area);
+  return h('div', { class: 'grid-section' }, heading, area);
 }

@@ -43,15 +43,15 @@ export function playground(connection, document_, given) {
     start: h('input', { id: 'pg-start', type: 'number', min: 0, value: 0 }),
     end: h('input', { id: 'pg-end', type: 'number', min: 0, placeholder: 'to the end' }),
     column: h('select', { id: 'pg-column' }),
-    value: h('input', { id: 'pg-value', placeholder: 'Ann, Jo*, *son' }),
+    value: h('input', { id: 'pg-value', placeholder: 'a value; * for any characters: Jo*' }),
     conditions: h('div', { id: 'pg-conditions' }),
     caseSensitive: h('input', { id: 'pg-case', type: 'checkbox' }),
-    agg: h('input', { id: 'pg-agg', value: 'count()', placeholder: 'count(),sum(Amount),avg(Amount)' }),
-    group: h('input', { id: 'pg-group', placeholder: 'City,Stage' }),
-    selectColumns: h('input', { id: 'pg-select', placeholder: 'Name,Age' }),
+    agg: h('input', { id: 'pg-agg', value: 'count()' }),
+    group: h('input', { id: 'pg-group' }),
+    selectColumns: h('input', { id: 'pg-select' }),
     limit: h('input', { id: 'pg-limit', type: 'number', min: 0 }),
     offset: h('input', { id: 'pg-offset', type: 'number', min: 0 }),
-    sort: h('input', { id: 'pg-sort', placeholder: 'Name,-Age' }),
+    sort: h('input', { id: 'pg-sort' }),
     format: select({ id: 'pg-format' }, formats, 'records'),
     raw: h('input', { id: 'pg-raw', type: 'checkbox' }),
     body: h('textarea', { id: 'pg-body', rows: 4, spellcheck: 'false' }),
@@ -109,6 +109,7 @@ export function playground(connection, document_, given) {
     controls.method.replaceChildren(...allowed.map((method) => h('option', { value: method, selected: method === chosen }, method)));
     const columns = tab().columns;
     if (!columns.includes(controls.column.value)) controls.column.replaceChildren(...columns.map((column) => h('option', { value: column }, column)));
+    hintColumns(columns);
     // Rebuilt only when the shape or the conditions change: typing must not move the field typed in
     // (and building the fields moves the controls into them).
     const now = `${shape()} ${conditionRows.length} ${orGroups.map((group) => group.length).join(',')} ${controls.tab.value}`;
@@ -132,6 +133,19 @@ export function playground(connection, document_, given) {
     bodyField.hidden = !['POST', 'PATCH', 'PUT'].includes(controls.method.value);
     if (!bodyField.hidden && controls.body.value.trim() === '') controls.body.value = JSON.stringify(Object.fromEntries(columns.map((column) => [column, ''])), null, 2);
     curl.textContent = curlOf(build(), shownKey, key !== undefined ? 'key' : !connection.open);
+  }
+
+  /** The hints name the chosen tab's own columns: `_select` "Lead,Stage", `_sort` "Lead,-Stage", `_agg` "count(),sum(Value)". */
+  function hintColumns(columns) {
+    // A column whose name holds a comma cannot be listed there, so it is not offered as an example.
+    const named = columns.filter((column) => !column.includes(','));
+    const first = named[0] ?? 'Name';
+    const second = named[1] ?? first;
+    const last = named.at(-1) ?? first;
+    controls.selectColumns.placeholder = first === second ? first : `${first},${second}`;
+    controls.sort.placeholder = first === second ? `-${first}` : `${first},-${second}`;
+    controls.group.placeholder = first;
+    controls.agg.placeholder = `count(),sum(${last}),avg(${last})`;
   }
 
   function conditionFields(withOperator) {

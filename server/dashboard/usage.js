@@ -38,6 +38,8 @@ async function load(connection, area) {
     area.replaceChildren(h('p', { class: 'error', role: 'alert' }, icon('alert'), ' ', `The usage of ${connection.id} could not be loaded: ${messageOf(failed)}`));
     return;
   }
+  // The header's usage line says the same as the meter below (app.js listens).
+  dispatchEvent(new CustomEvent('sheetrest:usage', { detail: { connection: connection.id, usage: quota.body } }));
   const reload = () => load(connection, area);
   const period = h('select', { id: 'usage-days' }, PERIODS.map(([days, text]) => h('option', { value: String(days), selected: days === chosenDays }, text)));
   period.addEventListener('change', () => {

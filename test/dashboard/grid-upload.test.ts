@@ -117,13 +117,13 @@ test('the grid and the upload in headless Chromium', { skip: browserSkip() }, as
     await page.keyboard.press('Control+A');
     await page.keyboard.type('open');
     await page.keyboard.press('Tab');
-    await page.locator('#grid-status').getByText('Saved Stage of row 0.').waitFor();
+    await page.locator('#grid-status').getByText('Saved Stage of the row at index 0.').waitFor();
     assert.equal(await page.evaluate(FOCUSED_COLUMN), '2', 'Tab moved on');
     await page.keyboard.press('Enter');
     await page.keyboard.press('Control+A');
     await page.keyboard.type('11');
     await page.keyboard.press('Enter');
-    await page.locator('#grid-status').getByText('Saved Value of row 0.').waitFor();
+    await page.locator('#grid-status').getByText('Saved Value of the row at index 0.').waitFor();
     assert.deepEqual([(await rowsOf())[0].Stage, (await rowsOf())[0].Value], ['open', '11']);
   });
 
@@ -135,7 +135,7 @@ test('the grid and the upload in headless Chromium', { skip: browserSkip() }, as
     await page.keyboard.type('mine');
     await page.keyboard.press('Enter');
     await page.locator('#grid-conflict').waitFor();
-    assert.match((await page.locator('#grid-conflict').textContent()) ?? '', /Row 1 of "Leads" changed meanwhile, so your Stage "mine" was not saved/);
+    assert.match((await page.locator('#grid-conflict').textContent()) ?? '', /The row at index 1 of "Leads" changed meanwhile, so your Stage "mine" was not saved/);
     assert.equal((await rowsOf())[1].Stage, 'lost', 'the other client\'s change stands');
     await screenshot('changed-meanwhile');
     await page.click('#grid-reload');
@@ -168,7 +168,7 @@ test('the grid and the upload in headless Chromium', { skip: browserSkip() }, as
     assert.equal((await rowsOf())[3].Lead, 'Umbrella');
     const remove = page.locator('#grid tbody tr[data-index="3"] button.grid-remove');
     await remove.click();
-    assert.match((await remove.textContent()) ?? '', /Really remove row 3\?/);
+    assert.match((await remove.textContent()) ?? '', /Really remove index 3\?/);
     assert.equal((await rowsOf()).length, 4, 'nothing removed on the first press');
     await remove.click();
     await page.locator('#grid-range').getByText('of 3').waitFor();
