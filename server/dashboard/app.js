@@ -355,7 +355,7 @@ matchMedia(WIDE).addEventListener('change', (event) => {
 /** This period's usage as the header says it: "3 requests in 2026-11, 17 of 20 left; resets Dec 1, 2026, 12:00 AM". */
 function usageText(connection, usage) {
   const period = connection.plan?.period ?? 'month';
-  return `${usage.requests} requests in ${usage[period]}${usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`}; resets ${when(usage.resetAt)}`;
+  return `${usage.requests} ${usage.requests === 1 ? 'request' : 'requests'} in ${usage[period]}${usage.limit === null ? '' : `, ${usage.remaining} of ${usage.limit} left`}; resets ${when(usage.resetAt)}`;
 }
 
 /** Shows `usage` (GET /_admin/connections/{id}/usage) in the header, when `id`'s header is the one shown. */

@@ -43,12 +43,12 @@ async function open(browser: BrowserPage, url: string, connection: string, scree
 
 /** The header's count: "3 requests in 2026-11; resets …" -> 3. */
 async function headerCount(browser: BrowserPage): Promise<number> {
-  return Number(/^(\d+) requests/.exec((await browser.page.locator('#usage').textContent()) ?? '')?.[1]);
+  return Number(/^(\d+) requests?\b/.exec((await browser.page.locator('#usage').textContent()) ?? '')?.[1]);
 }
 
 /** Waits for the header to say `expected` requests (it is read again a moment after a request). */
 async function headerSays(browser: BrowserPage, expected: number): Promise<void> {
-  await browser.page.locator('#usage', { hasText: new RegExp(`^${expected} requests`) }).waitFor({ state: 'attached', timeout: 5_000 })
+  await browser.page.locator('#usage', { hasText: new RegExp(`^${expected} requests?\\b`) }).waitFor({ state: 'attached', timeout: 5_000 })
     .catch(async () => assert.fail(`the header says ${await headerCount(browser)} requests, the admin API ${expected}`));
 }
 
@@ -201,7 +201,7 @@ test('the connection\'s header on a phone (375 px): compact, the tabs in one row
   await screenshot('phone-header');
   await page.click('#facts > summary');
   await page.locator('#access').waitFor();
-  assert.match((await page.locator('#usage').textContent()) ?? '', /^\d+ requests in /);
+  assert.match((await page.locator('#usage').textContent()) ?? '', /^\d+ requests? in /);
   await screenshot('phone-header-facts');
   // The choice is kept when another screen is opened.
   await page.click('#tab-keys');
