@@ -9,13 +9,13 @@
 // Files are read on first use (Swagger UI's bundle is 1.7 MB), kept in memory, and answered only
 // when their name is in the table (no path reaches another file). The Swagger UI page has its own
 // Content-Security-Policy: scripts and styles from this origin only, requests to this origin only.
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiError } from '../../lib/errors.ts';
 import { noneMatchHits } from '../../lib/version.ts';
+import { staticFile as dashboardFile, type StaticFile } from './dashboard-files.ts';
 import { errorAnswer, type Answer } from './respond.ts';
 
 export const DOCS_PREFIX = '/_docs/';
@@ -32,17 +32,6 @@ export const DOCS_CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const SECURITY_HEADERS = {
-  'Content-Security-Policy': DOCS_CONTENT_SECURITY_POLICY,
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-};
-
-interface StaticFile {
-  readonly body: Uint8Array;
-  readonly headers: Readonly<Record<string, string>>;
-}
 
 /** A connection id as the admin API allows it: `/_docs/crm`. */
 const CONNECTION_ID = /^[A-Za-z0-9_-]{1,100}$/;
@@ -153,6 +142,5 @@ function withoutSourceMap(body: Uint8Array): Uint8Array {
 }
 
 function staticFile(body: Uint8Array, type: string): StaticFile {
-  const tag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, headers: { 'Content-Type': type, 'Cache-Control': 'no-cache', ETag: tag, ...SECURITY_HEADERS } };
+  return dashboardFile(body, type, DOCS_CONTENT_SECURITY_POLICY);
 }

@@ -39,14 +39,8 @@ export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
   "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-const SECURITY_HEADERS = {
-  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-};
-
-interface StaticFile {
+/** A file served from memory: its bytes and its headers (type, revalidation, the security headers). */
+export interface StaticFile {
   readonly body: Uint8Array;
   readonly headers: Readonly<Record<string, string>>;
 }
@@ -91,9 +85,16 @@ export const PACKAGE_FILES: Readonly<Record<string, string>> = {
  */
 export const SOURCE_TYPES_FILE = 'source-types.json';
 
-function staticFile(body: Uint8Array, type: string): StaticFile {
+/** `body` as a file revalidated by its hash (`ETag`), under `policy` (the dashboard's CSP unless another page's). */
+export function staticFile(body: Uint8Array, type: string, policy = CONTENT_SECURITY_POLICY): StaticFile {
   const tag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, headers: { 'Content-Type': type, 'Cache-Control': 'no-cache', ETag: tag, ...SECURITY_HEADERS } };
+  return {
+    body,
+    headers: {
+      'Content-Type': type, 'Cache-Control': 'no-cache', ETag: tag,
+      'Content-Security-Policy': policy, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'X-Frame-Options': 'DENY',
+    },
+  };
 }
 
 function dashboardOf(files: ReadonlyMap<string, StaticFile>): Dashboard {
