@@ -32,7 +32,9 @@ export function sortRows(table: Table, indexes: number[], keys: readonly SortKey
   if (keys.length === 1 && indexes.length * 4 >= table.rowCount && table.rowCount <= MAX_RANKED_ROWS) {
     const column = columnOf(table, keys[0].column);
     if (isApiError(column)) return column;
-    return sortByRank(sortRanks(table, column), indexes, keys[0].descending, table.rowCount);
+    // The first such sort of a table compares cells, as the ranks would cost it; from the second on, ranks.
+    const sorts = table.columnWork('sorts', column, () => ({ count: 0 }));
+    if (++sorts.count >= 2) return sortByRank(sortRanks(table, column), indexes, keys[0].descending, table.rowCount);
   }
   const columns: SortColumn[] = [];
   for (const key of keys) {
