@@ -263,21 +263,29 @@ export class Table {
     return bytes ?? this.#bytesOf(index, grid, raw);
   }
 
-  /** `rowBytes` of each of `indexes`, in order; a read of many rows keeps them by index too. */
+  /** `rowBytes` of each of `indexes`, in order (a read of few rows: `rowsBytesByIndex` is null). */
   rowsBytes(indexes: readonly number[], raw: boolean): Uint8Array[] {
     const rows = new Array<Uint8Array>(indexes.length);
+    for (let i = 0; i < indexes.length; i++) rows[i] = this.rowBytes(indexes[i], raw);
+    return rows;
+  }
+
+  /**
+   * For a read of many rows, this table's bytes by data-row index, every one of `indexes`
+   * filled; null for fewer than `FLAT_FROM_ROWS` rows (`rowsBytes`).
+   */
+  rowsBytesByIndex(indexes: readonly number[], raw: boolean): readonly (Uint8Array | undefined)[] | null {
     const kind = raw ? 1 : 0;
     let flat = this.#flatBytes[kind];
-    if (flat === undefined && indexes.length >= FLAT_FROM_ROWS) flat = this.#flatBytes[kind] = new Array<Uint8Array | undefined>(this.rowCount);
     if (flat === undefined) {
-      for (let i = 0; i < indexes.length; i++) rows[i] = this.rowBytes(indexes[i], raw);
-      return rows;
+      if (indexes.length < FLAT_FROM_ROWS) return null;
+      flat = this.#flatBytes[kind] = new Array<Uint8Array | undefined>(this.rowCount);
     }
     for (let i = 0; i < indexes.length; i++) {
       const index = indexes[i];
-      rows[i] = flat[index] ??= this.rowBytes(index, raw);
+      flat[index] ??= this.rowBytes(index, raw);
     }
-    return rows;
+    return flat;
   }
 
   /** Encodes a row not encoded yet (and finds its chunk's cache the first time). */
