@@ -1,8 +1,9 @@
 // A day's requests of every connection, counted as they are answered: `GET /sheets/crm/search`
 // answered 200 for the key "ci" -> crm's day: requests 1; its key "ci": 1; its operation
 // "search": 1. 4xx and 5xx answers are counted apart (`clientErrors`, `serverErrors`). Counting
-// is a few map lookups and additions, no I/O: the stores (file-store.ts, redis-store.ts) save
-// the counts later, in batches. Shared by both, with the views the admin API answers.
+// is a lookup by connection, one by the key's number and an array slot by the operation's, three
+// additions, no I/O and no text made: the stores (file-store.ts, redis-store.ts) save the counts
+// later, in batches. Shared by both, with the views the admin API answers.
 import type { Authenticated } from '../auth.ts';
 
 /** Days of history kept (the state folder's files, Redis's hashes): about a quarter. */
