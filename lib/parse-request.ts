@@ -362,11 +362,16 @@ function writeParameter(parameters: URLSearchParams, method: string): ApiError |
       return apiError('invalid_parameter', `${name} means nothing on a ${method}: a write changes every row its path names (and answers them all), so ${name} would be ignored; leave it out, or name fewer rows in the path.`);
     }
     if (!name.startsWith('_')) {
-      return apiError('invalid_parameter', `The query parameter "${name}" means nothing on a ${method}: a write's rows are named by its path${method === 'POST' ? ', and a POST takes only _upsert' : ''}; leave it out.`);
+      return apiError('invalid_parameter', `The query parameter "${name}" means nothing on a ${method}: a write's rows are named by its path, and a ${method} takes only ${writeParameters(method).join(', ')} (and a cache-buster named _); leave it out.`);
     }
-    return unknownParameter(name, method === 'POST' ? ['_upsert'] : [], `A ${method} takes`);
+    return unknownParameter(name, writeParameters(method), `A ${method} takes`);
   }
   return null;
+}
+
+/** What a write's query may hold: `_upsert` on a POST, and the read parameters it ignores (`_raw`, `_format`). */
+function writeParameters(method: string): string[] {
+  return method === 'POST' ? ['_upsert', ...ANSWER_PARAMETERS] : ANSWER_PARAMETERS;
 }
 
 /** Whether `given` is one or two edits (insert, delete, replace, swap) from `known`: `_limt`, `_sotr`. */

@@ -57,6 +57,11 @@ export function checkUploadName(name: string): ApiError | null {
   return null;
 }
 
+/** `PUT /_admin/files/%ff.csv`: the name as sent (percent-encoded, so plain ASCII), and how to send it. */
+export function undecodableUploadName(encoded: string): ApiError {
+  return apiError('invalid_parameter', `The file name "${encoded.slice(0, MAX_NAME)}" cannot be stored: its percent-encoding is not UTF-8; encode the name's bytes as UTF-8 (as encodeURIComponent does).`);
+}
+
 /** `?replace=true` (or `1`): may overwrite; anything else in the query is refused, naming what is known. */
 export function replaceOf(query: URLSearchParams): boolean | ApiError {
   for (const key of query.keys()) {

@@ -8,7 +8,7 @@ import { apiError, type ApiError } from '../../lib/errors.ts';
 import { jsonProblem } from '../../lib/json-error.ts';
 import { SCOPES } from '../auth.ts';
 import { fieldPath } from '../config/config.ts';
-import { atMostOne } from '../config/fields.ts';
+import { atMostOne, wholeNumber } from '../config/fields.ts';
 import { ConnectionEntries, expected, KeyExpiry, KeyTabs, OperationList, PlanSchema, strict, WebhookEntries } from '../config/schema.ts';
 import { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS } from './keys.ts';
 
@@ -73,7 +73,7 @@ const overlapWhat = `a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS}`
 export const RotateKeySchema = v.pipe(
   strict('an object', {
     overlapSeconds: v.optional(
-      v.pipe(v.number(expected(overlapWhat)), v.integer(expected(overlapWhat)), v.minValue(0, expected(overlapWhat)), v.maxValue(MAX_OVERLAP_SECONDS, expected(overlapWhat))),
+      wholeNumber(0, MAX_OVERLAP_SECONDS, overlapWhat),
       DEFAULT_OVERLAP_SECONDS,
     ),
     scope: v.optional(v.picklist(SCOPES, expected('"read" or "write"'))),

@@ -19,7 +19,7 @@ import type { AdminService } from './service.ts';
 import type { SignInThrottle } from './sign-in-throttle.ts';
 import { KEEP_DAYS } from '../usage/tally.ts';
 import { AuthorizeSchema, CALLBACK_PATH, NewKeySchema, type GoogleConnect } from './google-connect.ts';
-import { checkUploadName, replaceOf, storeUpload, tooLargeUpload, type UploadSettings } from './files.ts';
+import { checkUploadName, replaceOf, storeUpload, tooLargeUpload, undecodableUploadName, type UploadSettings } from './files.ts';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sheetrest admin"' };
@@ -182,7 +182,11 @@ export function adminHandler(service: AdminService, token: Secret, google: Googl
     }
     throttle.succeeded(address);
     const segments = segmentsOf(request.url);
-    if (segments === null) return failure(apiError('not_found', 'No admin resource at this path.'));
+    if (segments === null) {
+      // An upload's name is the client's text: percent-encoding that is not UTF-8 is a bad name (400), as other bad names are.
+      const upload = uploads === undefined || request.method !== 'PUT' ? null : /^\/_admin\/files\/([^/]+)$/.exec(new URL(request.url, 'http://localhost').pathname);
+      return failure(upload === null ? apiError('not_found', 'No admin resource at this path.') : undecodableUploadName(upload[1]));
+    }
     const route = routes.find((each) => matches(each.pattern, segments));
     if (route === undefined) return failure(apiError('not_found', `No admin resource at /_admin/${segments.join('/')}; see docs/admin-api.md.`));
     const method = request.method === 'HEAD' ? 'GET' : request.method;

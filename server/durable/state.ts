@@ -3,17 +3,41 @@
 // These helpers replace a file there (through disk.ts, so that a crash leaves either the old or
 // the new version on disk, never a torn one), read it back, and clear the temp files a crash
 // left behind. Everything here is private to the server: files are created 0600, like the journals.
-import { mkdir, readdir, readFile, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import * as v from 'valibot';
-import { cannotWriteFile, commitTempFile, writeTempFile } from './disk.ts';
+import { cannotWriteFile, commitTempFile, errorCode, writeTempFile } from './disk.ts';
 
 /** Name of the state folder created beside the config file (or the workbook in single-file mode). */
 export const DEFAULT_STATE_DIR = '.sheetrest';
 
-/** Creates the state folder (and its parents) when it does not exist yet. */
+/**
+ * Creates the state folder (and its parents) when it does not exist yet. When it cannot, the
+ * error says why and what to do: `--state-dir notes.txt` -> "the state folder notes.txt is a
+ * file, not a folder: give --state-dir ... the path of a folder, or move the file away".
+ */
 export async function ensureStateDir(stateDir: string): Promise<void> {
-  await mkdir(stateDir, { recursive: true });
+  try {
+    await mkdir(stateDir, { recursive: true });
+  } catch (error) {
+    throw new Error(await whyNoStateDir(stateDir, error));
+  }
+}
+
+const STATE_DIR_OPTION = '--state-dir (or "stateDir" in the config file)';
+
+async function whyNoStateDir(stateDir: string, error: unknown): Promise<string> {
+  // The nearest existing path on the way, when it is not a folder (the runtimes say EEXIST or ENOTDIR).
+  for (let path = resolve(stateDir); ; path = dirname(path)) {
+    const found = await stat(path).catch(() => undefined);
+    if (found !== undefined && !found.isDirectory()) {
+      return path === resolve(stateDir)
+        ? `the state folder ${stateDir} is a file, not a folder: give ${STATE_DIR_OPTION} the path of a folder, or move the file away`
+        : `the state folder ${stateDir} cannot be made: ${path} is a file, not a folder; give ${STATE_DIR_OPTION} another path`;
+    }
+    if (found !== undefined || dirname(path) === path) break;
+  }
+  return `the state folder ${stateDir} cannot be created (${errorCode(error) ?? String(error)}): check that its parent folder exists and may be written, or give ${STATE_DIR_OPTION} another path`;
 }
 
 /**

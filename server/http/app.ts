@@ -34,6 +34,7 @@ import { logRequest } from './request-log.ts';
 import { errorAnswer, toResponse, type Answer } from './respond.ts';
 import { createRoutes, type Routes, type SheetRoute } from './route.ts';
 import { Writes } from './write.ts';
+import { epochMsOf } from '../usage/clock.ts';
 import type { UsageRecorder } from '../usage/history.ts';
 
 export interface AppOptions {
@@ -106,6 +107,8 @@ export interface Pipeline {
   readonly log: Logger;
   /** A logger's level is fixed when it is made: asked once, not per request. */
   readonly logsRequests: boolean;
+  /** Whether a request's start is read: for the log line or the usage history. */
+  readonly timesRequests: boolean;
   /** The usage history's recorder; null: none. */
   readonly usage: UsageRecorder | null;
 }
@@ -127,7 +130,8 @@ export function createApp(options: AppOptions): App {
  * target, a shared quota, the engine over a source), and a stage that need not wait does not.
  */
 export function answerRequest(app: Pipeline, request: IncomingRequest): Answer | Promise<Answer> {
-  const started = app.logsRequests ? performance.now() : 0;
+  // The one clock read of a request's start, for its log line and its usage history.
+  const started = app.timesRequests ? performance.now() : 0;
   let answered: Answer | Promise<Answer>;
   try {
     // 1. Host check, before routing: Deno and Bun built the URL from this Host.
@@ -137,7 +141,7 @@ export function answerRequest(app: Pipeline, request: IncomingRequest): Answer |
       // 2. Route: a GET or HEAD of a target seen before goes where it went; the router answers
       //    health, index, admin and dashboard, and hands `/sheets/{id}/...` on to `serveSheet`.
       const noted = app.routes.noted(request);
-      answered = noted === undefined ? app.routes.fetch(request) : serveSheet(app, request, noted);
+      answered = noted === undefined ? app.routes.fetch(request) : serveSheet(app, request, noted, started);
     }
   } catch (error) {
     answered = failureAnswer(app.log, request, error);
@@ -150,8 +154,12 @@ export function answerRequest(app: Pipeline, request: IncomingRequest): Answer |
   return app.logsRequests ? logRequest(app.log, request, answered, started) : answered;
 }
 
-/** Stages 3 to 5, for a request under `/sheets/{id}/`: the origin, the connection, the key; then the rate limit and the quota count it. */
-function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute): Answer | Promise<Answer> {
+/**
+ * Stages 3 to 5, for a request under `/sheets/{id}/`: the origin, the connection, the key; then
+ * the rate limit and the quota count it. `started`: when the request came (`performance.now()`),
+ * for the usage history; read here when the router hands on a target it had not seen.
+ */
+function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute, started = app.usage === null ? 0 : performance.now()): Answer | Promise<Answer> {
   // 3. CORS: a preflight is answered here (no key, not counted); a write from an unlisted origin is refused.
   const origin = request.headers.get('origin');
   if (isPreflight(request)) return preflightAnswer(app.cors, request, origin);
@@ -167,31 +175,43 @@ function serveSheet(app: Pipeline, request: IncomingRequest, route: SheetRoute):
     return serveCounted(app, request, route, connection, ADMIN_ACCESS, operationOf(request.method), { allowed: true, headers: app.quota.peek(connection.id, connection.plan) }, null, cors);
   }
   const access = authorize(app.access, connection, request, origin);
-  if (app.usage !== null) {
-    const started = performance.now();
-    return recordUsage(app.usage, connection.id, request, access, serveAuthorized(app, request, route, connection, access, cors), started);
+  if (app.usage === null) return serveAuthorized(app, request, route, connection, access, cors);
+  // A throw is answered here rather than by answerRequest's catch, so that its 500 is counted too.
+  let answered: Answer | Promise<Answer>;
+  try {
+    answered = serveAuthorized(app, request, route, connection, access, cors);
+  } catch (error) {
+    answered = sheetFailureAnswer(app.log, connection, error);
   }
-  return serveAuthorized(app, request, route, connection, access, cors);
+  return recordUsage(app, app.usage, connection, request, isApiError(access) ? null : access, answered, started);
 }
 
 /**
- * 9b. Usage: the request's status, duration (from its key's check to its answer) and key go to
- * the usage history (server/usage/), with no I/O on the way.
+ * 9b. Usage: the request's status, duration and key go to the usage history (server/usage/),
+ * with no I/O and one clock read on the way (the answer's time is the history's timestamp too).
+ * An answer that waited adds no promise of its own but the one that records it.
  */
-function recordUsage(usage: UsageRecorder, connectionId: string, request: IncomingRequest, access: Authenticated | ApiError, answered: Answer | Promise<Answer>, started: number): Answer | Promise<Answer> {
-  const key = isApiError(access) ? null : access;
+function recordUsage(app: Pipeline, usage: UsageRecorder, connection: Connection, request: IncomingRequest, key: Authenticated | null, answered: Answer | Promise<Answer>, started: number): Answer | Promise<Answer> {
   if (!(answered instanceof Promise)) {
-    usage.record(connectionId, request.method, request.url, answered.status, elapsedMs(started), key);
+    recordAnswer(usage, connection.id, request, answered.status, key, started);
     return answered;
   }
-  return answered.then((done) => {
-    usage.record(connectionId, request.method, request.url, done.status, elapsedMs(started), key);
-    return done;
-  });
+  return answered.then(
+    (done) => {
+      recordAnswer(usage, connection.id, request, done.status, key, started);
+      return done;
+    },
+    (error: unknown) => {
+      const failed = sheetFailureAnswer(app.log, connection, error);
+      recordAnswer(usage, connection.id, request, failed.status, key, started);
+      return failed;
+    },
+  );
 }
 
-function elapsedMs(started: number): number {
-  return Math.round((performance.now() - started) * 100) / 100;
+function recordAnswer(usage: UsageRecorder, connectionId: string, request: IncomingRequest, status: number, key: Authenticated | null, started: number): void {
+  const ended = performance.now();
+  usage.record(connectionId, request.method, request.url, status, Math.round((ended - started) * 100) / 100, key, epochMsOf(ended));
 }
 
 /** Stage 6a onwards, once the caller is known (or refused). */
@@ -291,6 +311,7 @@ function pipelineOf(options: AppOptions): Pipeline {
     bodyLimits,
     log: options.log,
     logsRequests: options.log.enabled('info'),
+    timesRequests: options.log.enabled('info') || options.usage !== undefined,
     usage: options.usage ?? null,
   };
   return pipeline;

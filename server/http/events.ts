@@ -61,7 +61,7 @@ export async function answerEvents(settings: EventsSettings, connection: Connect
   const url = new URL(request.url, 'http://sheetrest.invalid');
   // A cache-buster (`_=1700000000`) is taken and ignored here too, as on every path (lib/parse-request.ts).
   const unknown = [...url.searchParams.keys()].find((name) => !PARAMETERS.includes(name) && !isCacheBuster(name));
-  if (unknown !== undefined) return errorAnswer(apiError('invalid_parameter', `Unknown parameter "${unknown}" for the change feed; it takes ${PARAMETERS.join(', ')} (or the Last-Event-ID header).`));
+  if (unknown !== undefined) return errorAnswer(apiError('invalid_parameter', `Unknown parameter "${unknown}" for the change feed; it takes ${PARAMETERS.join(', ')} (or the Last-Event-ID header) and a cache-buster named _, as _=1700000000.`));
   const { tab } = eventsPath(url.pathname)!;
   // The tabs the caller may see now: a key's tabs, not hidden ones where the connection hides them.
   const served = servedWorkbook(await connection.source.read(tab === null ? {} : { tab }), connection.engine);

@@ -20,7 +20,7 @@ import { diskWriter, ensureStateDir, type AtomicWriter } from '../durable/state.
 import type { Logger } from '../log.ts';
 import { spanClock } from '../quota/period.ts';
 import type { UsageHistory } from './history.ts';
-import { DayTally, emptyDay, keyLabelOf, KEEP_DAYS, lastDays, operationOfRequest, RecentRequests, type DayUsage } from './tally.ts';
+import { DayTally, emptyDay, keyLabelOf, KEEP_DAYS, lastDays, operationCodeOf, RecentRequests, type DayUsage } from './tally.ts';
 
 export const USAGE_FOLDER = 'usage';
 const FLUSH_DELAY_MS = 1000;
@@ -156,15 +156,14 @@ export async function openFileUsage(options: FileUsageOptions): Promise<UsageHis
   };
 
   return {
-    record(connectionId: string, method: string, url: string, status: number, ms: number, access: Authenticated | null): void {
-      const at = now();
+    record(connectionId: string, method: string, url: string, status: number, ms: number, access: Authenticated | null, at = now()): void {
       const day = dayOf(at).key;
       if (day !== tally.day) rollOver(day);
       const key = keyLabelOf(access);
-      tally.count(connectionId, operationOfRequest(method, url), key, status);
-      recent.add(connectionId, { at, method, url, status, ms, key });
+      tally.count(connectionId, operationCodeOf(method, url), key, status);
+      recent.add(connectionId, at, method, url, status, ms, key);
       dirty = true;
-      schedule();
+      if (timer === undefined) schedule();
     },
     history(connectionId: string, count: number): Promise<DayUsage[]> {
       const today = dayOf(now()).key;

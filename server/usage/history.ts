@@ -13,8 +13,12 @@ import type { Authenticated } from '../auth.ts';
 import type { DayUsage, RecentRequest } from './tally.ts';
 
 export interface UsageRecorder {
-  /** One answered request; `access` null when it was refused before a key matched. No I/O. */
-  record(connectionId: string, method: string, url: string, status: number, ms: number, access: Authenticated | null): void;
+  /**
+   * One answered request; `access` null when it was refused before a key matched; `at` when it
+   * was answered (ms since the epoch; the store's own clock when left out). No I/O, nothing made
+   * but a day's or a connection's first counters.
+   */
+  record(connectionId: string, method: string, url: string, status: number, ms: number, access: Authenticated | null, at?: number): void;
 }
 
 export interface UsageHistory extends UsageRecorder {

@@ -15,7 +15,7 @@ import type { Logger } from '../log.ts';
 import { spanClock } from '../quota/period.ts';
 import type { Redis } from '../redis/client.ts';
 import type { UsageHistory } from './history.ts';
-import { DAY_MS, DayTally, keyLabelOf, KEEP_DAYS, lastDays, MAX_KEYS_PER_DAY, operationOfRequest, OTHER_KEYS, RecentRequests, zeroCounts, type Counts, type DayUsage, type KeyCounts } from './tally.ts';
+import { DAY_MS, DayTally, keyLabelOf, keyNumberOf, KEEP_DAYS, lastDays, MAX_KEYS_PER_DAY, operationCodeOf, OTHER_KEYS, RecentRequests, zeroCounts, type Counts, type DayUsage, type KeyCounts } from './tally.ts';
 
 const FLUSH_MS = 1000;
 const COUNT_FIELDS = ['requests', 'clientErrors', 'serverErrors'] as const;
@@ -38,8 +38,9 @@ export function openRedisUsage(options: RedisUsageOptions): UsageHistory {
   const recent = new RecentRequests();
   /** Counts not yet in Redis, by day. */
   let pending = new Map<string, DayTally>();
-  /** Keys this instance has sent per day and connection, for the cap. */
-  const sentKeys = new Map<string, Set<string>>();
+  /** Keys this instance has sent today (`sentDay`) per connection, by their numbers, for the cap. */
+  let sentDay = '';
+  let sentKeys = new Map<string, Set<number>>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let flushing: Promise<void> = Promise.resolve();
   let warned = false;
@@ -95,24 +96,24 @@ export function openRedisUsage(options: RedisUsageOptions): UsageHistory {
   };
 
   return {
-    record(connectionId: string, method: string, url: string, status: number, ms: number, access: Authenticated | null): void {
-      const at = now();
+    record(connectionId: string, method: string, url: string, status: number, ms: number, access: Authenticated | null, at = now()): void {
       const day = dayOf(at).key;
-      let key = keyLabelOf(access);
-      const sentKey = `${day}\n${connectionId}`;
-      let sent = sentKeys.get(sentKey);
-      if (sent === undefined) {
+      if (day !== sentDay) {
         // A new day: yesterday's sets are no longer needed.
-        for (const kept of sentKeys.keys()) if (!kept.startsWith(day)) sentKeys.delete(kept);
-        sentKeys.set(sentKey, (sent = new Set()));
+        sentDay = day;
+        sentKeys = new Map();
       }
-      if (!sent.has(key.key)) {
+      let key = keyLabelOf(access);
+      let sent = sentKeys.get(connectionId);
+      if (sent === undefined) sentKeys.set(connectionId, (sent = new Set()));
+      const number = key.number ?? keyNumberOf(key.key);
+      if (!sent.has(number)) {
         if (sent.size >= MAX_KEYS_PER_DAY) key = OTHER_KEYS;
-        else sent.add(key.key);
+        else sent.add(number);
       }
-      pendingOf(day).count(connectionId, operationOfRequest(method, url), key, status);
-      recent.add(connectionId, { at, method, url, status, ms, key });
-      schedule();
+      pendingOf(day).count(connectionId, operationCodeOf(method, url), key, status);
+      recent.add(connectionId, at, method, url, status, ms, key);
+      if (timer === undefined) schedule();
     },
     async history(connectionId: string, count: number): Promise<DayUsage[]> {
       const days = lastDays(dayOf(now()).key, count);

@@ -1,8 +1,9 @@
 // A day's requests of every connection, counted as they are answered: `GET /sheets/crm/search`
 // answered 200 for the key "ci" -> crm's day: requests 1; its key "ci": 1; its operation
 // "search": 1. 4xx and 5xx answers are counted apart (`clientErrors`, `serverErrors`). Counting
-// is a few map lookups and additions, no I/O: the stores (file-store.ts, redis-store.ts) save
-// the counts later, in batches. Shared by both, with the views the admin API answers.
+// is a lookup by connection, one by the key's number and an array slot by the operation's, three
+// additions, no I/O and no text made: the stores (file-store.ts, redis-store.ts) save the counts
+// later, in batches. Shared by both, with the views the admin API answers.
 import type { Authenticated } from '../auth.ts';
 
 /** Days of history kept (the state folder's files, Redis's hashes): about a quarter. */
@@ -12,8 +13,19 @@ export const MAX_KEYS_PER_DAY = 50;
 /** Recent requests kept per connection (in each instance's memory). */
 export const RECENT_REQUESTS = 100;
 
-/** What a request did, from its method and path: `read`, `search`, `query`, `aggregate`, `events`, `openapi`, `create`, `update`, `delete`. */
-export type UsageOperation = 'read' | 'search' | 'query' | 'aggregate' | 'events' | 'openapi' | 'create' | 'update' | 'delete' | 'other';
+/** What a request did, from its method and path, by number (`operationCodeOf`): `OPERATIONS[0]` is `read`. */
+export const OPERATIONS = ['read', 'search', 'query', 'aggregate', 'events', 'openapi', 'create', 'update', 'delete', 'other'] as const;
+
+/** `read`, `search`, `query`, `aggregate`, `events`, `openapi`, `create`, `update`, `delete`, `other`. */
+export type UsageOperation = (typeof OPERATIONS)[number];
+
+const [READ, SEARCH, QUERY, AGGREGATE, EVENTS, OPENAPI, CREATE, UPDATE, DELETE, OTHER] = OPERATIONS.map((_, code) => code);
+
+/** `search` -> 1; a name this version does not know (a saved file's) -> `other`'s number. */
+export function operationCode(name: string): number {
+  const code = (OPERATIONS as readonly string[]).indexOf(name);
+  return code === -1 ? OTHER : code;
+}
 
 export interface Counts {
   requests: number;
@@ -29,14 +41,17 @@ export interface KeyLabel {
   readonly id: string | null;
   readonly prefix: string | null;
   readonly name: string | null;
+  /** The key's number (`keyNumberOf(key)`), set on the labels `keyLabelOf` makes so that counting looks up no text. */
+  readonly number?: number;
 }
 
 export interface KeyCounts extends KeyLabel, Counts {}
 
-/** One connection's day, as counted. */
+/** One connection's day, as counted: keys by their number, operations by theirs (no text looked up per request). */
 export interface DayCounts extends Counts {
-  readonly keys: Map<string, KeyCounts>;
-  readonly operations: Map<string, Counts>;
+  readonly keys: Map<number, KeyCounts>;
+  /** Indexed by `operationCode`; undefined: none that day. */
+  readonly operations: (Counts | undefined)[];
 }
 
 /** A day as the admin API and the saved files show it. */
@@ -48,9 +63,20 @@ export interface DayUsage extends Counts {
   readonly operations: Record<string, Counts>;
 }
 
-export const OPEN_KEY: KeyLabel = Object.freeze({ key: 'open', id: null, prefix: null, name: null });
-export const NO_KEY: KeyLabel = Object.freeze({ key: 'none', id: null, prefix: null, name: null });
-export const OTHER_KEYS: KeyLabel = Object.freeze({ key: 'other', id: null, prefix: null, name: null });
+/** `key:00aa` -> 3: a small number per key text, given once per process (keys are few; a saved day's are numbered as it is read). */
+const keyNumbers = new Map<string, number>();
+
+export function keyNumberOf(key: string): number {
+  let number = keyNumbers.get(key);
+  if (number === undefined) keyNumbers.set(key, (number = keyNumbers.size));
+  return number;
+}
+
+const numbered = (label: Omit<KeyLabel, 'number'>): KeyLabel => Object.freeze({ ...label, number: keyNumberOf(label.key) });
+
+export const OPEN_KEY: KeyLabel = numbered({ key: 'open', id: null, prefix: null, name: null });
+export const NO_KEY: KeyLabel = numbered({ key: 'none', id: null, prefix: null, name: null });
+export const OTHER_KEYS: KeyLabel = numbered({ key: 'other', id: null, prefix: null, name: null });
 
 /** The label of the caller: one object per key, made once (the Authenticated objects are made once per key too). */
 export function keyLabelOf(access: Authenticated | null): KeyLabel {
@@ -58,7 +84,7 @@ export function keyLabelOf(access: Authenticated | null): KeyLabel {
   if (access.caller === undefined) return OPEN_KEY;
   let label = labels.get(access);
   if (label === undefined) {
-    label = Object.freeze({ key: access.keyId ?? access.caller, id: access.keyId ?? null, prefix: access.keyPrefix ?? null, name: access.keyName ?? null });
+    label = numbered({ key: access.keyId ?? access.caller, id: access.keyId ?? null, prefix: access.keyPrefix ?? null, name: access.keyName ?? null });
     labels.set(access, label);
   }
   return label;
@@ -66,46 +92,51 @@ export function keyLabelOf(access: Authenticated | null): KeyLabel {
 
 const labels = new WeakMap<Authenticated, KeyLabel>();
 
-/**
- * `GET /sheets/crm/tabs/People/search?...` -> `search`. The word counts only where the contract
- * puts it (`/sheets/{id}/search`, `/sheets/{id}/tabs/{tab}/search`): `/sheets/crm/Name/search`
- * is a filter on the value "search", a read.
- */
+/** `GET /sheets/crm/search` -> `search` (see operationCodeOf). */
 export function operationOfRequest(method: string, url: string): UsageOperation {
+  return OPERATIONS[operationCodeOf(method, url)];
+}
+
+/**
+ * `GET /sheets/crm/tabs/People/search?...` -> 1 (`search`). The word counts only where the
+ * contract puts it (`/sheets/{id}/search`, `/sheets/{id}/tabs/{tab}/search`):
+ * `/sheets/crm/Name/search` is a filter on the value "search", a read.
+ */
+export function operationCodeOf(method: string, url: string): number {
   switch (method) {
     case 'GET':
     case 'HEAD':
       break;
     case 'POST':
-      return 'create';
+      return CREATE;
     case 'PATCH':
     case 'PUT':
-      return 'update';
+      return UPDATE;
     case 'DELETE':
-      return 'delete';
+      return DELETE;
     default:
-      return 'other';
+      return OTHER;
   }
   const start = url.indexOf('/sheets/');
-  if (start === -1) return 'read';
+  if (start === -1) return READ;
   let end = url.indexOf('?', start);
   if (end === -1) end = url.length;
   const hash = url.indexOf('#', start);
   if (hash !== -1 && hash < end) end = hash;
   // The segments after `/sheets/{id}/`, counted without making them (a request pays no allocation here).
   const afterId = url.indexOf('/', start + 8);
-  if (afterId === -1 || afterId >= end - 1) return 'read';
+  if (afterId === -1 || afterId >= end - 1) return READ;
   let slashes = 0;
   for (let at = afterId + 1; at < end; at++) if (url.charCodeAt(at) === 47) slashes++;
-  if (!(slashes === 0 || (slashes === 2 && url.startsWith('tabs/', afterId + 1)))) return 'read';
+  if (!(slashes === 0 || (slashes === 2 && url.startsWith('tabs/', afterId + 1)))) return READ;
   const word = url.lastIndexOf('/', end - 1) + 1;
   const is = (name: string): boolean => end - word === name.length && url.startsWith(name, word);
-  if (is('search')) return 'search';
-  if (is('query')) return 'query';
-  if (is('aggregate')) return 'aggregate';
-  if (is('events')) return 'events';
-  if (is('openapi.json')) return 'openapi';
-  return 'read';
+  if (is('search')) return SEARCH;
+  if (is('query')) return QUERY;
+  if (is('aggregate')) return AGGREGATE;
+  if (is('events')) return EVENTS;
+  if (is('openapi.json')) return OPENAPI;
+  return READ;
 }
 
 export function zeroCounts(): Counts {
@@ -133,37 +164,43 @@ export class DayTally {
     this.day = day;
   }
 
-  count(connectionId: string, operation: UsageOperation, key: KeyLabel, status: number): void {
+  #countsOf(connectionId: string): DayCounts {
     let counts = this.connections.get(connectionId);
-    if (counts === undefined) this.connections.set(connectionId, (counts = { ...zeroCounts(), keys: new Map(), operations: new Map() }));
+    if (counts === undefined) this.connections.set(connectionId, (counts = { ...zeroCounts(), keys: new Map(), operations: OPERATIONS.map(() => undefined) }));
+    return counts;
+  }
+
+  /** One answer: `operation` is its `operationCodeOf` number; three counters go up, nothing is made but a day's first counters. */
+  count(connectionId: string, operation: number, key: KeyLabel, status: number): void {
+    const counts = this.#countsOf(connectionId);
     countInto(counts, status);
-    let perKey = counts.keys.get(key.key);
+    const number = key.number ?? keyNumberOf(key.key);
+    let perKey = counts.keys.get(number);
     if (perKey === undefined) {
       const label = counts.keys.size >= MAX_KEYS_PER_DAY ? OTHER_KEYS : key;
-      perKey = counts.keys.get(label.key);
-      if (perKey === undefined) counts.keys.set(label.key, (perKey = { ...label, ...zeroCounts() }));
+      perKey = counts.keys.get(label.number ?? keyNumberOf(label.key));
+      if (perKey === undefined) counts.keys.set(label.number ?? keyNumberOf(label.key), (perKey = keyCountsOf(label)));
     }
     countInto(perKey, status);
-    let perOperation = counts.operations.get(operation);
-    if (perOperation === undefined) counts.operations.set(operation, (perOperation = zeroCounts()));
+    const perOperation = counts.operations[operation] ?? (counts.operations[operation] = zeroCounts());
     countInto(perOperation, status);
   }
 
   /** Adds a saved day's counts (a file's, another instance's) to this one. */
   add(connectionId: string, usage: Omit<DayUsage, 'day'>): void {
-    let counts = this.connections.get(connectionId);
-    if (counts === undefined) this.connections.set(connectionId, (counts = { ...zeroCounts(), keys: new Map(), operations: new Map() }));
+    const counts = this.#countsOf(connectionId);
     addInto(counts, usage);
     for (const key of usage.keys) {
-      const label = counts.keys.has(key.key) || counts.keys.size < MAX_KEYS_PER_DAY ? key : OTHER_KEYS;
-      let perKey = counts.keys.get(label.key);
-      if (perKey === undefined) counts.keys.set(label.key, (perKey = { key: label.key, id: label.id, prefix: label.prefix, name: label.name, ...zeroCounts() }));
+      const known = counts.keys.has(keyNumberOf(key.key));
+      const label = known || counts.keys.size < MAX_KEYS_PER_DAY ? key : OTHER_KEYS;
+      const number = keyNumberOf(label.key);
+      let perKey = counts.keys.get(number);
+      if (perKey === undefined) counts.keys.set(number, (perKey = keyCountsOf(label)));
       addInto(perKey, key);
     }
     for (const [operation, more] of Object.entries(usage.operations)) {
-      let perOperation = counts.operations.get(operation);
-      if (perOperation === undefined) counts.operations.set(operation, (perOperation = zeroCounts()));
-      addInto(perOperation, more);
+      const code = operationCode(operation);
+      addInto(counts.operations[code] ?? (counts.operations[code] = zeroCounts()), more);
     }
   }
 
@@ -171,13 +208,17 @@ export class DayTally {
   view(connectionId: string): DayUsage {
     const counts = this.connections.get(connectionId);
     if (counts === undefined) return emptyDay(this.day);
+    const operations: Record<string, Counts> = {};
+    counts.operations.forEach((each, code) => {
+      if (each !== undefined) operations[OPERATIONS[code]] = { ...each };
+    });
     return {
       day: this.day,
       requests: counts.requests,
       clientErrors: counts.clientErrors,
       serverErrors: counts.serverErrors,
-      keys: [...counts.keys.values()].map((each) => ({ ...each })).sort((a, b) => b.requests - a.requests || a.key.localeCompare(b.key)),
-      operations: Object.fromEntries([...counts.operations].map(([operation, each]) => [operation, { ...each }])),
+      keys: [...counts.keys.values()].map(keyView).sort((a, b) => b.requests - a.requests || a.key.localeCompare(b.key)),
+      operations,
     };
   }
 
@@ -188,6 +229,16 @@ export class DayTally {
       return [id, rest];
     }));
   }
+}
+
+/** A key's new counters: zeros, with its label (no `number`: that is this process's). */
+function keyCountsOf(label: KeyLabel): KeyCounts {
+  return { key: label.key, id: label.id, prefix: label.prefix, name: label.name, ...zeroCounts() };
+}
+
+/** A key's counts as shown and saved. */
+function keyView(counts: KeyCounts): KeyCounts {
+  return { key: counts.key, id: counts.id, prefix: counts.prefix, name: counts.name, requests: counts.requests, clientErrors: counts.clientErrors, serverErrors: counts.serverErrors };
 }
 
 export function emptyDay(day: string): DayUsage {
@@ -201,16 +252,6 @@ export function lastDays(today: string, count: number): string[] {
 }
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** One request as the recent list keeps it (the URL as it came; `recentView` masks it when shown). */
-export interface RecentEntry {
-  readonly at: number;
-  readonly method: string;
-  readonly url: string;
-  readonly status: number;
-  readonly ms: number;
-  readonly key: KeyLabel;
-}
 
 /** What the admin API shows of a recent request. */
 export interface RecentRequest {
@@ -228,29 +269,62 @@ export interface RecentRequest {
   readonly error: boolean;
 }
 
+/**
+ * One connection's last requests, in arrays made once (a column per field): a request writes
+ * six slots and makes nothing, so a busy server's recent list adds no object per request for
+ * the garbage collector to move. The URL is kept as it came; the path is made when listed.
+ */
+class Ring {
+  readonly at: Float64Array;
+  readonly ms: Float64Array;
+  readonly status: Uint16Array;
+  readonly method: string[];
+  readonly url: string[];
+  readonly key: KeyLabel[];
+  length = 0;
+  next = 0;
+
+  constructor(size: number) {
+    this.at = new Float64Array(size);
+    this.ms = new Float64Array(size);
+    this.status = new Uint16Array(size);
+    this.method = new Array<string>(size).fill('');
+    this.url = new Array<string>(size).fill('');
+    this.key = new Array<KeyLabel>(size).fill(NO_KEY);
+  }
+}
+
 /** The last RECENT_REQUESTS requests of each connection, newest last: a ring per connection. */
 export class RecentRequests {
-  readonly #rings = new Map<string, { entries: RecentEntry[]; next: number }>();
+  readonly #rings = new Map<string, Ring>();
   readonly #size: number;
 
   constructor(size = RECENT_REQUESTS) {
     this.#size = size;
   }
 
-  add(connectionId: string, entry: RecentEntry): void {
+  /** `at`: ms since the epoch; `url` as it came (`recentView` masks it when listed). */
+  add(connectionId: string, at: number, method: string, url: string, status: number, ms: number, key: KeyLabel): void {
     let ring = this.#rings.get(connectionId);
-    if (ring === undefined) this.#rings.set(connectionId, (ring = { entries: [], next: 0 }));
-    if (ring.entries.length < this.#size) ring.entries.push(entry);
-    else ring.entries[ring.next] = entry;
-    ring.next = (ring.next + 1) % this.#size;
+    if (ring === undefined) this.#rings.set(connectionId, (ring = new Ring(this.#size)));
+    const slot = ring.next;
+    ring.at[slot] = at;
+    ring.ms[slot] = ms;
+    ring.status[slot] = status;
+    ring.method[slot] = method;
+    ring.url[slot] = url;
+    ring.key[slot] = key;
+    ring.next = slot + 1 === this.#size ? 0 : slot + 1;
+    if (ring.length < this.#size) ring.length += 1;
   }
 
   /** Newest first. */
   list(connectionId: string): RecentRequest[] {
     const ring = this.#rings.get(connectionId);
     if (ring === undefined) return [];
-    const ordered = ring.entries.length < this.#size ? ring.entries : [...ring.entries.slice(ring.next), ...ring.entries.slice(0, ring.next)];
-    return ordered.map(recentView).reverse();
+    const listed: RecentRequest[] = [];
+    for (let back = 1; back <= ring.length; back++) listed.push(recentView(ring, (ring.next - back + this.#size) % this.#size));
+    return listed;
   }
 
   forget(connectionId: string): void {
@@ -258,17 +332,18 @@ export class RecentRequests {
   }
 }
 
-function recentView(entry: RecentEntry): RecentRequest {
-  const { key } = entry;
+function recentView(ring: Ring, slot: number): RecentRequest {
+  const key = ring.key[slot];
+  const status = ring.status[slot];
   return {
-    at: new Date(entry.at).toISOString(),
-    method: entry.method,
-    path: shownPath(entry.url),
-    status: entry.status,
-    ms: entry.ms,
+    at: new Date(ring.at[slot]).toISOString(),
+    method: ring.method[slot],
+    path: shownPath(ring.url[slot]),
+    status,
+    ms: ring.ms[slot],
     key: key.key === 'open' || key.key === 'none' ? null : (key.name ?? key.prefix ?? key.id ?? `config key ${key.key.slice(4, 12)}`),
     keyId: key.id,
-    error: entry.status >= 400,
+    error: status >= 400,
   };
 }
 

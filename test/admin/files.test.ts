@@ -111,6 +111,9 @@ test(`bad uploads are refused and store nothing (${RUNTIME})`, async (t) => {
       ['%E2%80%AEvsc.exe.csv', /control/],
       ['x%E2%80%8B.csv', /control/],
       ['x%E2%80%A8.csv', /control/],
+      // Percent-encoding that is not UTF-8 (was 404 not_found).
+      ['%ff.csv', /"%ff\.csv" cannot be stored: its percent-encoding is not UTF-8/],
+      ['x%E2%82.csv', /percent-encoding is not UTF-8/],
     ] as const;
     for (const [name, message] of names) assertError(await put(url, name, 'a,b\n1,2\n'), 400, 'invalid_parameter', message);
     assert.deepEqual(await readdir(root), []);

@@ -164,7 +164,7 @@ test(`the change feed as server-sent events (${RUNTIME})`, async (t) => {
     const { url } = await serve(t);
     const typo = await fetch(`${url}/sheets/crm/events?lastEventID=1-0`, { headers: ALL });
     assert.equal(typo.status, 400);
-    assert.match(((await typo.json()) as { message: string }).message, /lastEventID.*lastEventId/);
+    assert.match(((await typo.json()) as { message: string }).message, /lastEventID.*lastEventId.*a cache-buster named _, as _=1700000000/);
     const posted = await fetch(`${url}/sheets/crm/events`, { method: 'POST', headers: ALL, body: '{}' });
     assert.equal(posted.status, 405);
     assert.equal(posted.headers.get('allow'), 'GET, HEAD');

@@ -8,7 +8,7 @@ import { createLogger } from '../../server/log.ts';
 import { openRedis } from '../../server/redis/client.ts';
 import { openFileUsage } from '../../server/usage/file-store.ts';
 import { openRedisUsage } from '../../server/usage/redis-store.ts';
-import { DayTally, KEEP_DAYS, lastDays, MAX_KEYS_PER_DAY, operationOfRequest, RecentRequests, shownPath, type KeyLabel } from '../../server/usage/tally.ts';
+import { DayTally, KEEP_DAYS, lastDays, MAX_KEYS_PER_DAY, operationCode, operationOfRequest, RecentRequests, shownPath, type KeyLabel } from '../../server/usage/tally.ts';
 import { defer, tempDir } from '../helpers/http.ts';
 import { startRedis } from '../helpers/redis.ts';
 
@@ -38,14 +38,14 @@ test('what a request counts as', () => {
 test('a day tally counts requests, 4xx and 5xx, per key and operation, and caps the keys', () => {
   const tally = new DayTally('2026-11-23');
   const key = (n: number): KeyLabel => ({ key: `k${n}`, id: `k${n}`, prefix: null, name: null });
-  tally.count('crm', 'read', key(0), 200);
-  tally.count('crm', 'read', key(0), 404);
-  tally.count('crm', 'create', key(1), 503);
+  tally.count('crm', operationCode('read'), key(0), 200);
+  tally.count('crm', operationCode('read'), key(0), 404);
+  tally.count('crm', operationCode('create'), key(1), 503);
   const day = tally.view('crm');
   assert.deepEqual([day.requests, day.clientErrors, day.serverErrors], [3, 1, 1]);
   assert.deepEqual(day.operations, { read: { requests: 2, clientErrors: 1, serverErrors: 0 }, create: { requests: 1, clientErrors: 0, serverErrors: 1 } });
   assert.deepEqual(day.keys.map((each) => [each.key, each.requests]), [['k0', 2], ['k1', 1]]);
-  for (let n = 2; n < MAX_KEYS_PER_DAY + 10; n++) tally.count('crm', 'read', key(n), 200);
+  for (let n = 2; n < MAX_KEYS_PER_DAY + 10; n++) tally.count('crm', operationCode('read'), key(n), 200);
   const capped = tally.view('crm');
   assert.equal(capped.keys.length, MAX_KEYS_PER_DAY + 1, 'the cap, and "other"');
   assert.equal(capped.keys.find((each) => each.key === 'other')?.requests, 10);
@@ -55,7 +55,7 @@ test('a day tally counts requests, 4xx and 5xx, per key and operation, and caps 
 test('recent requests: newest first, the last ones only, query values masked but for settings', () => {
   const recent = new RecentRequests(3);
   const open: KeyLabel = { key: 'open', id: null, prefix: null, name: null };
-  for (let n = 0; n < 5; n++) recent.add('crm', { at: DAY + n, method: 'GET', url: `http://x/sheets/crm/${n}`, status: n === 4 ? 500 : 200, ms: n, key: open });
+  for (let n = 0; n < 5; n++) recent.add('crm', DAY + n, 'GET', `http://x/sheets/crm/${n}`, n === 4 ? 500 : 200, n, open);
   const listed = recent.list('crm');
   assert.deepEqual(listed.map((each) => each.path), ['/sheets/crm/4', '/sheets/crm/3', '/sheets/crm/2']);
   assert.deepEqual(listed.map((each) => each.error), [true, false, false]);
