@@ -71,7 +71,7 @@ test('the outbox keeps recorded events and cursors across a reopen, and drops a 
   await first.close();
   await appendFile(`${state}/webhooks/crm.outbox`, '{"id":"9999999999999-0","ty');
   // What a crash mid-rewrite leaves: temp files of a dead process beside the outbox and a cursor.
-  const leftovers = [`${state}/webhooks/.crm.outbox.sheetrest-999999999-0a1b2c3d4e5f.tmp`, `${state}/webhooks/.crm.a.cursor.sheetrest-999999999-0a1b2c3d4e5f.tmp`];
+  const leftovers = [`${state}/webhooks/.crm.outbox.sheetrest-999999999-0a1b2c3d4e5f.tmp`, `${state}/webhooks/.crm.cursors.sheetrest-999999999-0a1b2c3d4e5f.tmp`];
   for (const leftover of leftovers) await writeFile(leftover, 'half');
 
   const second = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
@@ -101,7 +101,7 @@ test('cursors are saved once per while, the newest id, and close saves what is s
   void outbox.advance('a', two.id);
   void outbox.advance('a', three.id);
   await outbox.close();
-  assert.equal((await readFile(`${state}/webhooks/crm.a.cursor`, 'utf8')).trim(), three.id);
+  assert.deepEqual(JSON.parse(await readFile(`${state}/webhooks/crm.cursors`, 'utf8')), { a: three.id }, 'one record for the connection');
   const reopened = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
   assert.equal(reopened.cursor('a'), three.id);
   assert.equal(reopened.next(reopened.cursor('a')), undefined, 'nothing left to deliver');
