@@ -35,6 +35,12 @@ export const WINDOW = 8;
 export const OPEN_AFTER = 100;
 /** Turns a burst of writes can bank for the deliveries waiting behind them. */
 const MAX_TURNS = 1_000;
+/**
+ * Attempts a write recorded gives the deliveries while writes are in flight (across all
+ * webhooks). Lower trades delivery latency under saturation for the writes' rate
+ * (docs/benchmarks.md, task 27G: 0.5 measured against 1).
+ */
+const ATTEMPTS_PER_WRITE = 1;
 /** Events read from the outbox at once. */
 const READ_BATCH = 64;
 /** How long a target check's verdict is kept. */
@@ -299,7 +305,7 @@ export class Webhooks {
 
   #writeStarted(): void {
     this.#writing++;
-    this.#turns = Math.min(this.#turns + 1, MAX_TURNS);
+    this.#turns = Math.min(this.#turns + ATTEMPTS_PER_WRITE, MAX_TURNS);
     this.#letDeliveriesGo();
   }
 
@@ -330,7 +336,7 @@ export class Webhooks {
   }
 
   #letDeliveriesGo(): void {
-    while (this.#waitingTurns.length > 0 && (this.#writing === 0 || this.#turns > 0)) {
+    while (this.#waitingTurns.length > 0 && (this.#writing === 0 || this.#turns >= 1)) {
       if (this.#writing > 0) this.#turns--;
       this.#waitingTurns.shift()!();
     }
