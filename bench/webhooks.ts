@@ -5,6 +5,8 @@
 // delivery latency from the event's emission (right after the write is acknowledged) to its
 // arrival, p50 and p99, over the deliveries made while the load ran and the moments after.
 //   node bench/webhooks.ts [node,deno,bun] [ROUNDS] [SECONDS]
+// WEBHOOK_EVENTS=tab.changed gives the control without deliveries: the webhooks' filter matches
+// no write, so the outbox (and the journal lines carrying the events) is written, nothing sent.
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -32,7 +34,8 @@ async function sheetrest(runtime: Runtime, label: string, hooks: number, receive
   await mkdir(home, { recursive: true });
   await copyFile(book, join(home, 'bench.xlsx'));
   const port = await freePort();
-  const webhooks = Array.from({ length: hooks }, (_, n) => ({ url: `${receiver}/hook/${n}`, secret: `bench-secret-${n}`, name: `hook-${n + 1}` }));
+  const events = process.env.WEBHOOK_EVENTS === undefined ? {} : { events: process.env.WEBHOOK_EVENTS.split(',') };
+  const webhooks = Array.from({ length: hooks }, (_, n) => ({ url: `${receiver}/hook/${n}`, secret: `bench-secret-${n}`, name: `hook-${n + 1}`, ...events }));
   const config = {
     port,
     stateDir: join(home, 'state'),

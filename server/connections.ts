@@ -11,7 +11,7 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, KeyStore } from './idempotency/fil
 import type { KeyStoreLike } from './idempotency/idempotency.ts';
 import type { Logger } from './log.ts';
 import { sourceTypeOf } from './sources/registry.ts';
-import type { ReceiptSink, Source } from './sources/source.ts';
+import type { EventSink, ReceiptSink, Source } from './sources/source.ts';
 import type { SharedStore } from './shared-store.ts';
 
 /** A connection as the server runs it: its source opened, its keys as digests. */
@@ -76,6 +76,8 @@ export type OpenSettings = Pick<Config, 'stateDir' | 'limits'> & {
   readonly shared?: SharedStore;
   /** Every connection served read-only, whatever it says: the state folder's disk was full at start (start.ts). */
   readonly readOnly?: boolean;
+  /** Where a journaling source hands the change-feed events its journal lines carry: the connection's webhook outbox (server/webhooks/). */
+  readonly events?: (connection: string) => EventSink | undefined;
 };
 
 export async function openConnection(configured: ConnectionConfig, settings: OpenSettings, log: Logger): Promise<Connection> {
@@ -133,5 +135,6 @@ export function engineOptions(connection: Pick<ConnectionConfig, 'formulas' | 'h
 
 function openSource(connection: ConnectionConfig, settings: OpenSettings, log: Logger, receipts: ReceiptSink | undefined): Promise<Source> {
   const { source } = connection;
-  return sourceTypeOf(source).open(source, { readOnly: connection.readOnly ?? false, stateDir: settings.stateDir, log, receipts, shared: settings.shared });
+  const events = settings.events?.(connection.id);
+  return sourceTypeOf(source).open(source, { readOnly: connection.readOnly ?? false, stateDir: settings.stateDir, log, receipts, shared: settings.shared, ...(events === undefined ? {} : { events }) });
 }

@@ -85,7 +85,15 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     listener = await options.listen(gate, { host, port: config.port ?? 8080, headersTimeoutMs: timeouts.headersMs, bodyTimeoutMs: timeouts.bodyMs });
     // Loaded only when configured: a server on its own has no use for the Redis client.
     if (config.store !== undefined) shared = await (await import('./shared-store.ts')).openSharedStore(config.store, log);
-    const settings = { ...config, ...(shared === undefined ? {} : { shared }), ...(diskFull ? { readOnly: true } : {}) };
+    // Webhooks (server/webhooks/): an outbox in the state folder for each connection that has any;
+    // the admin API's are handed to it as the service opens and changes its connections. Before
+    // the sources: a file source's journal carries its writes' events to the outbox (sinkFor).
+    const webhookSettings = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
+    // With Redis: one stream per connection, delivered by whichever instance holds its lease.
+    const sharedQueue = shared === undefined ? undefined : ((redis, lease) => (connection: string, names: readonly string[]) => RedisOutbox.open(redis, connection, names, lease, log))(shared.redis, shared.lease);
+    webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log, undefined, sharedQueue);
+    const hooked = webhooks;
+    const settings = { ...config, ...(shared === undefined ? {} : { shared }), ...(diskFull ? { readOnly: true } : {}), events: (connection: string) => hooked.sinkFor(connection) };
     for (const connection of config.connections) {
       const served = await openConnection(connection, settings, log);
       opened.push(served);
@@ -94,12 +102,6 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     quota = shared?.quota ?? (await openQuotaStore({ stateDir: config.stateDir, onError: (error) => log.error('quota counts could not be saved', { error: String(error) }) }));
     // The usage history (server/usage/): per day in the state folder, or summed in Redis across instances.
     usage = shared === undefined ? await openFileUsage({ stateDir: config.stateDir, log }) : openRedisUsage({ redis: shared.redis, log });
-    // Webhooks (server/webhooks/): an outbox in the state folder for each connection that has any;
-    // the admin API's are handed to it as the service opens and changes its connections.
-    const webhookSettings = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
-    // With Redis: one stream per connection, delivered by whichever instance holds its lease.
-    const sharedQueue = shared === undefined ? undefined : ((redis, lease) => (connection: string, names: readonly string[]) => RedisOutbox.open(redis, connection, names, lease, log))(shared.redis, shared.lease);
-    webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log, undefined, sharedQueue);
     // The admin API's connections are served whether or not the admin API is on now.
     const service = new AdminService({ registry, configConnections: config.connections, configPath: config.configPath, settings, quota, log, shared: shared?.admin, rules: config.admin, webhooks, usageHistory: usage });
     if (shared === undefined) await service.open(await readAdminFile(config.stateDir));
@@ -144,10 +146,14 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
           // First: event streams stay open until ended, and the listener's close waits for them.
           await feed.close();
           await closeListener(served, timeouts.shutdownMs, log);
-          // After the listener: a write answered meanwhile had its events fsynced in an outbox.
-          await hooks.close();
           const open = registry.list();
-          await Promise.all([store.close(), history.close(), ...open.map((connection) => connection.source.close())]);
+          // After the listener: a write answered meanwhile had its events made durable (its journal
+          // line or an outbox). Before the outboxes: a source's last fold hands its journal's events to them.
+          const sources = Promise.allSettled(open.map((connection) => connection.source.close()));
+          await Promise.all([store.close(), history.close(), sources.then(async (closed) => {
+            await hooks.close();
+            for (const each of closed) if (each.status === 'rejected') throw each.reason;
+          })]);
           // After the sources: a fold at close hands the keys of the writes it folds to their stores.
           await Promise.all(open.map((connection) => connection.idempotency?.close()));
           // After the sources: their last writes tell the other instances through it.

@@ -19,6 +19,19 @@ export interface FeedConnection {
 /** Where the events of connections with webhooks go durably (server/webhooks/): resolves once they are on disk; null for a connection without. */
 export interface Outbox {
   record(connection: string, drafts: readonly DraftEvent[]): Promise<void> | null;
+  /** Whether a write's events can ride in a source's journal line instead (an outbox in the state folder). */
+  carries?(connection: string): boolean;
+  /** Numbers a write's events for its journal line; `settle` once the write is answered or failed. */
+  carry?(connection: string, drafts: readonly DraftEvent[]): { readonly events: readonly FeedEvent[]; settle(): void } | null;
+}
+
+/** A write's events numbered for the outbox while it is planned, to ride in its journal line (Feed.carry). */
+export interface CarriedWrite {
+  readonly drafts: readonly DraftEvent[];
+  /** The drafts numbered by the outbox: what the journal line carries. */
+  readonly events: readonly FeedEvent[];
+  /** The write was answered or failed: it no longer holds deliveries back. */
+  settle(): void;
 }
 
 export interface FeedOptions {
@@ -54,13 +67,37 @@ export class Feed {
   }
 
   /**
+   * A write being planned by a source that journals it (the file source, Planned.events): for a
+   * connection with webhooks, its events made and numbered now, for the journal line to carry,
+   * so that the write's one fsync makes them durable too; null otherwise (then `wrote` records
+   * them in the outbox, which fsyncs them itself). Never throws.
+   */
+  carry(connection: string, plan: WritePlan, before: Workbook, after: Workbook): CarriedWrite | null {
+    const outbox = this.#outbox;
+    if (outbox?.carry === undefined || outbox.carries?.(connection) !== true) return null;
+    try {
+      const drafts = writeEvents(connection, plan, before, after);
+      const carried = outbox.carry(connection, drafts);
+      return carried === null ? null : { drafts, events: carried.events, settle: () => carried.settle() };
+    } catch (error) {
+      this.#log.error('the change feed could not make the events of a write', { connection, error: String(error) });
+      return null;
+    }
+  }
+
+  /**
    * An acknowledged write: its events, appended to the log without waiting. For a connection
    * with webhooks, a promise that resolves once they are in its durable outbox (the answer waits
-   * for that fsync, never for a receiver); null otherwise. Never throws or rejects: the answer
+   * for that fsync, never for a receiver); null otherwise, and null when its journal line carried
+   * them (`carried`: already durable, and in the outbox). Never throws or rejects: the answer
    * goes out whatever happens here.
    */
-  wrote(connection: string, plan: WritePlan, before: Workbook, after: Workbook): Promise<void> | null {
+  wrote(connection: string, plan: WritePlan, before: Workbook, after: Workbook, carried: CarriedWrite | null = null): Promise<void> | null {
     try {
+      if (carried !== null) {
+        this.events.append(connection, carried.drafts);
+        return null;
+      }
       const drafts = writeEvents(connection, plan, before, after);
       if (drafts.length === 0) return null;
       this.events.append(connection, drafts);

@@ -11,7 +11,7 @@ import type { Connection } from '../connections.ts';
 import { KeyStore } from '../idempotency/file-store.ts';
 import { idempotent, keyCaller, OPEN_CALLER, type KeyStoreLike } from '../idempotency/idempotency.ts';
 import type { Workbook } from '../../lib/workbook.ts';
-import type { Feed } from '../feed/feed.ts';
+import type { CarriedWrite, Feed } from '../feed/feed.ts';
 import type { Logger } from '../log.ts';
 import { readBody, type BodyLimits } from './read-body.ts';
 import type { IncomingRequest } from './request.ts';
@@ -54,20 +54,27 @@ export class Writes {
     const feed = this.#feed;
     return idempotent(this.#keyStoreOf(connection), connection.source, request, body, caller, async (source) => {
       let before: Workbook | null = null;
-      const result = await source.write(
-        (workbook) => {
-          const result = execute(workbook, parsed as ParsedRequest, connection.engine);
-          before = workbook;
-          // The engine's WritePlan, which the source makes durable (`plan` in the Source contract): no billing plan.
-          const writePlan = result.plan;
-          return { plan: writePlan, workbook: result.workbook, result };
-        },
-        // A key limited to some tabs writes to the first of them when it names none: every tab is needed to know which.
-        parsed.tab === null && connection.engine.visibleTabs !== undefined ? {} : { tab: parsed.tab },
-      );
+      // The write's events when its journal line carries them (a file source, with webhooks).
+      let carried = null as CarriedWrite | null;
+      const result = await source
+        .write(
+          (workbook) => {
+            const result = execute(workbook, parsed as ParsedRequest, connection.engine);
+            before = workbook;
+            // The engine's WritePlan, which the source makes durable (`plan` in the Source contract): no billing plan.
+            const writePlan = result.plan;
+            // Asked for only by a source with a journal, while it plans: the events then need no fsync of their own.
+            const events = feed === null || writePlan === null ? undefined : () => (carried = feed.carry(connection.id, writePlan, workbook, result.workbook))?.events ?? [];
+            return { plan: writePlan, workbook: result.workbook, result, ...(events === undefined ? {} : { events }) };
+          },
+          // A key limited to some tabs writes to the first of them when it names none: every tab is needed to know which.
+          parsed.tab === null && connection.engine.visibleTabs !== undefined ? {} : { tab: parsed.tab },
+        )
+        .finally(() => carried?.settle());
       // Acknowledged by the source (a refused or failed write threw above): its events, without waiting.
-      // A connection with webhooks: the answer waits for the events' fsync in its outbox, never for a receiver.
-      if (feed !== null && result.plan !== null && before !== null) await feed.wrote(connection.id, result.plan, before, result.workbook);
+      // A connection with webhooks: the answer waits for the events' fsync in its outbox (unless the
+      // journal line carried them), never for a receiver.
+      if (feed !== null && result.plan !== null && before !== null) await feed.wrote(connection.id, result.plan, before, result.workbook, carried);
       return { status: result.status, headers: result.headers, body: result.body };
     }, (message) => this.#log.error(message));
   }

@@ -9,7 +9,7 @@ import type { Secret } from '../config/secret.ts';
 import type { Logger } from '../log.ts';
 import type { SharedBudget } from './google/budget.ts';
 import type { SpreadsheetCoordination } from './google/shared-spreadsheet.ts';
-import type { ReceiptSink, Source } from './source.ts';
+import type { EventSink, ReceiptSink, Source } from './source.ts';
 
 /** Reads a `{ "env": "NAME" }` secret (or takes a written one); `field` names it in the error. */
 export type ReadSecret = (value: ParsedSecret, field: string) => Secret;
@@ -23,6 +23,8 @@ export interface OpenContext {
   readonly log: Logger;
   /** Where the Idempotency-Keys journaled with writes go, when they are kept in the state folder. */
   readonly receipts: ReceiptSink | undefined;
+  /** Where the change-feed events journaled with writes go: the connection's webhook outbox in the state folder (none with Redis). */
+  readonly events?: EventSink;
   /** Several instances sharing state through Redis (server/shared-store.ts); absent: this one alone. */
   readonly shared: SharedWithSources | undefined;
 }

@@ -19,6 +19,20 @@ export interface Planned<T> {
    * so no crash can keep the write and lose the key; other sources ignore it.
    */
   readonly receipt?: Receipt;
+  /**
+   * The write's change-feed events, numbered for the connection's webhook outbox, to be made
+   * durable in the same step as the plan: a source with a journal calls it while it plans (in
+   * arrival order) when it has an EventSink, writes them in the plan's own journal line, and
+   * hands them to the sink once the line is fsynced; then the outbox needs no fsync of its own
+   * before the write is answered. Other sources never call it (the outbox then fsyncs them).
+   */
+  readonly events?: () => readonly CarriedEvent[];
+}
+
+/** A change-feed event carried in a journal line (server/webhooks/outbox.ts gives it): opaque JSON to a source, but for its id. */
+export interface CarriedEvent {
+  /** `<ms>-<seq>`, increasing per connection. */
+  readonly id: string;
 }
 
 /** An Idempotency-Key's record: the request it was first used with and the answer given. */
@@ -59,6 +73,21 @@ export interface ReceiptSink {
   journaled(receipts: readonly Receipt[]): void;
   /** Resolves once these receipts are durable outside the journal; throws when they are not. */
   keep(receipts: readonly Receipt[]): Promise<void>;
+}
+
+/**
+ * Where a journaling source hands the change-feed events its journal lines carry (the
+ * connection's webhook outbox, server/webhooks/webhooks.ts), as ReceiptSink does the receipts.
+ */
+export interface EventSink {
+  /**
+   * Events now durable in the journal: delivered from now on. Also told at open of the events
+   * the last run's journal holds (a crash may have kept them from the outbox); events it
+   * already has are ignored.
+   */
+  journaled(events: readonly CarriedEvent[]): void;
+  /** Resolves once these events are durable outside the journal (before a fold or a rebase makes it forget them). */
+  keep(events: readonly CarriedEvent[]): Promise<void>;
 }
 
 export interface ReadOptions {

@@ -1,13 +1,18 @@
 // A connection's durable outbox: `outbox.record([draft])` before a write is answered -> the event
 // numbered (`1718000000000-0`, the same shape as the feed's ids) and appended as one JSON line to
 // `<stateDir>/webhooks/crm.outbox`, fsynced with every other event queued meanwhile (group
-// commit), so an acknowledged write's events survive kill -9. Each webhook keeps its own cursor
-// (`crm.<name>.cursor`, the last id it is done with); a restart starts every webhook after its
-// cursor. The file is rewritten without the events every webhook is done with once they are many.
+// commit), so an acknowledged write's events survive kill -9. A file source's writes skip that
+// fsync: their events are numbered while the write is planned (`number`), ride in the write's own
+// journal line, and are handed over once it is fsynced (`adopt`: appended without an fsync of
+// their own); the outbox is fsynced before the journal forgets them (`keep`: a fold), and a
+// restart adopts what the journal still holds that the outbox lacks. The webhooks' cursors (the
+// last id each is done with) are one record, `crm.cursors`, saved at most every 200 ms; a
+// restart starts every webhook after its cursor. The file is rewritten without the events every
+// webhook is done with once they are many.
 import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GroupCommit, Serial } from '../durable/group-commit.ts';
-import { appendAndSync, isMissing, removeStaleTempFiles, replaceFileDurably, type WritableHandle } from '../durable/disk.ts';
+import { appendAndSync, isMissing, removeStaleTempFiles, replaceFileDurably, writeAll, type WritableHandle } from '../durable/disk.ts';
 import { compareEventIds, parseEventId } from '../feed/event-log.ts';
 import type { DraftEvent, FeedEvent } from '../feed/event.ts';
 
@@ -37,34 +42,48 @@ export interface WebhookQueue {
   close(): Promise<void>;
 }
 
-/** How long a delivered event's cursor waits to be saved, so that one save covers the deliveries made meanwhile. */
+/** How long a delivered event's cursor waits to be saved, so that one save covers the deliveries made meanwhile (every webhook's). */
 const CURSOR_SAVE_MS = 200;
+
+/** What one group commit of the outbox takes: events to append, and whether the batch is fsynced. */
+interface Append {
+  readonly events: readonly FeedEvent[];
+  /** False for events already durable elsewhere (a write's journal line): written, not fsynced. */
+  readonly sync: boolean;
+}
 
 export class Outbox implements WebhookQueue {
   readonly connection: string;
   readonly #path: string;
   readonly #folder: string;
   readonly #serial = new Serial();
-  readonly #commits: GroupCommit<readonly FeedEvent[]>;
+  readonly #commits: GroupCommit<Append>;
+  readonly #onError: (error: unknown) => void;
   #handle: WritableHandle | null = null;
   /** Durable events not yet dropped, in id order; `#done` of them at the front every webhook is done with. */
   #events: FeedEvent[] = [];
   #lastMs = 0;
   #lastSeq = 0;
+  /** The newest id the file held at open: journaled events up to it are already here (adopt). */
+  #openedAt: string | null = null;
   readonly #cursors = new Map<string, string | null>();
-  /** The last write of each cursor file, so the next waits for it. */
-  readonly #cursorWrites = new Map<string, Promise<unknown>>();
-  /** Cursor saves waiting for their turn (advance). */
-  readonly #cursorSaves = new Map<string, { readonly timer: ReturnType<typeof setTimeout>; readonly saved: Promise<void> }>();
+  /** The cursors as last saved, which compaction goes by (a crash restarts from these). */
+  #savedCursors = new Map<string, string | null>();
+  /** The cursor record's next save, waiting for its turn (advance); the last save, which the next waits for. */
+  #cursorSave: { readonly timer: ReturnType<typeof setTimeout>; readonly now: () => void; readonly saved: Promise<void> } | null = null;
+  #cursorWrite: Promise<unknown> = Promise.resolve();
+  /** Cursor files of an older version (`crm.<name>.cursor`), removed once the record holds their webhooks. */
+  #legacyCursors: string[] = [];
   readonly #wakers = new Set<() => void>();
 
   private constructor(folder: string, connection: string, onError: (error: unknown) => void) {
     this.connection = connection;
     this.#folder = folder;
     this.#path = join(folder, `${connection}.outbox`);
-    this.#commits = new GroupCommit<readonly FeedEvent[]>({
+    this.#onError = onError;
+    this.#commits = new GroupCommit<Append>({
       serial: this.#serial,
-      commit: (batches) => this.#append(batches.flat()),
+      commit: (batches) => this.#append(batches.flatMap((batch) => batch.events), batches.some((batch) => batch.sync)),
       afterBatch: () => Promise.resolve(),
       onError,
     });
@@ -75,39 +94,85 @@ export class Outbox implements WebhookQueue {
     const folder = join(stateDir, 'webhooks');
     await mkdir(folder, { recursive: true });
     const outbox = new Outbox(folder, connection, onError);
-    // A crash mid-rewrite (the outbox compacted, a cursor saved) leaves its temp file beside it.
+    // A crash mid-rewrite (the outbox compacted, the cursors saved) leaves its temp file beside it.
     await removeStaleTempFiles(outbox.#path);
-    for (const webhook of webhooks) await removeStaleTempFiles(outbox.#cursorPath(webhook));
+    await removeStaleTempFiles(outbox.#cursorsPath);
     let text = '';
     try {
       text = await readFile(outbox.#path, 'utf8');
     } catch (error) {
       if (!isMissing(error)) throw error;
     }
-    const whole = text.slice(0, text.lastIndexOf('\n') + 1);
-    for (const line of whole.split('\n')) {
-      if (line === '') continue;
-      const event = JSON.parse(line) as FeedEvent;
+    // A torn last line (a crash mid-append), or garbage a power cut left where appends were not
+    // yet fsynced (a journaled write's events, which the journal still holds): dropped.
+    const kept: string[] = [];
+    for (const line of text.split('\n')) {
+      const event = parseEvent(line);
+      if (event === null) continue;
+      kept.push(line);
       outbox.#events.push(event);
-      [outbox.#lastMs, outbox.#lastSeq] = parseEventId(event.id)!;
     }
-    // A torn line from a crash mid-append: the next append must start on a line of its own.
-    if (whole.length !== text.length) await replaceFileDurably(outbox.#path, encoder.encode(whole), 0o600);
-    for (const name of webhooks) outbox.#cursors.set(name, await readCursor(outbox.#cursorPath(name)));
+    outbox.#events.sort((a, b) => compareEventIds(a.id, b.id));
+    const newest = outbox.#events.at(-1);
+    if (newest !== undefined) {
+      [outbox.#lastMs, outbox.#lastSeq] = parseEventId(newest.id)!;
+      outbox.#openedAt = newest.id;
+    }
+    const whole = kept.map((line) => line + '\n').join('');
+    // The next append must start on a line of its own, after good lines only.
+    if (whole !== text) await replaceFileDurably(outbox.#path, encoder.encode(whole), 0o600);
+    const saved = await readCursors(outbox.#cursorsPath);
+    for (const name of webhooks) {
+      let cursor = saved.get(name) ?? null;
+      // Before the record: one file per webhook.
+      const legacy = outbox.#legacyCursorPath(name);
+      if (!saved.has(name)) cursor = await readCursor(legacy);
+      if (cursor !== null && !saved.has(name)) outbox.#legacyCursors.push(legacy);
+      outbox.#cursors.set(name, cursor);
+    }
+    outbox.#savedCursors = new Map(outbox.#cursors);
     return outbox;
   }
 
   /** Numbers the events now (in call order) and resolves once they are on disk. */
   record(drafts: readonly DraftEvent[]): Promise<void> {
+    return this.#commits.add({ events: this.number(drafts), sync: true });
+  }
+
+  /**
+   * Numbers the events now, for a journal line to carry (a file source's write, planned in
+   * arrival order); they reach the outbox through `adopt` once that line is fsynced. A write
+   * that fails leaves its numbers unused: ids only need to increase.
+   */
+  number(drafts: readonly DraftEvent[]): FeedEvent[] {
     const events: FeedEvent[] = [];
     for (const draft of drafts) {
       const now = Date.now();
       if (now > this.#lastMs) [this.#lastMs, this.#lastSeq] = [now, 0];
       else this.#lastSeq++;
-      const event: FeedEvent = { id: `${this.#lastMs}-${this.#lastSeq}`, ...draft };
-      events.push(event);
+      events.push({ id: `${this.#lastMs}-${this.#lastSeq}`, ...draft });
     }
-    return this.#commits.add(events);
+    return events;
+  }
+
+  /**
+   * Events durable in a journal line (EventSink.journaled): delivered from now on, and appended
+   * to the file without an fsync (the journal holds them until `keep`). At open, the journal the
+   * last run left is handed over whole: events up to the newest the file held are skipped, and
+   * numbering goes on after the newest adopted.
+   */
+  adopt(events: readonly FeedEvent[]): void {
+    const opened = this.#openedAt;
+    const fresh = opened === null ? events : events.filter((event) => compareEventIds(event.id, opened) > 0);
+    if (fresh.length === 0) return;
+    const newest = parseEventId(fresh.at(-1)!.id);
+    if (newest !== null && (newest[0] > this.#lastMs || (newest[0] === this.#lastMs && newest[1] > this.#lastSeq))) [this.#lastMs, this.#lastSeq] = newest;
+    this.#commits.add({ events: fresh, sync: false }).catch(this.#onError);
+  }
+
+  /** Resolves once every event adopted so far is fsynced here (EventSink.keep: the journal is about to forget them). */
+  keep(): Promise<void> {
+    return this.#commits.add({ events: [], sync: true });
   }
 
   /** The first durable event after `id` (null: from the start), or undefined when there is none yet. */
@@ -152,60 +217,77 @@ export class Outbox implements WebhookQueue {
 
   /**
    * A webhook is done with `id` (delivered or given up on). Saved without holding the delivery
-   * up, and at most once per CURSOR_SAVE_MS per webhook, the newest id then: each save is a
-   * durable file replace in the serial section the events' appends share, so one per delivery
-   * slowed the writes. A cursor a crash leaves behind only repeats deliveries (same id, same body).
+   * up, at most once per CURSOR_SAVE_MS for all the connection's webhooks, the newest ids then:
+   * each save is a durable file replace, so one per delivery (and one file per webhook) slowed
+   * the writes. A cursor a crash leaves behind only repeats deliveries (same id, same body).
    */
   advance(webhook: string, id: string): Promise<void> {
+    if (!this.#cursors.has(webhook)) return Promise.resolve();
     this.#cursors.set(webhook, id);
-    const pending = this.#cursorSaves.get(webhook);
-    if (pending !== undefined) return pending.saved;
+    return this.#scheduleCursorSave();
+  }
+
+  #scheduleCursorSave(): Promise<void> {
+    if (this.#cursorSave !== null) return this.#cursorSave.saved;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const saved = new Promise<void>((resolve) => (timer = setTimeout(resolve, CURSOR_SAVE_MS))).then(() => this.#saveCursor(webhook));
-    this.#cursorSaves.set(webhook, { timer: timer!, saved });
+    let now!: () => void;
+    const saved = new Promise<void>((resolve) => {
+      now = resolve;
+      timer = setTimeout(resolve, CURSOR_SAVE_MS);
+    }).then(() => this.#saveCursors());
+    this.#cursorSave = { timer: timer!, now, saved };
     return saved;
   }
 
   /**
-   * Writes the newest cursor of `webhook` (a dropped webhook's is not written again): beside the
-   * appends, not in their serial section, since it is another file; the outbox is compacted in
-   * that section once enough events are done with.
+   * Writes every webhook's newest cursor as one record (`{"a":"1718000000000-3","b":null}`):
+   * beside the appends, not in their serial section, since it is another file; the outbox is
+   * compacted in that section once enough events are done with, by the cursors as saved.
    */
-  async #saveCursor(webhook: string): Promise<void> {
-    this.#cursorSaves.delete(webhook);
-    const id = this.#cursors.get(webhook);
-    if (typeof id !== 'string') return;
-    // One save of a cursor file at a time, so an older id never lands after a newer one.
-    const previous = this.#cursorWrites.get(webhook) ?? Promise.resolve();
-    const write = previous.then(() => (this.#cursors.get(webhook) === undefined ? undefined : replaceFileDurably(this.#cursorPath(webhook), encoder.encode(id), 0o600)));
-    this.#cursorWrites.set(webhook, write.catch(() => undefined));
+  async #saveCursors(): Promise<void> {
+    this.#cursorSave = null;
+    // One save at a time, so an older record never lands after a newer one.
+    const write = this.#cursorWrite.then(async () => {
+      const cursors = new Map(this.#cursors);
+      await replaceFileDurably(this.#cursorsPath, encoder.encode(JSON.stringify(Object.fromEntries(cursors))), 0o600);
+      this.#savedCursors = cursors;
+      for (const legacy of this.#legacyCursors.splice(0)) await unlink(legacy).catch(() => undefined);
+    });
+    this.#cursorWrite = write.catch(() => undefined);
     await write;
     if (this.#doneCount() >= COMPACT_AFTER) await this.#serial.run(() => this.#compact());
   }
 
   /**
    * A webhook added while the server runs (the admin API): it starts after the events already in
-   * the outbox, unless its cursor file says where it was (a restart). The cursor is written at
-   * once (`0-0` on an empty outbox), so events recorded before a restart are not skipped after it.
+   * the outbox, unless the record (or an older version's cursor file) says where it was (a
+   * restart). The record is saved at once, so events recorded before a restart are not skipped after it.
    */
-  addWebhook(webhook: string): Promise<void> {
-    return this.#serial.run(async () => {
-      if (this.#cursors.has(webhook)) return;
-      const saved = await readCursor(this.#cursorPath(webhook));
-      const start = saved ?? this.#events.at(-1)?.id ?? `${this.#lastMs}-${this.#lastSeq}`;
-      if (saved === null) await replaceFileDurably(this.#cursorPath(webhook), encoder.encode(start), 0o600);
-      this.#cursors.set(webhook, start);
-    });
+  async addWebhook(webhook: string): Promise<void> {
+    if (this.#cursors.has(webhook)) return;
+    const saved = (await readCursors(this.#cursorsPath)).get(webhook) ?? (await readCursor(this.#legacyCursorPath(webhook)));
+    if (this.#cursors.has(webhook)) return;
+    const start = saved ?? this.#events.at(-1)?.id ?? `${this.#lastMs}-${this.#lastSeq}`;
+    this.#cursors.set(webhook, start);
+    await this.#saveCursorsNow();
   }
 
   /** A webhook removed: its cursor goes (a webhook added later under its name starts afresh) and no longer holds events back. */
-  dropWebhook(webhook: string): Promise<void> {
-    return this.#serial.run(async () => {
-      this.#cursors.delete(webhook);
-      await unlink(this.#cursorPath(webhook)).catch((error: unknown) => {
-        if (!isMissing(error)) throw error;
-      });
+  async dropWebhook(webhook: string): Promise<void> {
+    this.#cursors.delete(webhook);
+    await unlink(this.#legacyCursorPath(webhook)).catch((error: unknown) => {
+      if (!isMissing(error)) throw error;
     });
+    await this.#saveCursorsNow();
+  }
+
+  /** Saves the record now: a save waiting for its turn goes at once, else a new one. */
+  async #saveCursorsNow(): Promise<void> {
+    const pending = this.#cursorSave;
+    if (pending === null) return this.#saveCursors();
+    clearTimeout(pending.timer);
+    pending.now();
+    await pending.saved;
   }
 
   /** Resolves at the next durable event (or `wake`). */
@@ -223,32 +305,35 @@ export class Outbox implements WebhookQueue {
 
   async close(): Promise<void> {
     await this.#commits.settled();
+    // Appended without an fsync (journaled events): durable before the file is let go.
+    if (this.#handle !== null) await this.keep();
     // Cursors waiting for their save are saved now.
-    for (const [webhook, { timer }] of [...this.#cursorSaves]) {
-      clearTimeout(timer);
-      await this.#saveCursor(webhook);
-    }
-    await Promise.all(this.#cursorWrites.values());
+    if (this.#cursorSave !== null) await this.#saveCursorsNow();
+    await this.#cursorWrite;
     await this.#serial.run(async () => {
       await this.#handle?.close();
       this.#handle = null;
     });
   }
 
-  /** In the serial section: appends and fsyncs the events, then hands them to the webhooks. */
-  async #append(events: readonly FeedEvent[]): Promise<void> {
+  /** In the serial section: appends the events (and fsyncs them when `sync`), then hands them to the webhooks. */
+  async #append(events: readonly FeedEvent[], sync: boolean): Promise<void> {
     this.#handle ??= await open(this.#path, 'a', 0o600);
-    await appendAndSync(this.#handle, encoder.encode(events.map((event) => JSON.stringify(event) + '\n').join('')));
-    for (const event of events) this.#events.push(event);
+    const bytes = encoder.encode(events.map((event) => JSON.stringify(event) + '\n').join(''));
+    if (sync) await appendAndSync(this.#handle, bytes);
+    else await writeAll(this.#handle, bytes);
+    for (const event of events) insertInOrder(this.#events, event);
+    if (events.length === 0) return;
     // The deliveries start in a later turn: the writes these events belong to are answered first.
     if (this.#wakers.size > 0) setImmediate(() => {
       for (const wake of [...this.#wakers]) wake();
     });
   }
 
-  /** Events every webhook is done with, at the front of `#events` (0 while a webhook has not started). */
+  /** Events every webhook is done with as the saved cursors say, at the front of `#events` (0 while a webhook has not started). */
   #doneCount(): number {
-    const cursors = [...this.#cursors.values()];
+    const cursors = [...this.#cursors.keys()].map((name) => this.#savedCursors.get(name) ?? null);
+    if (cursors.length === 0) return 0;
     if (cursors.includes(null)) return 0;
     const oldest = cursors.reduce((a, b) => (compareEventIds(a!, b!) <= 0 ? a : b), cursors[0])!;
     let done = 0;
@@ -268,8 +353,48 @@ export class Outbox implements WebhookQueue {
     this.#events = rest;
   }
 
-  #cursorPath(webhook: string): string {
+  get #cursorsPath(): string {
+    return join(this.#folder, `${this.connection}.cursors`);
+  }
+
+  #legacyCursorPath(webhook: string): string {
     return join(this.#folder, `${this.connection}.${webhook}.cursor`);
+  }
+}
+
+/** Appends `event` in id order: at the end but for an event numbered before the last one appended. */
+function insertInOrder(events: FeedEvent[], event: FeedEvent): void {
+  let at = events.length;
+  while (at > 0 && compareEventIds(events[at - 1].id, event.id) > 0) at--;
+  events.splice(at, 0, event);
+}
+
+/** One outbox line as an event, or null for a torn or damaged one. */
+function parseEvent(line: string): FeedEvent | null {
+  if (line === '') return null;
+  try {
+    const event = JSON.parse(line) as FeedEvent;
+    return typeof event === 'object' && event !== null && typeof event.id === 'string' && parseEventId(event.id) !== null ? event : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The cursor record: each webhook's last id done with (null: not started); empty when there is none, or it is damaged. */
+async function readCursors(path: string): Promise<Map<string, string | null>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (isMissing(error)) return new Map();
+    throw error;
+  }
+  try {
+    const record = JSON.parse(text) as Record<string, unknown>;
+    return new Map(Object.entries(record).map(([name, id]) => [name, typeof id === 'string' && parseEventId(id) !== null ? id : null]));
+  } catch {
+    // Written whole by a rename, so never torn; damaged otherwise: deliveries start over (repeats, never losses).
+    return new Map();
   }
 }
 

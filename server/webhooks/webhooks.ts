@@ -5,9 +5,12 @@
 // WINDOW once the receiver has answered 2xx OPEN_AFTER times in a row; a failing event holds
 // the ones after it: first deliveries keep the connection's order (docs/decisions.md says when a
 // window can let a few pass a failing one). Nothing here is awaited by a write except the
-// outbox's fsync; deliveries start in the turn after the writes whose events they carry.
+// outbox's fsync, and a file source's writes not even that: their events ride in the journal
+// line the write is fsynced in (`carry`, `sinkFor`); deliveries start in the turn after the
+// writes whose events they carry.
 import { ConfigError, type ConnectionConfig, type WebhookConfig } from '../config/config.ts';
 import type { DraftEvent, FeedEvent } from '../feed/event.ts';
+import type { CarriedEvent, EventSink } from '../sources/source.ts';
 import type { Logger } from '../log.ts';
 import { Outbox, type WebhookQueue } from './outbox.ts';
 import { openSender, type Sender } from './send.ts';
@@ -32,6 +35,12 @@ export const WINDOW = 8;
 export const OPEN_AFTER = 100;
 /** Turns a burst of writes can bank for the deliveries waiting behind them. */
 const MAX_TURNS = 1_000;
+/**
+ * Attempts a write recorded gives the deliveries while writes are in flight (across all
+ * webhooks). Lower trades delivery latency under saturation for the writes' rate
+ * (docs/benchmarks.md, task 27G: 0.5 measured against 1).
+ */
+const ATTEMPTS_PER_WRITE = 1;
 /** Events read from the outbox at once. */
 const READ_BATCH = 64;
 /** How long a target check's verdict is kept. */
@@ -98,6 +107,10 @@ export type OpenQueue = (connection: string, webhooks: readonly string[], onErro
 
 export class Webhooks {
   readonly #outboxes = new Map<string, WebhookQueue>();
+  /** Outboxes being opened, so that two callers open one file once. */
+  readonly #opening = new Map<string, Promise<WebhookQueue>>();
+  /** Whether outboxes are files in the state folder (no Redis): only those take journaled events. */
+  readonly #inStateDir: boolean;
   readonly #hooks = new Map<string, Map<string, Hook>>();
   readonly #settings: WebhookSettings;
   readonly #log: Logger;
@@ -118,6 +131,7 @@ export class Webhooks {
 
   private constructor(stateDir: string, settings: WebhookSettings, log: Logger, resolve: Resolve, openQueue: OpenQueue | undefined) {
     this.#stateDir = stateDir;
+    this.#inStateDir = openQueue === undefined;
     this.#openQueue = openQueue ?? ((connection, names, onError) => Outbox.open(this.#stateDir, connection, names, onError));
     this.#settings = settings;
     this.#log = log;
@@ -142,10 +156,7 @@ export class Webhooks {
     for (const connection of connections) {
       const hooks = connection.webhooks ?? [];
       if (hooks.length === 0) continue;
-      const outbox = await webhooks.#openQueue(connection.id, hooks.map((hook) => hook.name), (error) =>
-        log.error('a webhook outbox could not be written', { connection: connection.id, error: String(error) }),
-      );
-      webhooks.#outboxes.set(connection.id, outbox);
+      const outbox = await webhooks.#queueFor(connection.id, hooks.map((hook) => hook.name));
       const byName = new Map<string, Hook>();
       for (const config of hooks) byName.set(config.name, new Hook(config, outbox));
       webhooks.#hooks.set(connection.id, byName);
@@ -194,10 +205,7 @@ export class Webhooks {
         hook.config = config;
         continue;
       }
-      outbox ??= await this.#openQueue(connection, [], (error) =>
-        this.#log.error('a webhook outbox could not be written', { connection, error: String(error) }),
-      );
-      this.#outboxes.set(connection, outbox);
+      outbox ??= await this.#queueFor(connection, []);
       await outbox.addWebhook(config.name);
       const added = new Hook(config, outbox);
       byName.set(config.name, added);
@@ -205,6 +213,78 @@ export class Webhooks {
     }
     if (byName.size > 0) this.#hooks.set(connection, byName);
     else this.#hooks.delete(connection);
+  }
+
+  /** The connection's queue, opened once (with these webhooks' cursors when it opens now). */
+  #queueFor(connection: string, names: readonly string[]): Promise<WebhookQueue> {
+    const open = this.#outboxes.get(connection);
+    if (open !== undefined) return Promise.resolve(open);
+    let opening = this.#opening.get(connection);
+    if (opening === undefined) {
+      opening = this.#openQueue(connection, names, (error) => this.#log.error('a webhook outbox could not be written', { connection, error: String(error) })).then((outbox) => {
+        this.#outboxes.set(connection, outbox);
+        return outbox;
+      });
+      this.#opening.set(connection, opening);
+      opening.catch(() => this.#opening.delete(connection));
+    }
+    return opening;
+  }
+
+  /**
+   * Where a file source hands the events its journal lines carry (EventSink): to the
+   * connection's outbox, opened on first need (a restart may find events in a journal before
+   * the admin API has given the connection its webhooks back). Undefined with Redis: that outbox
+   * is acknowledged by Redis, not by a journal.
+   */
+  sinkFor(connection: string): EventSink | undefined {
+    if (!this.#inStateDir) return undefined;
+    /** Adopted in the order told, whether the outbox is open yet or not. */
+    let told: Promise<unknown> = Promise.resolve();
+    let waiting = 0;
+    const outbox = () => this.#queueFor(connection, []) as Promise<Outbox>;
+    return {
+      journaled: (events) => {
+        const open = this.#outboxes.get(connection);
+        if (open instanceof Outbox && waiting === 0) return open.adopt(events as readonly FeedEvent[]);
+        waiting++;
+        told = told
+          .then(async () => (await outbox()).adopt(events as readonly FeedEvent[]))
+          .catch((error: unknown) => this.#log.error('a webhook outbox could not take the events of journaled writes', { connection, error: String(error) }))
+          .finally(() => waiting--);
+      },
+      keep: async (_events: readonly CarriedEvent[]) => {
+        await told;
+        await (await outbox()).keep();
+      },
+    };
+  }
+
+  /**
+   * A file source's write being planned: its events numbered by the connection's outbox, to
+   * ride in the write's journal line (Planned.events); null when the connection has no webhooks
+   * or its outbox is in Redis. `settle` once the write is answered or failed: until then it
+   * counts as a write in flight (deliveries take turns with writes).
+   */
+  carry(connection: string, drafts: readonly DraftEvent[]): { readonly events: readonly FeedEvent[]; settle(): void } | null {
+    const outbox = this.#outboxes.get(connection);
+    if (!(outbox instanceof Outbox) || drafts.length === 0 || !this.carries(connection)) return null;
+    const events = outbox.number(drafts);
+    this.#writeStarted();
+    let settled = false;
+    return {
+      events,
+      settle: () => {
+        if (settled) return;
+        settled = true;
+        this.#writeEnded();
+      },
+    };
+  }
+
+  /** Whether a write to `connection` has events for an outbox in the state folder, which a journal line can carry. */
+  carries(connection: string): boolean {
+    return this.#inStateDir && this.#outboxes.get(connection) instanceof Outbox && this.has(connection);
   }
 
   /** Whether `connection` has webhooks (only those pay for an outbox). */
@@ -217,16 +297,24 @@ export class Webhooks {
     const outbox = this.#outboxes.get(connection);
     if (outbox === undefined || drafts.length === 0 || !this.has(connection)) return null;
     const durable = outbox.record(drafts);
+    this.#writeStarted();
+    const done = () => this.#writeEnded();
+    durable.then(done, done);
+    return durable;
+  }
+
+  #writeStarted(): void {
     this.#writing++;
-    this.#turns = Math.min(this.#turns + 1, MAX_TURNS);
+    this.#turns = Math.min(this.#turns + ATTEMPTS_PER_WRITE, MAX_TURNS);
     this.#letDeliveriesGo();
-    // Still writing until the turn after the answer went out.
-    const done = () => setImmediate(() => {
+  }
+
+  /** Still writing until the turn after the answer went out. */
+  #writeEnded(): void {
+    setImmediate(() => {
       this.#writing--;
       this.#letDeliveriesGo();
     });
-    durable.then(done, done);
-    return durable;
   }
 
   /**
@@ -248,7 +336,7 @@ export class Webhooks {
   }
 
   #letDeliveriesGo(): void {
-    while (this.#waitingTurns.length > 0 && (this.#writing === 0 || this.#turns > 0)) {
+    while (this.#waitingTurns.length > 0 && (this.#writing === 0 || this.#turns >= 1)) {
       if (this.#writing > 0) this.#turns--;
       this.#waitingTurns.shift()!();
     }

@@ -71,7 +71,7 @@ test('the outbox keeps recorded events and cursors across a reopen, and drops a 
   await first.close();
   await appendFile(`${state}/webhooks/crm.outbox`, '{"id":"9999999999999-0","ty');
   // What a crash mid-rewrite leaves: temp files of a dead process beside the outbox and a cursor.
-  const leftovers = [`${state}/webhooks/.crm.outbox.sheetrest-999999999-0a1b2c3d4e5f.tmp`, `${state}/webhooks/.crm.a.cursor.sheetrest-999999999-0a1b2c3d4e5f.tmp`];
+  const leftovers = [`${state}/webhooks/.crm.outbox.sheetrest-999999999-0a1b2c3d4e5f.tmp`, `${state}/webhooks/.crm.cursors.sheetrest-999999999-0a1b2c3d4e5f.tmp`];
   for (const leftover of leftovers) await writeFile(leftover, 'half');
 
   const second = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
@@ -101,11 +101,30 @@ test('cursors are saved once per while, the newest id, and close saves what is s
   void outbox.advance('a', two.id);
   void outbox.advance('a', three.id);
   await outbox.close();
-  assert.equal((await readFile(`${state}/webhooks/crm.a.cursor`, 'utf8')).trim(), three.id);
+  assert.deepEqual(JSON.parse(await readFile(`${state}/webhooks/crm.cursors`, 'utf8')), { a: three.id }, 'one record for the connection');
   const reopened = await Outbox.open(state, 'crm', ['a'], (error) => assert.fail(String(error)));
   assert.equal(reopened.cursor('a'), three.id);
   assert.equal(reopened.next(reopened.cursor('a')), undefined, 'nothing left to deliver');
   await reopened.close();
+});
+
+test('an older version\'s cursor file per webhook is read once, then replaced by the connection\'s record', async (t) => {
+  const dir = await tempDir(t);
+  const state = dir.path('state');
+  const draft = (tab: string) => ({ type: 'rows.created' as const, connection: 'crm', tab, at: new Date().toISOString(), rows: [], indexes: [] });
+  const first = await Outbox.open(state, 'crm', [], (error) => assert.fail(String(error)));
+  await first.record([draft('One'), draft('Two')]);
+  const one = first.next(null)!;
+  await first.close();
+  await writeFile(`${state}/webhooks/crm.a.cursor`, one.id);
+  const outbox = await Outbox.open(state, 'crm', ['a', 'b'], (error) => assert.fail(String(error)));
+  assert.equal(outbox.cursor('a'), one.id, 'the old file says where a was');
+  assert.equal(outbox.cursor('b'), null);
+  const two = outbox.next(one.id)!;
+  await outbox.advance('b', two.id);
+  await outbox.close();
+  assert.deepEqual(JSON.parse(await readFile(`${state}/webhooks/crm.cursors`, 'utf8')), { a: one.id, b: two.id });
+  assert.deepEqual((await readdir(`${state}/webhooks`)).filter((name) => name.endsWith('.cursor')), [], 'the old file is gone once the record holds it');
 });
 
 /** A receiver answering 204 after `delayMs`, and 500 to the first attempt of the event of row `failOnce`; it notes the rows in arrival order and the most requests it held at once. */

@@ -28,12 +28,12 @@ export const fileSourceType = {
   resolve: (source, base) => ({ ...source, path: resolve(base, source.path) }),
   servedFile: (source) => ({ path: source.path, field: 'path' }),
   sharedByInstances: false,
-  async open(source, { readOnly, stateDir, log, receipts }) {
+  async open(source, { readOnly, stateDir, log, receipts, events }) {
     const { openFileSource } = await import('./mod.ts');
     // One writing server per file, whatever its state folder (lock.ts): taken before the journal is read.
     const lock = readOnly ? null : workbookLock(source.path, log);
     try {
-      const opened = await openFileSource({ path: source.path, stateDir, readOnly, log: (message, level = 'error') => log[level](message), receipts });
+      const opened = await openFileSource({ path: source.path, stateDir, readOnly, log: (message, level = 'error') => log[level](message), receipts, ...(events === undefined ? {} : { events }) });
       if (lock === null) return opened;
       const close = opened.close.bind(opened);
       opened.close = async () => {

@@ -75,7 +75,7 @@ export class Folding {
     if (!force && this.#backoff.waitMs(performance.now()) > 0) return;
     try {
       // A fold makes the journal forget its writes, and with them their Idempotency-Keys.
-      await state.keepReceipts(state.entries);
+      await state.keepElsewhere(state.entries);
       for (let attempt = 0; attempt < 3; attempt++) {
         if (!(await this.#freshness.adoptIfChanged()) || state.entries.length === 0 || this.#freshness.unreadable) return;
         const started = performance.now();

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import type { SheetRow, TypedValue } from '../../../lib/workbook.ts';
 import { isReceipt } from '../source.ts';
-import type { Receipt } from '../source.ts';
+import type { CarriedEvent, Receipt } from '../source.ts';
 import { appendAndSync, cannotWriteFile, commitTempFile, DISK_FILES, fingerprint, fsyncDirectory, isMissing, writeTempFile, type WritableFiles, type WritableHandle } from '../../durable/disk.ts';
 
 /** What a plan's target rows held when it was planned, so it can be re-checked on a changed file. */
@@ -40,6 +40,11 @@ export interface JournalEntry {
   readonly expected: Expected;
   /** The write's Idempotency-Key and answer, durable in the same line as the write (source.ts). */
   readonly receipt?: Receipt;
+  /**
+   * The write's change-feed events for the connection's webhook outbox (Planned.events), durable
+   * in the same line as the write: one fsync acknowledges both.
+   */
+  readonly events?: readonly CarriedEvent[];
 }
 
 /** The receipts the entries carry. */
@@ -47,7 +52,12 @@ export function receiptsOf(entries: readonly JournalEntry[]): Receipt[] {
   return entries.flatMap((entry) => (entry.receipt === undefined ? [] : [entry.receipt]));
 }
 
-/** An entry without its receipt, for files that keep writes but not their answers (conflicts, history). */
+/** The change-feed events the entries carry, in journal order. */
+export function eventsOf(entries: readonly JournalEntry[]): CarriedEvent[] {
+  return entries.flatMap((entry) => entry.events ?? []);
+}
+
+/** An entry without its receipt and events, for files that keep writes but not their answers (conflicts, history). */
 export function withoutReceipt(entry: JournalEntry): JournalEntry {
   return { plan: entry.plan, expected: entry.expected };
 }
@@ -101,8 +111,9 @@ export function parseJournal(text: string): JournalContents | null {
     } else if (isRecord(record) && typeof record.compactedTo === 'string') {
       folds.push({ fingerprint: record.compactedTo, entriesBefore: entries.length });
     } else if (isRecord(record) && isRecord(record.plan) && isRecord(record.expected)) {
-      const entry = { plan: revivePlan(record.plan as unknown as WritePlan), expected: record.expected as unknown as Expected };
-      entries.push(isReceipt(record.receipt) ? { ...entry, receipt: record.receipt } : entry);
+      const entry: JournalEntry = { plan: revivePlan(record.plan as unknown as WritePlan), expected: record.expected as unknown as Expected };
+      const events = Array.isArray(record.events) ? (record.events as unknown[]).filter(isCarriedEvent) : [];
+      entries.push({ ...entry, ...(isReceipt(record.receipt) ? { receipt: record.receipt } : {}), ...(events.length > 0 ? { events } : {}) });
     } else {
       pending.push(line);
       continue;
@@ -137,6 +148,10 @@ function parseLine(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+function isCarriedEvent(value: unknown): value is CarriedEvent {
+  return isRecord(value) && typeof value.id === 'string';
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { access, readFile, realpath, rename } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { ReceiptSink, Source } from '../source.ts';
+import type { EventSink, ReceiptSink, Source } from '../source.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import { csvTabName, decodeWorkbook } from './codec.ts';
 import { formatOfPath } from './format.ts';
@@ -40,6 +40,8 @@ export interface FileSourceOptions {
   readonly fold?: FoldOptions;
   /** Where the Idempotency-Key receipts journaled with writes are kept (server/idempotency/file-store.ts). */
   readonly receipts?: ReceiptSink;
+  /** Where the change-feed events journaled with writes go (the connection's webhook outbox, server/webhooks/). */
+  readonly events?: EventSink;
 }
 
 export const DEFAULT_FOLD_AFTER_MS = 200;
@@ -118,6 +120,7 @@ export async function openFileSource(options: FileSourceOptions): Promise<FileSo
     ...(options.journalFiles === undefined ? {} : { journalFiles: options.journalFiles }),
     ...(options.fold === undefined ? {} : { fold: options.fold }),
     ...(options.receipts === undefined ? {} : { receipts: options.receipts }),
+    ...(options.events === undefined ? {} : { events: options.events }),
   };
   const source = new FileSource(config, workbook);
   await source.recover(journal);

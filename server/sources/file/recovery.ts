@@ -12,7 +12,7 @@ import type { Workbook } from '../../../lib/workbook.ts';
 import { isDiskFull, mtimeOf } from '../../durable/disk.ts';
 import { FoldHistory } from './fold-history.ts';
 import type { Folding } from './folding.ts';
-import { Journal, receiptsOf, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
+import { eventsOf, Journal, receiptsOf, saveConflicts, type JournalContents, type JournalEntry } from './journal.ts';
 import { unstorableEntries } from './limits.ts';
 import { applyKeepingCells, rebase } from './rebase.ts';
 import { describe, messageOf, type FileSourceConfig, type FileState } from './state.ts';
@@ -36,6 +36,9 @@ export class Recovery {
     // The journal left by the last run holds the Idempotency-Keys of its writes: answered from
     // now on, and kept elsewhere before anything below (a fold, a rebase) makes it forget them.
     if (contents !== null) this.#config.receipts?.journaled(receiptsOf(contents.entries));
+    // Its change-feed events too: a crash after the journal's fsync may have kept them from the
+    // webhook outbox, which takes those it lacks (the outbox's own appends are not fsynced).
+    if (contents !== null) this.#config.events?.journaled(eventsOf(contents.entries));
     // An empty journal on another base: the file was replaced while the server was stopped.
     if (contents !== null && (contents.entries.length > 0 || contents.base !== state.fingerprint)) {
       const mark = contents.folds.findLast((fold) => fold.fingerprint === state.fingerprint);
@@ -94,8 +97,8 @@ export class Recovery {
   async adopt(decoded: Workbook, print: string, identity: string | null, entries: readonly JournalEntry[], how: { announce: boolean; outside: boolean }): Promise<void> {
     const { log, path } = this.#config;
     const state = this.#state;
-    // Re-planned entries and conflicts leave the journal without their Idempotency-Keys.
-    await state.keepReceipts(entries);
+    // Re-planned entries and conflicts leave the journal without their Idempotency-Keys and events.
+    await state.keepElsewhere(entries);
     const { workbook, applied, conflicts } = rebase(decoded, entries, applyKeepingCells);
     state.fingerprint = print;
     state.identity = identity;

@@ -6,12 +6,12 @@
 import type { Workbook } from '../../../lib/workbook.ts';
 import { errorCode, mtimeOf } from '../../durable/disk.ts';
 import { Serial } from '../../durable/group-commit.ts';
-import type { ReceiptSink } from '../source.ts';
+import type { EventSink, ReceiptSink } from '../source.ts';
 import type { FileFormat } from './format.ts';
 import type { CsvStyle } from './csv/csv.ts';
 import type { FoldHistory } from './fold-history.ts';
 import type { FoldOptions } from './fold-runner.ts';
-import { Journal, receiptsOf, type JournalEntry, type JournalFiles } from './journal.ts';
+import { eventsOf, Journal, receiptsOf, type JournalEntry, type JournalFiles } from './journal.ts';
 
 /** How one workbook file is served (mod.ts works it out when it opens the file). */
 export interface FileSourceConfig {
@@ -39,6 +39,8 @@ export interface FileSourceConfig {
   readonly fold?: FoldOptions;
   /** Where the Idempotency-Key receipts journaled with writes go (server/idempotency/file-store.ts). */
   readonly receipts?: ReceiptSink;
+  /** Where the change-feed events journaled with writes go (the connection's webhook outbox). */
+  readonly events?: EventSink;
 }
 
 export class FileState {
@@ -90,10 +92,14 @@ export class FileState {
     this.journal = next;
   }
 
-  /** Hands the entries' Idempotency-Key receipts to the key store before the journal forgets them. */
-  async keepReceipts(entries: readonly JournalEntry[]): Promise<void> {
+  /**
+   * Hands the entries' Idempotency-Key receipts to the key store, and their change-feed events to
+   * the webhook outbox, before the journal forgets them; resolves once both are durable there.
+   */
+  async keepElsewhere(entries: readonly JournalEntry[]): Promise<void> {
     const receipts = receiptsOf(entries);
-    if (receipts.length > 0) await this.#config.receipts?.keep(receipts);
+    const events = eventsOf(entries);
+    await Promise.all([receipts.length > 0 ? this.#config.receipts?.keep(receipts) : undefined, events.length > 0 ? this.#config.events?.keep(events) : undefined]);
   }
 }
 

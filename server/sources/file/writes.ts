@@ -2,7 +2,8 @@
 // rows (every write before it applied, durable or not), in arrival order, and answered once its
 // journal line is fsynced, with one fdatasync shared by every write queued meanwhile (group
 // commit, durable/group-commit.ts). A write the file's format cannot store (limits.ts) is refused
-// before it is journaled. A write's Idempotency-Key receipt rides in its own journal line.
+// before it is journaled. A write's Idempotency-Key receipt rides in its own journal line, and so
+// do its change-feed events for the webhook outbox (Planned.events): one fsync for all three.
 import { isEmptyPlan } from '../../../lib/write-plan.ts';
 import { apiError, type ApiError } from '../../../lib/errors.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
@@ -11,7 +12,7 @@ import { GroupCommit } from '../../durable/group-commit.ts';
 import type { Planned } from '../source.ts';
 import type { Folding } from './folding.ts';
 import type { Freshness } from './freshness.ts';
-import { receiptsOf, type JournalEntry } from './journal.ts';
+import { eventsOf, receiptsOf, type JournalEntry } from './journal.ts';
 import { refuseUnstorable } from './limits.ts';
 import { expectationOf, keepCells } from './rebase.ts';
 import { describe, type FileSourceConfig, type FileState } from './state.ts';
@@ -86,7 +87,14 @@ export class Writes {
     if (notSheet !== undefined) throw apiError('write_error', `The tab "${writePlan.tab}" is ${notSheet}, which sheetrest cannot write; nothing was written.`);
     // An Idempotency-Key's receipt goes in the write's own journal line: durable together or not at all.
     const expected = expectationOf(before, writePlan);
-    const entry: JournalEntry = planned.receipt === undefined ? { plan: writePlan, expected } : { plan: writePlan, expected, receipt: planned.receipt };
+    // Its change-feed events likewise, numbered now (in arrival order) when an outbox takes them.
+    const events = this.#config.events === undefined ? [] : (planned.events?.() ?? []);
+    const entry: JournalEntry = {
+      plan: writePlan,
+      expected,
+      ...(planned.receipt === undefined ? {} : { receipt: planned.receipt }),
+      ...(events.length === 0 ? {} : { events }),
+    };
     // The engine already applied the plan (planned.workbook). A .csv row keeps the fields of the
     // columns the write did not set verbatim (csv/formulas.ts); .xlsx and .ods rows hold no
     // cells here: the fold keeps their formats (fold.ts).
@@ -119,6 +127,8 @@ export class Writes {
       }
       state.entries.push(...entries);
       this.#config.receipts?.journaled(receiptsOf(entries));
+      const events = eventsOf(entries);
+      if (events.length > 0) this.#config.events?.journaled(events);
     }
     state.durable = batch[batch.length - 1].after;
     state.modifiedAt = Date.now();
