@@ -4,11 +4,11 @@
 // `<sheetData>`), each `<row>` element as its own text, and the tail (everything after
 // `</sheetData>`); `pieceDone` after each unpacked piece lets a writer catch up (backpressure).
 // Writing goes the other way: `PartWriter` deflates text as it is given and counts its CRC.
+import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { attribute } from '../xml/attributes.ts';
 import { LOAD_LIMITS } from '../limits.ts';
-import { PartTooLarge, type ZipEntry } from '../zip.ts';
-import { crc32 } from '../zip.ts';
+import { crc32, packedLength, packedPieces, PartTooLarge, type ZipEntry } from '../zip.ts';
 
 /** One `<row>` element as it stands in the part. */
 export interface RawRow {
@@ -96,17 +96,24 @@ export async function readSheet(entry: ZipEntry, reader: SheetReader): Promise<v
   reader.tail(carry);
 }
 
-/** The part's content a piece at a time, refused past LOAD_LIMITS.partBytes whatever its header declares. */
+/**
+ * The part's content a piece at a time, refused past LOAD_LIMITS.partBytes whatever its header
+ * declares. Its packed bytes come a piece at a time too (zip.ts `packedPieces`: from the file,
+ * never the whole part in memory).
+ */
 async function* unpacked(entry: ZipEntry): AsyncGenerator<Uint8Array> {
   const limit = LOAD_LIMITS.partBytes;
   if (entry.method !== 0 && entry.method !== 8) throw new Error(`its part ${entry.name} uses zip compression method ${entry.method}`);
-  if (entry.size > limit || (entry.method === 0 && entry.raw.length > limit)) throw new PartTooLarge(entry.name, limit);
+  if (entry.size > limit || (entry.method === 0 && packedLength(entry) > limit)) throw new PartTooLarge(entry.name, limit);
   if (entry.method === 0) {
-    for (let at = 0; at < entry.raw.length; at += PIECE_BYTES) yield entry.raw.subarray(at, at + PIECE_BYTES);
+    for (const piece of packedPieces(entry)) for (let at = 0; at < piece.length; at += PIECE_BYTES) yield piece.subarray(at, at + PIECE_BYTES);
     return;
   }
   const inflater = zlib.createInflateRaw({ chunkSize: PIECE_BYTES });
-  inflater.end(entry.raw);
+  // Fed as it is read (pipe waits while the inflater is behind): a read that fails fails the inflater.
+  const packed = Readable.from(packedPieces(entry));
+  packed.once('error', (error) => inflater.destroy(error));
+  packed.pipe(inflater);
   let total = 0;
   try {
     for await (const piece of inflater as AsyncIterable<Uint8Array>) {
@@ -118,6 +125,7 @@ async function* unpacked(entry: ZipEntry): AsyncGenerator<Uint8Array> {
     if (error instanceof PartTooLarge) throw error;
     throw new Error(`its part ${entry.name} cannot be unpacked (${(error as Error).message})`);
   } finally {
+    packed.destroy();
     inflater.destroy();
   }
 }
@@ -159,16 +167,11 @@ export class PartWriter {
     this.#deflater.destroy();
   }
 
-  async finish(): Promise<{ readonly method: 8; readonly raw: Uint8Array; readonly crc: number; readonly size: number }> {
+  /** The deflated pieces as the deflater gave them: the new package is written from them (zip.ts `zipPieces`), never joined. */
+  async finish(): Promise<{ readonly method: 8; readonly pieces: readonly Uint8Array[]; readonly crc: number; readonly size: number }> {
     await this.flush();
     this.#deflater.end();
     await this.#ended;
-    const raw = new Uint8Array(this.#packed.reduce((sum, piece) => sum + piece.length, 0));
-    let at = 0;
-    for (const piece of this.#packed) {
-      raw.set(piece, at);
-      at += piece.length;
-    }
-    return { method: 8, raw, crc: this.#crc, size: this.#size };
+    return { method: 8, pieces: this.#packed, crc: this.#crc, size: this.#size };
   }
 }

@@ -11,17 +11,18 @@
 // rows), `foldXlsxStreaming` answers null and the fold decodes the whole file as before (fold.ts).
 import { applyKeepingCells } from '../rebase.ts';
 import type { WritePlan } from '../../../../lib/write-plan.ts';
-import { headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
-import { readPackage, type PackageSheet, type XlsxPackage } from './package.ts';
+import { EMPTY_ROW, headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
+import { packageOf, type PackageSheet, type XlsxPackage } from './package.ts';
 import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
+import { loadSheetJs } from './sheetjs.ts';
 import { buildRow, dropOrphans, hasSharedFormula, parseColumnStyles, renumberRow, setDimension, sharedMasters, styleAbove, type XmlRow } from './sheet.ts';
 import { checkWrittenParts } from '../xml/well-formed.ts';
 import { readSheet, PartWriter, type RawRow } from './sheet-stream.ts';
 import { RowShift } from './ranges.ts';
-import { Styles } from './styles.ts';
+import { formatsFrom, knownFormats, Styles, type FormatFacts, type KnownFormats } from './styles.ts';
 import { slotsOf } from './write.ts';
 import { FORMAT_LIMITS, LOAD_LIMITS } from '../limits.ts';
-import { entryText, packedEntry, replacedEntry, writeZip, type ZipEntry } from '../zip.ts';
+import { entryText, packedEntry, readZip, replacedEntry, writeZip, type ZipEntry } from '../zip.ts';
 
 /** Rows kept from the top of a sheet to find its header row in; a sheet whose header lies lower is folded the old way. */
 const HEADER_SEARCH_ROWS = 1_000;
@@ -40,11 +41,38 @@ export type Collect = () => void;
 /** 8 pieces: 512 KiB of XML between collections (more often made the fold slower, less often its peak higher; docs/benchmarks.md). */
 const PIECES_PER_COLLECT = 8;
 
-/** The package `bytes` with `plans` folded in; null when this file needs the full decode (fold.ts). */
-export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly WritePlan[], collect?: Collect): Promise<Uint8Array | null> {
+/**
+ * The few rows of one tab SheetJS reads from a package cut down to them (`decodeRows`): by
+ * default here (`decodeKeptRows`); the fold's worker asks the main thread, where SheetJS is
+ * loaded already, so that the worker never loads it (fold-worker.ts: about 8 MB on Bun).
+ */
+export type DecodeKept = (pack: Uint8Array, tab: string, stylesXml: string) => Promise<KeptRows | null>;
+
+/** What `decodeKeptRows` found: the rows that hold something, by index, of a tab `length` rows long (every other row empty). */
+export interface KeptRows {
+  readonly sheetNames: readonly string[];
+  readonly date1904: boolean;
+  readonly length: number;
+  readonly rows: readonly (readonly [number, SheetRow])[];
+  /** SSF's answers about the styles part's number formats, for the rows the fold writes (styles.ts). */
+  readonly formats: KnownFormats;
+}
+
+export interface StreamingFoldOptions {
+  readonly collect?: Collect;
+  readonly decode?: DecodeKept;
+}
+
+/**
+ * The package of `entries` (readZip's, or a ZipFile's read by offset) with `plans` folded in: its
+ * entries, the written sheets' packed in pieces and every other part's as it was (zip.ts
+ * `zipPieces` writes them out); null when this file needs the full decode (fold.ts).
+ */
+export async function foldXlsxStreaming(package_: Uint8Array | readonly ZipEntry[], plans: readonly WritePlan[], options: StreamingFoldOptions = {}): Promise<ZipEntry[] | null> {
+  const { collect, decode = decodeKeptRows } = options;
   let pack: XlsxPackage;
   try {
-    pack = readPackage(bytes);
+    pack = packageOf(package_ instanceof Uint8Array ? readZip(package_) : package_);
   } catch {
     return null; // the full decode says why this package cannot be written
   }
@@ -54,7 +82,8 @@ export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly Write
   if (pack.stylesPart === null) return null;
   const byName = new Map(pack.entries.map((entry) => [entry.name, entry]));
   const stylesXml = entryText(byName.get(pack.stylesPart)!);
-  const styles = new Styles(stylesXml);
+  // Made once the first sheet's rows are decoded, with what SheetJS said of the formats (styles.ts).
+  let styles: Styles | undefined;
   const written = pack.sheets.filter((sheet) => plans.some((plan) => plan.tab === sheet.name));
   const unknown = plans.find((plan) => !pack.sheets.some((sheet) => sheet.name === plan.tab));
   if (unknown !== undefined) throw new Error(`the tab "${unknown.tab}" is not in the file`);
@@ -64,18 +93,40 @@ export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly Write
     const tabPlans = plans.filter((plan) => plan.tab === sheet.name);
     const survey = await surveySheet(byName.get(sheet.part)!, tabPlans, everyPieces(collect));
     if (survey === null) return null;
-    const decoded = decodeRows(pack, sheet, survey);
+    const decoded = await decodeRows(pack, sheet, survey, (cut) => decode(cut, sheet.name, stylesXml));
     if (decoded === null) return null;
+    styles ??= new Styles(stylesXml, null, decoded.formats);
     collect?.();
     const entry = await rewriteSheetStreaming(byName.get(sheet.part)!, survey, decoded, tabPlans, styles, stylesXml, collect);
     if (entry === null) return null;
     replaced.set(sheet.part, entry);
   }
-  const changedStyles = styles.changedXml;
+  const changedStyles = styles?.changedXml ?? null;
   if (changedStyles !== null && pack.stylesPart !== null) replaced.set(pack.stylesPart, replacedEntry(byName.get(pack.stylesPart)!, changedStyles));
-  // The rows' slots and the deflater's pieces are garbage now, before the new package is put together.
+  // The rows' slots are garbage now, before the new package is written.
   collect?.();
-  return writeZip(pack.entries.map((entry) => replaced.get(entry.name) ?? entry));
+  return pack.entries.map((entry) => replaced.get(entry.name) ?? entry);
+}
+
+/**
+ * SheetJS's reading of the tab `tab` in the cut-down package `pack` (loaded in this thread if it
+ * was not), and what it says of the number formats of `stylesXml`; null when it does not read.
+ */
+export async function decodeKeptRows(pack: Uint8Array, tab: string, stylesXml: string): Promise<KeptRows | null> {
+  await loadSheetJs();
+  let book: ReturnType<typeof readBook>;
+  try {
+    book = readBook(pack);
+  } catch {
+    return null; // the full decode reads the file itself, and says what is wrong with it
+  }
+  const found = tabsOfBook(book).find((candidate) => candidate.name === tab);
+  if (found === undefined) return null;
+  const rows: (readonly [number, SheetRow])[] = [];
+  found.rows.forEach((row, index) => {
+    if (row !== EMPTY_ROW) rows.push([index, row]);
+  });
+  return { sheetNames: book.SheetNames, date1904: bookUsesDate1904(book), length: found.rows.length, rows, formats: knownFormats(stylesXml) };
 }
 
 /** What the first read of a worksheet part found. */
@@ -156,10 +207,11 @@ interface Decoded {
   /** The tab's rows as a full decode gives them, where kept; every other row stands empty. */
   readonly rows: readonly SheetRow[];
   readonly date1904: boolean;
+  readonly formats: FormatFacts;
 }
 
 /** SheetJS's reading of the kept rows, in the package with every other worksheet emptied; null when the header row is not among them. */
-function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey): Decoded | null {
+async function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey, decode: (cut: Uint8Array) => Promise<KeptRows | null>): Promise<Decoded | null> {
   const rows = [...survey.kept.values()];
   if (survey.lastRow !== null && !survey.kept.has(survey.lastRow.number)) rows.push(survey.lastRow);
   rows.sort((a, b) => a.number - b.number);
@@ -173,22 +225,19 @@ function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey): Dec
     const other = pack.sheets.find((candidate) => candidate.part === entry.name && candidate.kind === 'worksheet');
     return other === undefined ? entry : replacedEntry(entry, EMPTY_SHEET, 0);
   });
-  let book: ReturnType<typeof readBook>;
-  try {
-    book = readBook(writeZip(entries));
-  } catch {
-    return null; // the full decode reads the file itself, and says what is wrong with it
-  }
+  const kept = await decode(writeZip(entries));
+  if (kept === null) return null;
   const names = pack.sheets.map((candidate) => candidate.name);
-  if (names.length !== book.SheetNames.length || names.some((name, index) => name !== book.SheetNames[index])) return null;
-  const tab = tabsOfBook(book).find((candidate) => candidate.name === sheet.name);
-  if (tab === undefined) return null;
-  const header = headerRowIndex(tab.rows);
-  const headerFound = tab.rows[header]?.text.some((text) => text.trim() !== '') ?? false;
+  if (names.length !== kept.sheetNames.length || names.some((name, index) => name !== kept.sheetNames[index])) return null;
+  // The rows without cells are the one shared empty row, as a full decode gives them (read-cells.ts).
+  const tabRows: SheetRow[] = new Array<SheetRow>(kept.length).fill(EMPTY_ROW);
+  for (const [index, row] of kept.rows) tabRows[index] = row;
+  const header = headerRowIndex(tabRows);
+  const headerFound = tabRows[header]?.text.some((text) => text.trim() !== '') ?? false;
   // Unless every row was kept, the header row must be among the rows kept from the top, and be
   // the row the wanted rows were counted from.
   if (survey.keptThrough !== Infinity && (!headerFound || header + 1 > survey.keptThrough || header + 1 !== survey.firstValueRow)) return null;
-  return { rows: tab.rows, date1904: bookUsesDate1904(book) };
+  return { rows: tabRows, date1904: kept.date1904, formats: formatsFrom(kept.formats) };
 }
 
 /** The second read, writing the new part; null when a written row's XML was not kept. */
@@ -214,7 +263,7 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
 
   // The head comes first but its `<dimension>` covers the rows written: built once beforehand
   // (with styles of their own, so the real ones gain nothing unused), they tell where cells end.
-  const dryStyles = new Styles(stylesXml);
+  const dryStyles = new Styles(stylesXml, null, decoded.formats);
   const copied = new Set<number>();
   if (survey.masters.size > 0) for (const slot of slots) if (!slot.written && slot.origin !== null) copied.add(slot.origin);
   const pastTheData = Math.max(slots.length, oldRowCount);
