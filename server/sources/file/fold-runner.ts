@@ -77,7 +77,7 @@ type WorkerMessage =
   | { readonly kind: 'started' }
   | { readonly kind: 'error'; readonly message: string }
   /** The streaming fold's few rows to decode (stream-fold.ts, `DecodeKept`): answered with a `Decoded`. */
-  | { readonly kind: 'decode'; readonly id: number; readonly pack: Uint8Array; readonly tab: string; readonly stylesXml: string };
+  | { readonly kind: 'decode'; readonly id: number; readonly pack: Uint8Array; readonly tab: string; readonly stylesXml: string; readonly rowNumbers: readonly number[] };
 
 /** The worker's result; null when the worker did not start (the caller folds inline). */
 function foldInWorker(job: WorkerJob, module: URL): Promise<FoldResult | null> {
@@ -102,7 +102,7 @@ function foldInWorker(job: WorkerJob, module: URL): Promise<FoldResult | null> {
       else if (message.kind === 'decode') {
         // A few rows in a package of a few kilobytes: milliseconds of this thread. A failure
         // (SheetJS cannot be loaded) answers null, and the worker decodes the whole file itself.
-        void decodeKeptRows(message.pack, message.tab, message.stylesXml)
+        void decodeKeptRows(message.pack, message.tab, message.stylesXml, message.rowNumbers)
           .catch(() => null)
           .then((kept) => {
             if (!settled) worker.postMessage({ kind: 'decoded', id: message.id, kept } satisfies Decoded);

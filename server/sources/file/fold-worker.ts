@@ -44,12 +44,12 @@ if (port !== null) {
     waiting.delete(message.id);
   });
   let asked = 0;
-  const decode: DecodeKept = (pack, tab, stylesXml) =>
+  const decode: DecodeKept = (pack, tab, stylesXml, rowNumbers) =>
     new Promise((resolve) => {
       const id = ++asked;
       waiting.set(id, resolve);
       // Handed over, not copied: the cut-down package is the main thread's from here on.
-      port.postMessage({ kind: 'decode', id, pack, tab, stylesXml }, [pack.buffer as ArrayBuffer]);
+      port.postMessage({ kind: 'decode', id, pack, tab, stylesXml, rowNumbers }, [pack.buffer as ArrayBuffer]);
     });
   port.postMessage({ kind: 'started' });
   try {

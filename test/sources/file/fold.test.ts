@@ -119,6 +119,33 @@ test('a worker that cannot start: the fold runs on the main thread', async () =>
   }
 });
 
+test('a worker that dies part way through writing fails the fold and leaves no temp file: the file and the journal stay as they were', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = await fileOf(folder.dir, 'xlsx');
+    const before = await readFile(path);
+    const job = await jobFor(path, 'xlsx');
+    await assert.rejects(runFold(job, { ...WORKER, workerModule: new URL('../../helpers/torn-fold-worker.js', import.meta.url) }), /out of memory/);
+    assert.deepEqual(await readdir(folder.dir), ['book.xlsx']);
+    assert.deepEqual(await readFile(path), before);
+    // And through the file source: the writes stay journaled, the file untouched, and the next fold takes them.
+    const source = await openFileSource({ path, stateDir: join(folder.dir, 'state'), foldAfterMs: Infinity, fold: { ...WORKER, workerModule: new URL('../../helpers/torn-fold-worker.js', import.meta.url) }, log: () => undefined });
+    await source.write((workbook) => {
+      const result = handle(workbook, { method: 'POST', url: '/sheets/x', body: '{"Name":"Zoe"}', headers: { 'Content-Type': 'application/json' } });
+      return { plan: result.plan, workbook: result.workbook, result: result.status };
+    });
+    await assert.rejects(source.close(), /could not be folded into the file \(the worker ran out of memory\)/);
+    assert.deepEqual(await readFile(path), before);
+    assert.deepEqual((await readdir(folder.dir)).sort(), ['book.xlsx', 'state']);
+    const reopened = await openFileSource({ path, stateDir: join(folder.dir, 'state'), foldAfterMs: Infinity, fold: WORKER, log: () => undefined });
+    await reopened.close();
+    const rows = decodeWorkbook(await readFile(path), 'xlsx', 'book').workbook.tabs[0].rows.map((row) => row.text[0]);
+    assert.deepEqual(rows, ['Name', 'Ann', 'Bob', 'Cy', 'Zoe']);
+  } finally {
+    await folder.cleanup();
+  }
+});
+
 test('a fold that cannot decode the file rejects with the reason, in a worker or not', async () => {
   const folder = await tempFolder();
   try {

@@ -5,17 +5,20 @@
 // SheetJS reads them (the header row and those above it, the rows the writes replace or take the
 // place of, and the last row, which fixes the tab's length when no `<dimension>` does). Those
 // rows alone, in a package otherwise the file's own, are decoded by SheetJS: the model rows the
-// writes were planned on, exactly as a full decode gives them, at the cost of a few rows. The
-// second read writes the new part (xlsx/sheet.ts builds each written row as `rewriteSheet` does).
+// writes were planned on, exactly as a full decode gives them, at the cost of a few rows (in the
+// fold's worker, the main thread decodes them: `DecodeKept`). The second read writes the new part
+// (xlsx/sheet.ts builds each written row as `rewriteSheet` does), deflated into pieces that go
+// into the new package as they are, beside the other parts' bytes copied from the old file.
 // Where a shortcut's assumption does not hold (rows out of order, no header among the first
 // rows), `foldXlsxStreaming` answers null and the fold decodes the whole file as before (fold.ts).
 import { applyKeepingCells } from '../rebase.ts';
 import type { WritePlan } from '../../../../lib/write-plan.ts';
 import { EMPTY_ROW, headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
 import { packageOf, type PackageSheet, type XlsxPackage } from './package.ts';
-import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
+import { bookUsesDate1904, readBook, sparseRowsOfTab } from './read-cells.ts';
 import { loadSheetJs } from './sheetjs.ts';
 import { buildRow, dropOrphans, hasSharedFormula, parseColumnStyles, renumberRow, setDimension, sharedMasters, styleAbove, type XmlRow } from './sheet.ts';
+import { attribute } from '../xml/attributes.ts';
 import { checkWrittenParts } from '../xml/well-formed.ts';
 import { readSheet, PartWriter, type RawRow } from './sheet-stream.ts';
 import { RowShift } from './ranges.ts';
@@ -46,7 +49,7 @@ const PIECES_PER_COLLECT = 8;
  * default here (`decodeKeptRows`); the fold's worker asks the main thread, where SheetJS is
  * loaded already, so that the worker never loads it (fold-worker.ts: about 8 MB on Bun).
  */
-export type DecodeKept = (pack: Uint8Array, tab: string, stylesXml: string) => Promise<KeptRows | null>;
+export type DecodeKept = (pack: Uint8Array, tab: string, stylesXml: string, rowNumbers: readonly number[]) => Promise<KeptRows | null>;
 
 /** What `decodeKeptRows` found: the rows that hold something, by index, of a tab `length` rows long (every other row empty). */
 export interface KeptRows {
@@ -93,7 +96,7 @@ export async function foldXlsxStreaming(package_: Uint8Array | readonly ZipEntry
     const tabPlans = plans.filter((plan) => plan.tab === sheet.name);
     const survey = await surveySheet(byName.get(sheet.part)!, tabPlans, everyPieces(collect));
     if (survey === null) return null;
-    const decoded = await decodeRows(pack, sheet, survey, (cut) => decode(cut, sheet.name, stylesXml));
+    const decoded = await decodeRows(pack, sheet, survey, (cut, rowNumbers) => decode(cut, sheet.name, stylesXml, rowNumbers));
     if (decoded === null) return null;
     styles ??= new Styles(stylesXml, null, decoded.formats);
     collect?.();
@@ -112,7 +115,7 @@ export async function foldXlsxStreaming(package_: Uint8Array | readonly ZipEntry
  * SheetJS's reading of the tab `tab` in the cut-down package `pack` (loaded in this thread if it
  * was not), and what it says of the number formats of `stylesXml`; null when it does not read.
  */
-export async function decodeKeptRows(pack: Uint8Array, tab: string, stylesXml: string): Promise<KeptRows | null> {
+export async function decodeKeptRows(pack: Uint8Array, tab: string, stylesXml: string, rowNumbers: readonly number[]): Promise<KeptRows | null> {
   await loadSheetJs();
   let book: ReturnType<typeof readBook>;
   try {
@@ -120,13 +123,11 @@ export async function decodeKeptRows(pack: Uint8Array, tab: string, stylesXml: s
   } catch {
     return null; // the full decode reads the file itself, and says what is wrong with it
   }
-  const found = tabsOfBook(book).find((candidate) => candidate.name === tab);
+  // The rows tabsOfBook would give, without a pass over the 100,001 a sheet's range may span:
+  // the package holds no other rows.
+  const found = sparseRowsOfTab(book, tab, rowNumbers.map((number) => number - 1));
   if (found === undefined) return null;
-  const rows: (readonly [number, SheetRow])[] = [];
-  found.rows.forEach((row, index) => {
-    if (row !== EMPTY_ROW) rows.push([index, row]);
-  });
-  return { sheetNames: book.SheetNames, date1904: bookUsesDate1904(book), length: found.rows.length, rows, formats: knownFormats(stylesXml) };
+  return { sheetNames: book.SheetNames, date1904: bookUsesDate1904(book), length: found.length, rows: [...found.rows], formats: knownFormats(stylesXml) };
 }
 
 /** What the first read of a worksheet part found. */
@@ -211,10 +212,13 @@ interface Decoded {
 }
 
 /** SheetJS's reading of the kept rows, in the package with every other worksheet emptied; null when the header row is not among them. */
-async function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey, decode: (cut: Uint8Array) => Promise<KeptRows | null>): Promise<Decoded | null> {
+async function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey, decode: (cut: Uint8Array, rowNumbers: readonly number[]) => Promise<KeptRows | null>): Promise<Decoded | null> {
   const rows = [...survey.kept.values()];
   if (survey.lastRow !== null && !survey.kept.has(survey.lastRow.number)) rows.push(survey.lastRow);
   rows.sort((a, b) => a.number - b.number);
+  // SheetJS puts a row where parseInt of its `r` says, which the rows SheetJS is asked for
+  // (decodeKeptRows) take it to be: an `r` of `1e3` or `3.5` is the full decode's to judge.
+  if (rows.some((row) => !Number.isInteger(row.number) || parseInt(attribute(/^<[^>]*>/.exec(row.xml)![0], 'r') ?? String(row.number), 10) !== row.number)) return null;
   const prefix = /<(\w+:)?worksheet\b/.exec(survey.head)?.[1] ?? '';
   // Each row keeps its number: the rows between them are gone.
   const body = rows.map((row) => (/^<[^>]*\sr\s*=/.test(row.xml) ? row.xml : row.xml.replace(/^<((?:\w+:)?row)\b/, `<$1 r="${row.number}"`))).join('');
@@ -225,7 +229,7 @@ async function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey
     const other = pack.sheets.find((candidate) => candidate.part === entry.name && candidate.kind === 'worksheet');
     return other === undefined ? entry : replacedEntry(entry, EMPTY_SHEET, 0);
   });
-  const kept = await decode(writeZip(entries));
+  const kept = await decode(writeZip(entries), rows.map((row) => row.number));
   if (kept === null) return null;
   const names = pack.sheets.map((candidate) => candidate.name);
   if (names.length !== kept.sheetNames.length || names.some((name, index) => name !== kept.sheetNames[index])) return null;
