@@ -4,11 +4,12 @@
 // renames it over the file). It first posts `started`, once its modules are loaded: a worker that
 // never says so could not start, and the runner folds on the main thread instead. It does not
 // load SheetJS for the streaming .xlsx fold: the few rows that fold decodes are decoded by the
-// main thread, where SheetJS is loaded already (about 8 MB of the worker's memory on Bun); the
-// full decode (an .ods, an .xlsx the streaming fold leaves to it) loads it here (fold.ts).
+// main thread, where SheetJS is loaded already (about 7 MB of the worker's memory on Bun), unless
+// they come with big parts; the full decode (an .ods, an .xlsx the streaming fold leaves to it)
+// loads it here (fold.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { foldFile, type FoldJob } from './fold.ts';
-import type { DecodeKept, KeptRows } from './xlsx/stream-fold.ts';
+import { decodedOnTheMainThread, decodeKeptRows, type DecodeKept, type KeptRows } from './xlsx/stream-fold.ts';
 
 /**
  * Bun's garbage collector, run to completion: JavaScriptCore left the streaming fold's garbage
@@ -44,13 +45,17 @@ if (port !== null) {
     waiting.delete(message.id);
   });
   let asked = 0;
-  const decode: DecodeKept = (pack, tab, stylesXml, rowNumbers) =>
-    new Promise((resolve) => {
+  const decode: DecodeKept = (pack, tab, stylesXml, rowNumbers) => {
+    // A package whose other parts are big (an Excel file's shared strings: megabytes for 100k
+    // rows) is decoded here, loading SheetJS: parsing it would hold the main thread's reads.
+    if (!decodedOnTheMainThread(pack)) return decodeKeptRows(pack, tab, stylesXml, rowNumbers);
+    return new Promise((resolve) => {
       const id = ++asked;
       waiting.set(id, resolve);
       // Handed over, not copied: the cut-down package is the main thread's from here on.
       port.postMessage({ kind: 'decode', id, pack, tab, stylesXml, rowNumbers }, [pack.buffer as ArrayBuffer]);
     });
+  };
   port.postMessage({ kind: 'started' });
   try {
     port.postMessage(await foldFile(job, temp, { collect, decode }));

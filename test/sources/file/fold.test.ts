@@ -21,9 +21,11 @@ import type { JournalEntry } from '../../../server/sources/file/journal.ts';
 import { openFileSource } from '../../../server/sources/file/mod.ts';
 import { rowsOnly } from '../../../server/sources/file/model.ts';
 import { sourceCells } from '../../../server/sources/file/write-cells.ts';
+import { readZip, replacedEntry, writeZip } from '../../../server/sources/file/zip.ts';
 import { applyKeepingCells, expectationOf } from '../../../server/sources/file/rebase.ts';
 import { bookBytes, bookOf, csvOf, tempFolder } from '../../helpers/file-source.ts';
 import { loadSheetJs } from '../../../server/sources/file/xlsx/sheetjs.ts';
+import { decodedOnTheMainThread } from '../../../server/sources/file/xlsx/stream-fold.ts';
 
 // Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
 await loadSheetJs();
@@ -105,6 +107,28 @@ for (const format of ['xlsx', 'ods', 'csv'] as const) {
     }
   });
 }
+
+test('xlsx: a package with a big part (over 256 KiB) has its few rows decoded in the worker, which loads SheetJS: the bytes an inline fold writes', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = await fileOf(folder.dir, 'xlsx');
+    // A stored part of 300 KiB rides along in the package cut down for SheetJS (fold-worker.ts).
+    const big = new Uint8Array(300 * 1024).fill(0x20);
+    await writeFile(path, writeZip([...readZip(await readFile(path)), replacedEntry({ name: 'xl/media/padding.bin' }, big, 0)]));
+    const job = await jobFor(path, 'xlsx');
+    // The package cut down for SheetJS holds every part but the worksheets: this one stays in the worker.
+    assert.equal(decodedOnTheMainThread(await readFile(path)), false);
+    assert.equal(decodedOnTheMainThread(bookBytes(bookOf([{ name: 'Sheet1', cells: [[{ t: 's', v: 'Name' }]] }]), 'xlsx')), true);
+    const inWorker = await runFold(job, WORKER);
+    assert.equal(inWorker.ranIn, 'worker');
+    const workerBytes = await writtenBy(inWorker.result);
+    assert.deepEqual(workerBytes, await writtenBy((await runFold(job, INLINE)).result));
+    const folded = decodeWorkbook(workerBytes, 'xlsx', 'book').workbook.tabs[0].rows.map((row) => row.text.slice(0, 3));
+    assert.deepEqual(folded, [['Name', 'Age', 'City'], ['Ann', '31', 'Lisbon'], ['Cy', '41', 'Oslo'], ['Zoe', '52', 'Rome']]);
+  } finally {
+    await folder.cleanup();
+  }
+});
 
 test('a worker that cannot start: the fold runs on the main thread', async () => {
   const folder = await tempFolder();

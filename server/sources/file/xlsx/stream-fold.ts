@@ -47,7 +47,7 @@ const PIECES_PER_COLLECT = 8;
 /**
  * The few rows of one tab SheetJS reads from a package cut down to them (`decodeRows`): by
  * default here (`decodeKeptRows`); the fold's worker asks the main thread, where SheetJS is
- * loaded already, so that the worker never loads it (fold-worker.ts: about 8 MB on Bun).
+ * loaded already, so that the worker does not load it (fold-worker.ts: about 7 MB on Bun).
  */
 export type DecodeKept = (pack: Uint8Array, tab: string, stylesXml: string, rowNumbers: readonly number[]) => Promise<KeptRows | null>;
 
@@ -109,6 +109,18 @@ export async function foldXlsxStreaming(package_: Uint8Array | readonly ZipEntry
   // The rows' slots are garbage now, before the new package is written.
   collect?.();
   return pack.entries.map((entry) => replaced.get(entry.name) ?? entry);
+}
+
+/**
+ * The most XML the main thread decodes for the fold's worker: 256 KiB, a few milliseconds of
+ * SheetJS (the benchmark files' cut packages hold 12-35 KB). A package whose other parts are
+ * bigger (an Excel file's shared strings: megabytes for 100k rows) is decoded in the worker.
+ */
+const MAIN_THREAD_DECODE_BYTES = 256 * 1024;
+
+/** Whether the worker hands the cut package `pack` to the main thread to decode (fold-worker.ts). */
+export function decodedOnTheMainThread(pack: Uint8Array): boolean {
+  return readZip(pack).reduce((sum, entry) => sum + entry.size, 0) <= MAIN_THREAD_DECODE_BYTES;
 }
 
 /**
