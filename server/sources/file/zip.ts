@@ -79,8 +79,9 @@ export class ZipFile {
   }
 
   /** `length` bytes from `at` (fewer only past the file's end, which the directory was checked against). */
-  read(at: number, length: number): Uint8Array {
-    const out = new Uint8Array(Math.max(0, Math.min(length, this.#size - at)));
+  read(at: number, length: number, into?: Uint8Array): Uint8Array {
+    const count = Math.max(0, Math.min(length, this.#size - at));
+    const out = into === undefined ? new Uint8Array(count) : into.subarray(0, count);
     for (let done = 0; done < out.length; ) {
       const got = readSync(this.#fd, out, done, out.length - done, at + done);
       if (got === 0) throw new Error('the file was cut short while it was read');
@@ -89,9 +90,13 @@ export class ZipFile {
     return out;
   }
 
-  /** The whole file a piece at a time (its fingerprint is counted without holding it). */
+  /**
+   * The whole file a piece at a time, each in the same buffer, good until the next is asked for:
+   * its fingerprint is counted without holding it, or leaving 15 MB of pieces to collect.
+   */
   *pieces(): Generator<Uint8Array> {
-    yield* this.#pieces(0, this.#size);
+    const buffer = new Uint8Array(PIECE_BYTES);
+    for (let done = 0; done < this.#size; done += PIECE_BYTES) yield this.read(done, PIECE_BYTES, buffer);
   }
 
   *#pieces(at: number, length: number): Generator<Uint8Array> {
