@@ -49,12 +49,15 @@ export interface FoldOptions {
  */
 export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<FoldOutcome> {
   const inlineBelow = options.inlineBelowBytes ?? INLINE_BELOW_BYTES;
-  const temp = tempPathFor(await realpath(job.path).catch(() => job.path));
+  const file = await realpath(job.path).catch(() => job.path);
+  const temp = tempPathFor(file);
+  // Where a worker's deflated sheet waits for the package to be written (fold.ts): on disk, not in its heap.
+  const spool = tempPathFor(file);
   try {
     // A file that cannot be looked at is the fold's to report: let the worker try.
     const size = inlineBelow > 0 ? await stat(job.path).then((stats) => stats.size, () => Infinity) : Infinity;
     if (size >= inlineBelow && options.alterPart === undefined) {
-      const result = await foldInWorker({ job, temp }, options.workerModule ?? WORKER_MODULE);
+      const result = await foldInWorker({ job, temp, spool }, options.workerModule ?? WORKER_MODULE);
       if (result !== null) return { result, ranIn: 'worker' };
     }
     return { result: await foldFile(job, temp, { alterPart: options.alterPart }), ranIn: 'main thread' };
@@ -62,6 +65,8 @@ export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<
     // A worker that failed part way (out of memory) may have left what it wrote.
     await unlink(temp).catch(() => undefined);
     throw error;
+  } finally {
+    await unlink(spool).catch(() => undefined);
   }
 }
 

@@ -21,10 +21,11 @@ import { decodedOnTheMainThread, decodeKeptRows, type DecodeKept, type KeptRows 
 const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
 const collect = bun === undefined ? undefined : () => bun.gc(true);
 
-/** What the runner hands the worker: the job, and the temp file to write (fold-runner.ts). */
+/** What the runner hands the worker: the job, the temp file to write and the spool file to use (fold-runner.ts). */
 export interface WorkerJob {
   readonly job: FoldJob;
   readonly temp: string;
+  readonly spool: string;
 }
 
 /** The main thread's answer to a `decode` message (fold-runner.ts). */
@@ -36,7 +37,7 @@ export interface Decoded {
 
 const port = parentPort;
 if (port !== null) {
-  const { job, temp } = workerData as WorkerJob;
+  const { job, temp, spool } = workerData as WorkerJob;
   const waiting = new Map<number, (kept: KeptRows | null) => void>();
   // Listening also keeps the worker alive until the runner ends it, so its answer is never outrun by its exit.
   port.on('message', (message: Decoded) => {
@@ -58,7 +59,7 @@ if (port !== null) {
   };
   port.postMessage({ kind: 'started' });
   try {
-    port.postMessage(await foldFile(job, temp, { collect, decode }));
+    port.postMessage(await foldFile(job, temp, { collect, decode, spool }));
   } catch (error) {
     port.postMessage({ kind: 'error', message: error instanceof Error ? error.message : String(error) });
   }

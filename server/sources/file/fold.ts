@@ -18,7 +18,7 @@ import { applyKeepingCells } from './rebase.ts';
 import type { AlterPart } from './xml/well-formed.ts';
 import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
 import { foldXlsxStreaming, type Collect, type DecodeKept } from './xlsx/stream-fold.ts';
-import { ZipFile, zipPieces } from './zip.ts';
+import { SpoolFile, ZipFile, zipPieces } from './zip.ts';
 
 export interface FoldJob {
   /** The workbook file, read by whoever runs the job (a worker reads it itself: nothing big is copied between threads). */
@@ -45,6 +45,11 @@ export interface FoldSteps {
   readonly collect?: Collect;
   /** Decodes the few rows the streaming fold must know (the worker asks the main thread: fold-worker.ts). */
   readonly decode?: DecodeKept;
+  /**
+   * A free name beside the file (like `temp`) for the written sheets' deflated bytes to wait in
+   * until the package is written (zip.ts `SpoolFile`), removed when the fold ends; without one they wait in memory.
+   */
+  readonly spool?: string;
 }
 
 /**
@@ -59,13 +64,16 @@ export async function foldFile(job: FoldJob, temp: string, steps: FoldSteps = {}
   // breaks a written part on purpose (alterPart) takes the full path, where the seam is.
   const zip = job.format === 'xlsx' && steps.alterPart === undefined ? openZip(job.path) : null;
   if (zip !== null) {
+    let spool: SpoolFile | undefined;
     try {
       // Counted through the same open file the fold reads: a save that replaces the file meanwhile is not mixed in.
       if (fingerprintOf(zip.pieces()) !== job.expected) return { kind: 'changed' };
-      const entries = await foldXlsxStreaming(zip.entries, plans, { collect: steps.collect, decode: steps.decode });
+      spool = steps.spool === undefined ? undefined : new SpoolFile(steps.spool);
+      const entries = await foldXlsxStreaming(zip.entries, plans, { collect: steps.collect, decode: steps.decode, spool });
       if (entries !== null) return await writeFolded(temp, zipPieces(entries));
     } finally {
       zip.close();
+      spool?.close();
     }
   }
   const bytes = await readFile(job.path);

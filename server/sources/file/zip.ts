@@ -7,7 +7,7 @@
 // more or less than it declares is refused, named (`its part xl/worksheets/sheet1.xml unpacks
 // to more than the 1,000 bytes it declares`). node:zlib (Node, Deno and Bun) does the deflating; only what these
 // packages use is read: no encryption, no ZIP64, one disk.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import * as zlib from 'node:zlib';
 import { LOAD_LIMITS } from './limits.ts';
 
@@ -111,8 +111,70 @@ export class ZipFile {
 /** How much of a part is read from its file, or copied from it into the new one, at a time. */
 const PIECE_BYTES = 1 << 16;
 
+/**
+ * A file the fold's deflater writes the new sheet's packed bytes to (fold.ts): its pieces are
+ * read back when the new package is written, so the 5-6 MB of a 100k-row sheet are not held in
+ * memory meanwhile (issue 24, part 13). Created fresh (`path` must not exist: a name from
+ * disk.ts `tempPathFor`); `close()` closes and removes it.
+ */
+export class SpoolFile {
+  readonly #path: string;
+  readonly #fd: number;
+  #length = 0;
+
+  constructor(path: string) {
+    this.#path = path;
+    this.#fd = openSync(path, 'wx+', 0o600);
+  }
+
+  /** Appends `bytes`; answers where they start. */
+  append(bytes: Uint8Array): number {
+    const at = this.#length;
+    for (let done = 0; done < bytes.length; ) {
+      const wrote = writeSync(this.#fd, bytes, done, bytes.length - done, at + done);
+      if (!(wrote > 0)) throw Object.assign(new Error('the disk took none of the bytes written'), { code: 'ENOSPC' });
+      done += wrote;
+    }
+    this.#length += bytes.length;
+    return at;
+  }
+
+  get length(): number {
+    return this.#length;
+  }
+
+  /** The bytes from `at`, `length` long, as a part's packed bytes (read back a piece at a time). */
+  packed(at: number, length: number): Packed {
+    const read = (from: number, count: number): Uint8Array => {
+      const out = new Uint8Array(count);
+      for (let done = 0; done < count; ) {
+        const got = readSync(this.#fd, out, done, count - done, from + done);
+        if (got === 0) throw new Error('the fold\'s spool file was cut short');
+        done += got;
+      }
+      return out;
+    };
+    return {
+      length,
+      *pieces() {
+        for (let done = 0; done < length; done += PIECE_BYTES) yield read(at + done, Math.min(PIECE_BYTES, length - done));
+      },
+      raw: () => read(at, length),
+    };
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+    try {
+      unlinkSync(this.#path);
+    } catch {
+      // Gone already: nothing to remove.
+    }
+  }
+}
+
 /** Where a part's packed bytes are when they are not one array in memory: in a file, or in the pieces a deflater gave. */
-interface Packed {
+export interface Packed {
   readonly length: number;
   pieces(): Iterable<Uint8Array>;
   raw(): Uint8Array;
@@ -263,10 +325,11 @@ export function replacedEntry(like: EntryStamp, content: Uint8Array | string, me
 
 /**
  * A new part whose content was packed already (a worksheet deflated as it was written,
- * xlsx/stream-fold.ts), stamped as `like`. Given as `pieces` (the deflater's), they are written
+ * xlsx/stream-fold.ts), stamped as `like`. Given as `pieces` (the deflater's) or `spooled` (in a
+ * SpoolFile), they are written
  * into the new package as they are (`zipPieces`), never joined into one array unless `raw` is asked for.
  */
-export function packedEntry(like: EntryStamp, packed: Pick<ZipEntry, 'method' | 'crc' | 'size'> & ({ readonly raw: Uint8Array } | { readonly pieces: readonly Uint8Array[] })): ZipEntry {
+export function packedEntry(like: EntryStamp, packed: Pick<ZipEntry, 'method' | 'crc' | 'size'> & ({ readonly raw: Uint8Array } | { readonly pieces: readonly Uint8Array[] } | { readonly spooled: Packed })): ZipEntry {
   const fields = {
     name: like.name,
     method: packed.method,
@@ -282,6 +345,7 @@ export function packedEntry(like: EntryStamp, packed: Pick<ZipEntry, 'method' | 
     externalAttributes: like.externalAttributes ?? 0,
   };
   if ('raw' in packed) return { ...fields, raw: packed.raw };
+  if ('spooled' in packed) return entryPackedElsewhere(fields, packed.spooled);
   const pieces = packed.pieces;
   return entryPackedElsewhere(fields, { length: pieces.reduce((sum, piece) => sum + piece.length, 0), pieces: () => pieces, raw: () => joined(pieces) });
 }

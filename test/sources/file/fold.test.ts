@@ -98,6 +98,8 @@ for (const format of ['xlsx', 'ods', 'csv'] as const) {
       const workerBytes = await writtenBy(inWorker.result);
       const inlineBytes = await writtenBy(inline.result);
       assert.deepEqual(workerBytes, inlineBytes);
+      // The worker's spool file (its deflated sheet, fold.ts) is gone with the fold.
+      assert.deepEqual(await readdir(folder.dir), [`book.${format}`]);
       assert.equal(inWorker.result.kind === 'folded' && inWorker.result.fingerprint, fingerprint(workerBytes));
       // And the writes are in it.
       const folded = decodeWorkbook(workerBytes, format, 'book').workbook.tabs[0].rows.map((row) => row.text.slice(0, 3));

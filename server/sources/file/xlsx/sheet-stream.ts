@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { attribute } from '../xml/attributes.ts';
 import { LOAD_LIMITS } from '../limits.ts';
-import { crc32, packedLength, packedPieces, PartTooLarge, type ZipEntry } from '../zip.ts';
+import { crc32, packedLength, packedPieces, PartTooLarge, type Packed, type SpoolFile, type ZipEntry } from '../zip.ts';
 
 /** One `<row>` element as it stands in the part. */
 export interface RawRow {
@@ -130,18 +130,38 @@ async function* unpacked(entry: ZipEntry): AsyncGenerator<Uint8Array> {
   }
 }
 
-/** A part's new content, deflated as it is written; `finish()` gives what a zip entry needs. */
+/**
+ * A part's new content, deflated as it is written; `finish()` gives what a zip entry needs. The
+ * deflater's pieces are kept in memory, or appended to `spool` as they come (the fold's worker:
+ * the 5-6 MB of a 100k-row sheet then wait on disk, not in the heap, until the package is written).
+ */
 export class PartWriter {
   readonly #deflater = zlib.createDeflateRaw();
   readonly #packed: Uint8Array[] = [];
   readonly #encoder = new TextEncoder();
+  readonly #spool: SpoolFile | undefined;
+  readonly #spooledFrom: number;
   #pending: string[] = [];
   #crc = 0;
   #size = 0;
   readonly #ended: Promise<void>;
 
-  constructor() {
-    this.#deflater.on('data', (piece: Uint8Array) => this.#packed.push(piece));
+  constructor(spool?: SpoolFile) {
+    this.#spool = spool;
+    this.#spooledFrom = spool?.length ?? 0;
+    let failed: Error | undefined;
+    this.#deflater.on('data', (piece: Uint8Array) => {
+      if (spool === undefined) this.#packed.push(piece);
+      else if (failed === undefined) {
+        try {
+          spool.append(piece);
+        } catch (error) {
+          // A full disk: the deflater stops with the error, which finish() throws.
+          failed = error as Error;
+          this.#deflater.destroy(failed);
+        }
+      }
+    });
     this.#ended = new Promise((resolve, reject) => {
       this.#deflater.once('end', resolve);
       this.#deflater.once('error', reject);
@@ -167,11 +187,13 @@ export class PartWriter {
     this.#deflater.destroy();
   }
 
-  /** The deflated pieces as the deflater gave them: the new package is written from them (zip.ts `zipPieces`), never joined. */
-  async finish(): Promise<{ readonly method: 8; readonly pieces: readonly Uint8Array[]; readonly crc: number; readonly size: number }> {
+  /** The deflated pieces as the deflater gave them, or where they are in the spool: the new package is written from them (zip.ts `zipPieces`), never joined. */
+  async finish(): Promise<{ readonly method: 8; readonly crc: number; readonly size: number } & ({ readonly pieces: readonly Uint8Array[] } | { readonly spooled: Packed })> {
     await this.flush();
     this.#deflater.end();
     await this.#ended;
-    return { method: 8, pieces: this.#packed, crc: this.#crc, size: this.#size };
+    const spool = this.#spool;
+    if (spool === undefined) return { method: 8, pieces: this.#packed, crc: this.#crc, size: this.#size };
+    return { method: 8, spooled: spool.packed(this.#spooledFrom, spool.length - this.#spooledFrom), crc: this.#crc, size: this.#size };
   }
 }

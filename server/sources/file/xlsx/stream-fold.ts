@@ -25,7 +25,7 @@ import { RowShift } from './ranges.ts';
 import { formatsFrom, knownFormats, Styles, type FormatFacts, type KnownFormats } from './styles.ts';
 import { slotsOf } from './write.ts';
 import { FORMAT_LIMITS, LOAD_LIMITS } from '../limits.ts';
-import { entryText, packedEntry, readZip, replacedEntry, writeZip, type ZipEntry } from '../zip.ts';
+import { entryText, packedEntry, readZip, replacedEntry, writeZip, type SpoolFile, type ZipEntry } from '../zip.ts';
 
 /** Rows kept from the top of a sheet to find its header row in; a sheet whose header lies lower is folded the old way. */
 const HEADER_SEARCH_ROWS = 1_000;
@@ -64,6 +64,8 @@ export interface KeptRows {
 export interface StreamingFoldOptions {
   readonly collect?: Collect;
   readonly decode?: DecodeKept;
+  /** Where the written sheets' deflated bytes wait for the package to be written (else in memory). */
+  readonly spool?: SpoolFile;
 }
 
 /**
@@ -72,7 +74,7 @@ export interface StreamingFoldOptions {
  * `zipPieces` writes them out); null when this file needs the full decode (fold.ts).
  */
 export async function foldXlsxStreaming(package_: Uint8Array | readonly ZipEntry[], plans: readonly WritePlan[], options: StreamingFoldOptions = {}): Promise<ZipEntry[] | null> {
-  const { collect, decode = decodeKeptRows } = options;
+  const { collect, decode = decodeKeptRows, spool } = options;
   let pack: XlsxPackage;
   try {
     pack = packageOf(package_ instanceof Uint8Array ? readZip(package_) : package_);
@@ -100,7 +102,7 @@ export async function foldXlsxStreaming(package_: Uint8Array | readonly ZipEntry
     if (decoded === null) return null;
     styles ??= new Styles(stylesXml, null, decoded.formats);
     collect?.();
-    const entry = await rewriteSheetStreaming(byName.get(sheet.part)!, survey, decoded, tabPlans, styles, stylesXml, collect);
+    const entry = await rewriteSheetStreaming(byName.get(sheet.part)!, survey, decoded, tabPlans, styles, stylesXml, collect, spool);
     if (entry === null) return null;
     replaced.set(sheet.part, entry);
   }
@@ -257,7 +259,7 @@ async function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey
 }
 
 /** The second read, writing the new part; null when a written row's XML was not kept. */
-async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: Decoded, plans: readonly WritePlan[], styles: Styles, stylesXml: string | null, collect?: Collect): Promise<ZipEntry | null> {
+async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: Decoded, plans: readonly WritePlan[], styles: Styles, stylesXml: string | null, collect?: Collect, spool?: SpoolFile): Promise<ZipEntry | null> {
   const before = decoded.rows;
   const name = plans[0].tab;
   const workbook: Workbook = { tabs: [{ name, rows: before }] };
@@ -303,7 +305,7 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
   for (let number = pastTheData + 1; number <= survey.rows.last; number++) if (survey.rows.holdsCells(number)) lastRow = number;
 
   collect?.();
-  const writer = new PartWriter();
+  const writer = new PartWriter(spool);
   const piecesRead = everyPieces(collect);
   /** The rows this fold built or renumbered (checked as they go out), as against rows copied as they were. */
   const made = new WeakSet<XmlRow>();
