@@ -221,10 +221,19 @@ export async function appendAndSync(handle: WritableHandle, bytes: Uint8Array): 
  */
 export async function writeTempFile(path: string, bytes: Uint8Array | readonly Uint8Array[], mode = 0o644, files: WritableFiles = DISK_FILES): Promise<{ temp: string; identity: string }> {
   const temp = tempPathFor(path);
+  // A file given in pieces (a CSV fold's slices) is written piece by piece, never joined into one buffer.
+  return { temp, identity: await writeNewFile(temp, bytes instanceof Uint8Array ? [bytes] : bytes, mode, files) };
+}
+
+/**
+ * Creates `temp` (which must not exist: a name from `tempPathFor`), writes `pieces` to it as they
+ * come and fsyncs it; answers its identity. A failure leaves no file behind. A fold's worker
+ * writes the new package this way, a piece at a time (fold.ts).
+ */
+export async function writeNewFile(temp: string, pieces: Iterable<Uint8Array>, mode = 0o644, files: WritableFiles = DISK_FILES): Promise<string> {
   const handle = await files.open(temp, 'wx', mode);
   try {
-    // A file given in pieces (a CSV fold's slices) is written piece by piece, never joined into one buffer.
-    for (const piece of bytes instanceof Uint8Array ? [bytes] : bytes) await writeAll(handle, piece);
+    for (const piece of pieces) await writeAll(handle, piece);
     await handle.sync();
   } catch (error) {
     await handle.close().catch(() => undefined);
@@ -233,7 +242,7 @@ export async function writeTempFile(path: string, bytes: Uint8Array | readonly U
   }
   await handle.close();
   // rename keeps inode, size and mtime (not ctime: commitTempFile gives the identity after it).
-  return { temp, identity: identityOf(await stat(temp)) };
+  return identityOf(await stat(temp));
 }
 
 /**

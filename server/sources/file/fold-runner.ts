@@ -1,13 +1,17 @@
 // Runs a fold (fold.ts) off the event loop: a fold of a big file starts a worker thread
-// (node:worker_threads, which Node, Deno and Bun all provide), hands it the job and waits for the
-// new file's bytes, so reads keep being answered while a 100k-row workbook is encoded. The worker
-// ends with its fold, and with it the memory the decoded workbook took. A small file (under
+// (node:worker_threads, which Node, Deno and Bun all provide), hands it the job and the temp file
+// to write beside the workbook, and waits for it to be written, so reads keep being answered
+// while a 100k-row workbook is encoded. Meanwhile the main thread decodes the few rows the
+// worker's streaming fold asks for (SheetJS is loaded here already, and never in the worker for
+// that fold). The worker ends with its fold, and with it the memory the decoded workbook took. A small file (under
 // INLINE_BELOW_BYTES) folds on the main thread: that takes less than starting a worker. Where no
 // worker starts (a worker that cannot load its modules), the fold runs on the main thread too.
-import { readFile, stat } from 'node:fs/promises';
+import { realpath, stat, unlink } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
+import { tempPathFor } from '../../durable/disk.ts';
 import { foldFile, type FoldJob, type FoldResult } from './fold.ts';
-import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
+import type { Decoded, WorkerJob } from './fold-worker.ts';
+import { decodeKeptRows } from './xlsx/stream-fold.ts';
 import type { AlterPart } from './xml/well-formed.ts';
 
 const WORKER_MODULE = new URL('./fold-worker.js', import.meta.url);
@@ -38,17 +42,32 @@ export interface FoldOptions {
   readonly alterPart?: AlterPart;
 }
 
-/** Folds, in a worker when one starts; rejects with the fold's Error when the file cannot be written. */
+/**
+ * Folds, in a worker when one starts, into a new temp file beside the workbook (through a
+ * symlink, beside its target), fsynced: the caller renames it over the file (folding.ts), or
+ * removes it. Rejects with the fold's Error when the file cannot be written, leaving no temp file.
+ */
 export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<FoldOutcome> {
   const inlineBelow = options.inlineBelowBytes ?? INLINE_BELOW_BYTES;
-  // A file that cannot be looked at is the fold's to report: let the worker try.
-  const size = inlineBelow > 0 ? await stat(job.path).then((stats) => stats.size, () => Infinity) : Infinity;
-  if (size >= inlineBelow && options.alterPart === undefined) {
-    const result = await foldInWorker(job, options.workerModule ?? WORKER_MODULE);
-    if (result !== null) return { result, ranIn: 'worker' };
+  const file = await realpath(job.path).catch(() => job.path);
+  const temp = tempPathFor(file);
+  // Where a worker's deflated sheet waits for the package to be written (fold.ts): on disk, not in its heap.
+  const spool = tempPathFor(file);
+  try {
+    // A file that cannot be looked at is the fold's to report: let the worker try.
+    const size = inlineBelow > 0 ? await stat(job.path).then((stats) => stats.size, () => Infinity) : Infinity;
+    if (size >= inlineBelow && options.alterPart === undefined) {
+      const result = await foldInWorker({ job, temp, spool }, options.workerModule ?? WORKER_MODULE);
+      if (result !== null) return { result, ranIn: 'worker' };
+    }
+    return { result: await foldFile(job, temp, { alterPart: options.alterPart }), ranIn: 'main thread' };
+  } catch (error) {
+    // A worker that failed part way (out of memory) may have left what it wrote.
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  } finally {
+    await unlink(spool).catch(() => undefined);
   }
-  if (needsSheetJs(job.format)) await loadSheetJs();
-  return { result: await foldFile(job, await readFile(job.path), options.alterPart), ranIn: 'main thread' };
 }
 
 /**
@@ -58,10 +77,15 @@ export async function runFold(job: FoldJob, options: FoldOptions = {}): Promise<
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 12 };
 
-type WorkerMessage = FoldResult | { readonly kind: 'started' } | { readonly kind: 'error'; readonly message: string };
+type WorkerMessage =
+  | FoldResult
+  | { readonly kind: 'started' }
+  | { readonly kind: 'error'; readonly message: string }
+  /** The streaming fold's few rows to decode (stream-fold.ts, `DecodeKept`): answered with a `Decoded`. */
+  | { readonly kind: 'decode'; readonly id: number; readonly pack: Uint8Array; readonly tab: string; readonly stylesXml: string; readonly rowNumbers: readonly number[] };
 
 /** The worker's result; null when the worker did not start (the caller folds inline). */
-function foldInWorker(job: FoldJob, module: URL): Promise<FoldResult | null> {
+function foldInWorker(job: WorkerJob, module: URL): Promise<FoldResult | null> {
   return new Promise((resolve, reject) => {
     let worker: Worker;
     try {
@@ -80,7 +104,15 @@ function foldInWorker(job: FoldJob, module: URL): Promise<FoldResult | null> {
     };
     worker.on('message', (message: WorkerMessage) => {
       if (message.kind === 'started') started = true;
-      else if (message.kind === 'error') settle(() => reject(new Error(message.message)));
+      else if (message.kind === 'decode') {
+        // A few rows in a package of a few kilobytes: milliseconds of this thread. A failure
+        // (SheetJS cannot be loaded) answers null, and the worker decodes the whole file itself.
+        void decodeKeptRows(message.pack, message.tab, message.stylesXml, message.rowNumbers)
+          .catch(() => null)
+          .then((kept) => {
+            if (!settled) worker.postMessage({ kind: 'decoded', id: message.id, kept } satisfies Decoded);
+          });
+      } else if (message.kind === 'error') settle(() => reject(new Error(message.message)));
       else settle(() => resolve(message));
     });
     // A worker that fails once started (out of memory) fails the fold: folding inline would fail the server.

@@ -1,11 +1,15 @@
-// The fold in a worker thread (fold-runner.ts starts it through fold-worker.js): reads the file named in the job it is
-// given as workerData, folds the journaled writes into it (fold.ts) and posts back the new bytes.
-// It first posts `started`, once its modules (SheetJS too, for an .xlsx or .ods) are loaded: a
-// worker that never says so could not start, and the runner folds on the main thread instead.
-import { readFileSync } from 'node:fs';
+// The fold in a worker thread (fold-runner.ts starts it through fold-worker.js): folds the
+// journaled writes into the file named in the job it is given as workerData (fold.ts), writes the
+// new file to the temp file it is given, fsynced, and posts back where it is (the main thread
+// renames it over the file). It first posts `started`, once its modules are loaded: a worker that
+// never says so could not start, and the runner folds on the main thread instead. It does not
+// load SheetJS for the streaming .xlsx fold: the few rows that fold decodes are decoded by the
+// main thread, where SheetJS is loaded already (about 7 MB of the worker's memory on Bun), unless
+// they come with big parts; the full decode (an .ods, an .xlsx the streaming fold leaves to it)
+// loads it here (fold.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { foldFile, type FoldJob } from './fold.ts';
-import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
+import { decodedOnTheMainThread, decodeKeptRows, type DecodeKept, type KeptRows } from './xlsx/stream-fold.ts';
 
 /**
  * Bun's garbage collector, run to completion: JavaScriptCore left the streaming fold's garbage
@@ -17,22 +21,45 @@ import { loadSheetJs, needsSheetJs } from './xlsx/sheetjs.ts';
 const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
 const collect = bun === undefined ? undefined : () => bun.gc(true);
 
+/** What the runner hands the worker: the job, the temp file to write and the spool file to use (fold-runner.ts). */
+export interface WorkerJob {
+  readonly job: FoldJob;
+  readonly temp: string;
+  readonly spool: string;
+}
+
+/** The main thread's answer to a `decode` message (fold-runner.ts). */
+export interface Decoded {
+  readonly kind: 'decoded';
+  readonly id: number;
+  readonly kept: KeptRows | null;
+}
+
 const port = parentPort;
 if (port !== null) {
-  const job = workerData as FoldJob;
-  if (needsSheetJs(job.format)) await loadSheetJs();
-  // Listening keeps the worker alive until the runner ends it, so its answer is never outrun by its exit.
-  port.on('message', () => undefined);
+  const { job, temp, spool } = workerData as WorkerJob;
+  const waiting = new Map<number, (kept: KeptRows | null) => void>();
+  // Listening also keeps the worker alive until the runner ends it, so its answer is never outrun by its exit.
+  port.on('message', (message: Decoded) => {
+    if (message.kind !== 'decoded') return;
+    waiting.get(message.id)?.(message.kept);
+    waiting.delete(message.id);
+  });
+  let asked = 0;
+  const decode: DecodeKept = (pack, tab, stylesXml, rowNumbers) => {
+    // A package whose other parts are big (an Excel file's shared strings: megabytes for 100k
+    // rows) is decoded here, loading SheetJS: parsing it would hold the main thread's reads.
+    if (!decodedOnTheMainThread(pack)) return decodeKeptRows(pack, tab, stylesXml, rowNumbers);
+    return new Promise((resolve) => {
+      const id = ++asked;
+      waiting.set(id, resolve);
+      // Handed over, not copied: the cut-down package is the main thread's from here on.
+      port.postMessage({ kind: 'decode', id, pack, tab, stylesXml, rowNumbers }, [pack.buffer as ArrayBuffer]);
+    });
+  };
   port.postMessage({ kind: 'started' });
   try {
-    const result = await foldFile(job, readFileSync(job.path), undefined, collect);
-    if (result.kind === 'folded') {
-      // Handed over, not copied: a buffer of exactly these bytes can move to the main thread.
-      const bytes = result.bytes.byteOffset === 0 && result.bytes.byteLength === result.bytes.buffer.byteLength ? result.bytes : result.bytes.slice();
-      port.postMessage({ ...result, bytes }, [bytes.buffer as ArrayBuffer]);
-    } else {
-      port.postMessage(result);
-    }
+    port.postMessage(await foldFile(job, temp, { collect, decode, spool }));
   } catch (error) {
     port.postMessage({ kind: 'error', message: error instanceof Error ? error.message : String(error) });
   }

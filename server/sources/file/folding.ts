@@ -2,7 +2,7 @@
 // idle foldAfterMs (or four times the last fold, for a big file), once the journal holds
 // foldAfterEntries writes, at start and at close. A fold (the protocol's step 2, file-source.ts):
 // encode the workbook to a temp file beside it and fsync it (.xlsx and .ods: decoded afresh and
-// replayed in a worker, fold-runner.ts; .csv: from the rows, csv/fold.ts); append the mark
+// replayed, and written, in a worker, fold-runner.ts; .csv: from the rows, csv/fold.ts); append the mark
 // `compactedTo: <new fingerprint>` to the journal and fsync; check the file is still the one last
 // read; rename the temp file over it and fsync the folder; record the fold (fold-history.ts); start
 // a fresh journal whose base is the new fingerprint. A fold that fails is logged once and tried
@@ -83,15 +83,15 @@ export class Folding {
         // the protocol's recovery would rebuild it, without the event loop waiting (fold-runner.ts).
         // A CSV file is written from the rows held here, a slice at a time (csv/fold.ts).
         const job = { path, expected: state.fingerprint, format, tabName, entries: state.entries };
-        const result = format === 'csv' ? await this.#csvFold() : (await runFold(job, this.#config.fold)).result;
-        this.#lastFoldMs = performance.now() - started;
-        // Saved over since the last look: the next attempt looks again.
-        if (result.kind === 'changed') continue;
-        const { bytes, fingerprint: target } = result;
         // Through a symlink the new bytes replace its target, in the target's folder, and the
         // link stays a link (renaming over the link itself would make it a plain file).
         const file = await realpath(path).catch(() => path);
-        const { temp, identity } = await writeTempFile(file, bytes);
+        // An .xlsx or .ods fold writes the new file itself (fold-runner.ts); a CSV one's pieces are written here.
+        const result = format === 'csv' ? await this.#csvFold(file) : (await runFold(job, this.#config.fold)).result;
+        this.#lastFoldMs = performance.now() - started;
+        // Saved over since the last look: the next attempt looks again.
+        if (result.kind === 'changed') continue;
+        const { temp, identity, fingerprint: target } = result;
         await state.journal.markFold(target);
         // The last look: a save that landed while we encoded must not be overwritten.
         if ((await fileIdentity(path)) !== state.identity) {
@@ -121,12 +121,12 @@ export class Folding {
     }
   }
 
-  /** The CSV file of the rows held here, in pieces (csv/fold.ts). */
-  async #csvFold(): Promise<{ kind: 'folded'; bytes: readonly Uint8Array[]; fingerprint: string }> {
+  /** The CSV file of the rows held here, in pieces (csv/fold.ts), written to a temp file beside `file`. */
+  async #csvFold(file: string): Promise<{ kind: 'folded'; temp: string; identity: string; fingerprint: string }> {
     // Through the tab's chunks, whose lines the last fold kept (csv/fold.ts).
     const tab = this.#state.durable.tabs[0];
     const { pieces, fingerprint: print } = await formatCsvInSteps(tab === undefined ? [] : gridRows(tab), this.#state.csvStyle);
-    return { kind: 'folded', bytes: pieces, fingerprint: print };
+    return { kind: 'folded', ...(await writeTempFile(file, pieces)), fingerprint: print };
   }
 
   /** A failed fold: the journal keeps the writes, and the next try waits (backoff.ts). */

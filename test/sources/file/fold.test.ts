@@ -6,24 +6,26 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gridRows, handle } from '../../../lib/mod.ts';
 import type { Workbook } from '../../../lib/workbook.ts';
 import type { WritePlan } from '../../../lib/write-plan.ts';
 import { decodeWorkbook, encodeWorkbook } from '../../../server/sources/file/codec.ts';
 import type { FileFormat } from '../../../server/sources/file/format.ts';
-import { fingerprint } from '../../../server/durable/disk.ts';
-import type { FoldJob } from '../../../server/sources/file/fold.ts';
+import { fileIdentity, fingerprint } from '../../../server/durable/disk.ts';
+import type { FoldJob, FoldResult } from '../../../server/sources/file/fold.ts';
 import { formatCsvInSteps } from '../../../server/sources/file/csv/fold.ts';
 import { runFold } from '../../../server/sources/file/fold-runner.ts';
 import type { JournalEntry } from '../../../server/sources/file/journal.ts';
 import { openFileSource } from '../../../server/sources/file/mod.ts';
 import { rowsOnly } from '../../../server/sources/file/model.ts';
 import { sourceCells } from '../../../server/sources/file/write-cells.ts';
+import { readZip, replacedEntry, writeZip } from '../../../server/sources/file/zip.ts';
 import { applyKeepingCells, expectationOf } from '../../../server/sources/file/rebase.ts';
 import { bookBytes, bookOf, csvOf, tempFolder } from '../../helpers/file-source.ts';
 import { loadSheetJs } from '../../../server/sources/file/xlsx/sheetjs.ts';
+import { decodedOnTheMainThread } from '../../../server/sources/file/xlsx/stream-fold.ts';
 
 // Decoding an .xlsx or .ods here, as the server does once it has opened one, needs SheetJS loaded.
 await loadSheetJs();
@@ -71,6 +73,19 @@ async function jobFor(path: string, format: FileFormat): Promise<FoldJob> {
   return { path, expected: fingerprint(bytes), format, tabName: 'book', entries: journalOf(rows) };
 }
 
+/**
+ * The bytes of the temp file a fold wrote beside the file (fold-runner.ts), which is then
+ * removed; the identity the fold gave is that file's.
+ */
+async function writtenBy(result: FoldResult): Promise<Uint8Array> {
+  assert.equal(result.kind, 'folded');
+  if (result.kind !== 'folded') throw new Error('not folded');
+  assert.equal(await fileIdentity(result.temp), result.identity);
+  const bytes = new Uint8Array(await readFile(result.temp));
+  await unlink(result.temp);
+  return bytes;
+}
+
 for (const format of ['xlsx', 'ods', 'csv'] as const) {
   test(`${format}: a fold in a worker writes the bytes an inline fold writes`, async () => {
     const folder = await tempFolder();
@@ -80,19 +95,42 @@ for (const format of ['xlsx', 'ods', 'csv'] as const) {
       const inline = await runFold(job, INLINE);
       assert.equal(inWorker.ranIn, 'worker');
       assert.equal(inline.ranIn, 'main thread');
-      assert.equal(inWorker.result.kind, 'folded');
-      assert.equal(inline.result.kind, 'folded');
-      if (inWorker.result.kind !== 'folded' || inline.result.kind !== 'folded') return;
-      assert.deepEqual(inWorker.result.bytes, inline.result.bytes);
-      assert.equal(inWorker.result.fingerprint, fingerprint(inWorker.result.bytes));
+      const workerBytes = await writtenBy(inWorker.result);
+      const inlineBytes = await writtenBy(inline.result);
+      assert.deepEqual(workerBytes, inlineBytes);
+      // The worker's spool file (its deflated sheet, fold.ts) is gone with the fold.
+      assert.deepEqual(await readdir(folder.dir), [`book.${format}`]);
+      assert.equal(inWorker.result.kind === 'folded' && inWorker.result.fingerprint, fingerprint(workerBytes));
       // And the writes are in it.
-      const folded = decodeWorkbook(inWorker.result.bytes, format, 'book').workbook.tabs[0].rows.map((row) => row.text.slice(0, 3));
+      const folded = decodeWorkbook(workerBytes, format, 'book').workbook.tabs[0].rows.map((row) => row.text.slice(0, 3));
       assert.deepEqual(folded, [['Name', 'Age', 'City'], ['Ann', '31', 'Lisbon'], ['Cy', '41', 'Oslo'], ['Zoe', '52', 'Rome']]);
     } finally {
       await folder.cleanup();
     }
   });
 }
+
+test('xlsx: a package with a big part (over 256 KiB) has its few rows decoded in the worker, which loads SheetJS: the bytes an inline fold writes', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = await fileOf(folder.dir, 'xlsx');
+    // A stored part of 300 KiB rides along in the package cut down for SheetJS (fold-worker.ts).
+    const big = new Uint8Array(300 * 1024).fill(0x20);
+    await writeFile(path, writeZip([...readZip(await readFile(path)), replacedEntry({ name: 'xl/media/padding.bin' }, big, 0)]));
+    const job = await jobFor(path, 'xlsx');
+    // The package cut down for SheetJS holds every part but the worksheets: this one stays in the worker.
+    assert.equal(decodedOnTheMainThread(await readFile(path)), false);
+    assert.equal(decodedOnTheMainThread(bookBytes(bookOf([{ name: 'Sheet1', cells: [[{ t: 's', v: 'Name' }]] }]), 'xlsx')), true);
+    const inWorker = await runFold(job, WORKER);
+    assert.equal(inWorker.ranIn, 'worker');
+    const workerBytes = await writtenBy(inWorker.result);
+    assert.deepEqual(workerBytes, await writtenBy((await runFold(job, INLINE)).result));
+    const folded = decodeWorkbook(workerBytes, 'xlsx', 'book').workbook.tabs[0].rows.map((row) => row.text.slice(0, 3));
+    assert.deepEqual(folded, [['Name', 'Age', 'City'], ['Ann', '31', 'Lisbon'], ['Cy', '41', 'Oslo'], ['Zoe', '52', 'Rome']]);
+  } finally {
+    await folder.cleanup();
+  }
+});
 
 test('a worker that cannot start: the fold runs on the main thread', async () => {
   const folder = await tempFolder();
@@ -101,7 +139,34 @@ test('a worker that cannot start: the fold runs on the main thread', async () =>
     const expected = await runFold(job, INLINE);
     const fallback = await runFold(job, { ...WORKER, workerModule: new URL('./no-such-fold-worker.ts', import.meta.url) });
     assert.equal(fallback.ranIn, 'main thread');
-    assert.deepEqual(fallback.result, expected.result);
+    assert.deepEqual(await writtenBy(fallback.result), await writtenBy(expected.result));
+  } finally {
+    await folder.cleanup();
+  }
+});
+
+test('a worker that dies part way through writing fails the fold and leaves no temp file: the file and the journal stay as they were', async () => {
+  const folder = await tempFolder();
+  try {
+    const path = await fileOf(folder.dir, 'xlsx');
+    const before = await readFile(path);
+    const job = await jobFor(path, 'xlsx');
+    await assert.rejects(runFold(job, { ...WORKER, workerModule: new URL('../../helpers/torn-fold-worker.js', import.meta.url) }), /out of memory/);
+    assert.deepEqual(await readdir(folder.dir), ['book.xlsx']);
+    assert.deepEqual(await readFile(path), before);
+    // And through the file source: the writes stay journaled, the file untouched, and the next fold takes them.
+    const source = await openFileSource({ path, stateDir: join(folder.dir, 'state'), foldAfterMs: Infinity, fold: { ...WORKER, workerModule: new URL('../../helpers/torn-fold-worker.js', import.meta.url) }, log: () => undefined });
+    await source.write((workbook) => {
+      const result = handle(workbook, { method: 'POST', url: '/sheets/x', body: '{"Name":"Zoe"}', headers: { 'Content-Type': 'application/json' } });
+      return { plan: result.plan, workbook: result.workbook, result: result.status };
+    });
+    await assert.rejects(source.close(), /could not be folded into the file \(the worker ran out of memory\)/);
+    assert.deepEqual(await readFile(path), before);
+    assert.deepEqual((await readdir(folder.dir)).sort(), ['book.xlsx', 'state']);
+    const reopened = await openFileSource({ path, stateDir: join(folder.dir, 'state'), foldAfterMs: Infinity, fold: WORKER, log: () => undefined });
+    await reopened.close();
+    const rows = decodeWorkbook(await readFile(path), 'xlsx', 'book').workbook.tabs[0].rows.map((row) => row.text[0]);
+    assert.deepEqual(rows, ['Name', 'Ann', 'Bob', 'Cy', 'Zoe']);
   } finally {
     await folder.cleanup();
   }
@@ -115,6 +180,8 @@ test('a fold that cannot decode the file rejects with the reason, in a worker or
     const job: FoldJob = { path, expected: fingerprint('not a workbook'), format: 'xlsx', tabName: 'book', entries: [] };
     await assert.rejects(runFold(job, WORKER), /zip-packaged/);
     await assert.rejects(runFold(job, INLINE), /zip-packaged/);
+    // And it leaves no temp file beside the file.
+    assert.deepEqual(await readdir(folder.dir), ['book.xlsx']);
   } finally {
     await folder.cleanup();
   }

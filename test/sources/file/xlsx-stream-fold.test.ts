@@ -13,10 +13,10 @@ import type { WritePlan } from '../../../lib/write-plan.ts';
 import { decodeWorkbook, encodeWorkbook } from '../../../server/sources/file/codec.ts';
 import { rowsOnly } from '../../../server/sources/file/model.ts';
 import { applyKeepingCells } from '../../../server/sources/file/rebase.ts';
-import { foldXlsxStreaming } from '../../../server/sources/file/xlsx/stream-fold.ts';
+import { foldXlsxStreaming, type StreamingFoldOptions } from '../../../server/sources/file/xlsx/stream-fold.ts';
 import { readBook, tabsOfBook } from '../../../server/sources/file/xlsx/read-cells.ts';
 import { loadSheetJs } from '../../../server/sources/file/xlsx/sheetjs.ts';
-import { readZip, unpackEntry } from '../../../server/sources/file/zip.ts';
+import { readZip, unpackEntry, writeZip } from '../../../server/sources/file/zip.ts';
 import { plainBook } from '../../helpers/make-xlsx-corpus.ts';
 import { xlsxOf } from '../../helpers/xlsx-xml.ts';
 
@@ -62,6 +62,12 @@ function partsOf(bytes: Uint8Array): object[] {
   return readZip(bytes).map((entry) => ({ ...entry, raw: undefined, content: Buffer.from(unpackEntry(entry)).toString('latin1') }));
 }
 
+/** The streaming fold's package as bytes (zip.ts writes its entries); null where it leaves the file to the full decode. */
+async function streamingFold(bytes: Uint8Array, plans: readonly WritePlan[], options?: StreamingFoldOptions): Promise<Uint8Array | null> {
+  const entries = await foldXlsxStreaming(bytes, plans, options);
+  return entries === null ? null : writeZip(entries);
+}
+
 function fullDecodeFold(bytes: Uint8Array, plans: readonly WritePlan[]): Uint8Array {
   const decoded = decodeWorkbook(bytes, 'xlsx', 'book');
   return encodeWorkbook(plans.reduce(applyKeepingCells, decoded.workbook), decoded, plans).bytes;
@@ -85,7 +91,7 @@ const CASES: [string, Uint8Array, string, { method: string; url: string; body?: 
 for (const [name, bytes, tab, writes] of CASES) {
   test(`streaming fold = full-decode fold: ${name}`, async () => {
     const plans = plansOf(bytes, tab, writes);
-    const streamed = await foldXlsxStreaming(bytes, plans);
+    const streamed = await streamingFold(bytes, plans);
     assert.ok(streamed !== null, 'the streaming fold took it');
     assert.deepEqual(partsOf(streamed), partsOf(fullDecodeFold(bytes, plans)), 'the same parts');
     // And what it wrote reads back as the rows the writes gave.
@@ -107,7 +113,7 @@ for (const [name, rows] of LEFT_TO_THE_FULL_DECODE) {
   test(`left to the full decode: ${name}`, async () => {
     // The plan a POST of one row gives (decoding a sheet a billion rows long to plan it would not end).
     const post: WritePlan = { tab: 'People', replaced: [], removed: [], appended: { start: 2, rows: [{ text: ['Zoe'], value: ['Zoe'] }] } };
-    assert.equal(await foldXlsxStreaming(plainBook(sheet(rows), 'People'), [post]), null);
+    assert.equal(await streamingFold(plainBook(sheet(rows), 'People'), [post]), null);
   });
 }
 
@@ -116,8 +122,8 @@ test('collecting garbage between pieces and steps (the fold worker on Bun) write
   const bytes = plainBook(sheet(peopleRows(10_000), '<dimension ref="A1:B10000"/>'), 'People');
   const plans = plansOf(bytes, 'People', [POST, PATCH('Ann5000'), DELETE('Ann20')]);
   let collected = 0;
-  const withCollect = await foldXlsxStreaming(bytes, plans, () => collected++);
-  const without = await foldXlsxStreaming(bytes, plans);
+  const withCollect = await streamingFold(bytes, plans, { collect: () => collected++ });
+  const without = await streamingFold(bytes, plans);
   assert.ok(withCollect !== null && without !== null);
   assert.deepEqual(Buffer.from(withCollect), Buffer.from(without));
   // Three steps (after the rows are decoded, before the sheet is written, before the package),

@@ -25,7 +25,11 @@ export interface XlsxPackage {
 
 /** Throws an Error saying why sheetrest cannot rewrite this package. */
 export function readPackage(bytes: Uint8Array): XlsxPackage {
-  const entries = readZip(bytes);
+  return packageOf(readZip(bytes));
+}
+
+/** `readPackage` of a package's entries (read from its file by zip.ts's `ZipFile`, in the fold). */
+export function packageOf(entries: readonly ZipEntry[]): XlsxPackage {
   const byName = new Map(entries.map((entry) => [entry.name, entry]));
   const text = (part: string): string => {
     const entry = byName.get(part);

@@ -62,32 +62,64 @@ function visibilityOf(book: WorkBook, name: string, index: number): TabVisibilit
 }
 
 function rowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean): SheetRow[] {
-  const ref = sheet?.['!ref'];
-  if (sheet === undefined || ref === undefined) return [];
-  const lastRow = sheetJs().utils.decode_range(ref).e.r;
-  const data: (CellObject[] | undefined)[] = sheet['!data'] ?? [];
-  const rows: SheetRow[] = [];
-  // A column of dates repeats a few hundred days: one SheetDate per day, not one per cell.
-  const interner = createInterner();
+  const { length, rows: held } = sparseRowsOfSheet(sheet, date1904);
   // A row with no cells is the one shared empty row: the streaming fold (stream-fold.ts) decodes
   // a few rows of a 100k-row sheet whose `<dimension>` still reaches row 100,001, and a row object
   // with two arrays for each missing one took 38 MB of Bun's heap (docs/benchmarks.md, "Big files").
-  for (let r = 0; r <= lastRow; r++) {
-    const cells = data[r];
-    rows.push(cells === undefined ? EMPTY_ROW : rowOfCells(cells, date1904, interner));
-  }
-  return withMergesDown(rows, sheet['!merges'] ?? []);
+  const rows: SheetRow[] = [];
+  for (let r = 0; r < length; r++) rows.push(held.get(r) ?? EMPTY_ROW);
+  return rows;
+}
+
+/**
+ * What `tabsOfBook` gives for the tab `name`, as its length and the rows that are not
+ * `EMPTY_ROW`, when only the rows at `indexes` (ascending, 0-based) can hold cells; undefined
+ * without such a tab.
+ */
+export function sparseRowsOfTab(book: WorkBook, name: string, indexes: readonly number[]): SparseRows | undefined {
+  if (!book.SheetNames.includes(name)) return undefined;
+  return sparseRowsOfSheet(book.Sheets[name], bookUsesDate1904(book), indexes);
+}
+
+export interface SparseRows {
+  readonly length: number;
+  /** By index, every row that is not `EMPTY_ROW`. */
+  readonly rows: ReadonlyMap<number, SheetRow>;
+}
+
+/**
+ * The rows of a sheet as a length (its range's) and the rows that hold cells or start a merge;
+ * with `indexes`, only those rows are looked at. The streaming fold decodes a few rows of a
+ * sheet whose range still spans 100,001 on the main thread (fold-runner.ts), where a pass over
+ * every row index took 2-11 ms (tabsOfBook) or 2-3 (SheetJS's rows, a sparse array 100,001 long).
+ */
+function sparseRowsOfSheet(sheet: WorkSheet | undefined, date1904: boolean, indexes?: readonly number[]): SparseRows {
+  const ref = sheet?.['!ref'];
+  if (sheet === undefined || ref === undefined) return { length: 0, rows: new Map() };
+  const length = sheetJs().utils.decode_range(ref).e.r + 1;
+  const data: (CellObject[] | undefined)[] = sheet['!data'] ?? [];
+  const rows = new Map<number, SheetRow>();
+  // A column of dates repeats a few hundred days: one SheetDate per day, not one per cell.
+  const interner = createInterner();
+  const add = (cells: CellObject[] | undefined, r: number): void => {
+    if (cells !== undefined && r < length) rows.set(r, rowOfCells(cells, date1904, interner));
+  };
+  // forEach passes over holes: only the rows SheetJS made, in order.
+  if (indexes === undefined) data.forEach(add);
+  else for (const r of indexes) add(data[r], r);
+  withMergesDown(rows, length, sheet['!merges'] ?? []);
+  return { length, rows };
 }
 
 /** Marks each row where a merge starts that spans rows below it (`A1:A2`): how far down it reaches. */
-function withMergesDown(rows: SheetRow[], merges: readonly { s: { r: number }; e: { r: number } }[]): SheetRow[] {
+function withMergesDown(rows: Map<number, SheetRow>, length: number, merges: readonly { s: { r: number }; e: { r: number } }[]): void {
   for (const merge of merges) {
-    const row = rows[merge.s.r];
+    const r = merge.s.r;
+    const row = rows.get(r) ?? (r >= 0 && r < length ? EMPTY_ROW : undefined);
     const down = merge.e.r - merge.s.r;
     if (row === undefined || down <= 0 || (row.mergedDown ?? 0) >= down) continue;
-    rows[merge.s.r] = { ...row, mergedDown: down };
+    rows.set(r, { ...row, mergedDown: down });
   }
-  return rows;
 }
 
 export function rowOfCells(cells: Cells, date1904: boolean, interner: Interner = createInterner()): SheetRow {

@@ -4,11 +4,11 @@
 // `<sheetData>`), each `<row>` element as its own text, and the tail (everything after
 // `</sheetData>`); `pieceDone` after each unpacked piece lets a writer catch up (backpressure).
 // Writing goes the other way: `PartWriter` deflates text as it is given and counts its CRC.
+import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { attribute } from '../xml/attributes.ts';
 import { LOAD_LIMITS } from '../limits.ts';
-import { PartTooLarge, type ZipEntry } from '../zip.ts';
-import { crc32 } from '../zip.ts';
+import { crc32, packedLength, packedPieces, PartTooLarge, type Packed, type SpoolFile, type ZipEntry } from '../zip.ts';
 
 /** One `<row>` element as it stands in the part. */
 export interface RawRow {
@@ -96,17 +96,24 @@ export async function readSheet(entry: ZipEntry, reader: SheetReader): Promise<v
   reader.tail(carry);
 }
 
-/** The part's content a piece at a time, refused past LOAD_LIMITS.partBytes whatever its header declares. */
+/**
+ * The part's content a piece at a time, refused past LOAD_LIMITS.partBytes whatever its header
+ * declares. Its packed bytes come a piece at a time too (zip.ts `packedPieces`: from the file,
+ * never the whole part in memory).
+ */
 async function* unpacked(entry: ZipEntry): AsyncGenerator<Uint8Array> {
   const limit = LOAD_LIMITS.partBytes;
   if (entry.method !== 0 && entry.method !== 8) throw new Error(`its part ${entry.name} uses zip compression method ${entry.method}`);
-  if (entry.size > limit || (entry.method === 0 && entry.raw.length > limit)) throw new PartTooLarge(entry.name, limit);
+  if (entry.size > limit || (entry.method === 0 && packedLength(entry) > limit)) throw new PartTooLarge(entry.name, limit);
   if (entry.method === 0) {
-    for (let at = 0; at < entry.raw.length; at += PIECE_BYTES) yield entry.raw.subarray(at, at + PIECE_BYTES);
+    for (const piece of packedPieces(entry)) for (let at = 0; at < piece.length; at += PIECE_BYTES) yield piece.subarray(at, at + PIECE_BYTES);
     return;
   }
   const inflater = zlib.createInflateRaw({ chunkSize: PIECE_BYTES });
-  inflater.end(entry.raw);
+  // Fed as it is read (pipe waits while the inflater is behind): a read that fails fails the inflater.
+  const packed = Readable.from(packedPieces(entry));
+  packed.once('error', (error) => inflater.destroy(error));
+  packed.pipe(inflater);
   let total = 0;
   try {
     for await (const piece of inflater as AsyncIterable<Uint8Array>) {
@@ -118,22 +125,43 @@ async function* unpacked(entry: ZipEntry): AsyncGenerator<Uint8Array> {
     if (error instanceof PartTooLarge) throw error;
     throw new Error(`its part ${entry.name} cannot be unpacked (${(error as Error).message})`);
   } finally {
+    packed.destroy();
     inflater.destroy();
   }
 }
 
-/** A part's new content, deflated as it is written; `finish()` gives what a zip entry needs. */
+/**
+ * A part's new content, deflated as it is written; `finish()` gives what a zip entry needs. The
+ * deflater's pieces are kept in memory, or appended to `spool` as they come (the fold's worker:
+ * the 5-6 MB of a 100k-row sheet then wait on disk, not in the heap, until the package is written).
+ */
 export class PartWriter {
   readonly #deflater = zlib.createDeflateRaw();
   readonly #packed: Uint8Array[] = [];
   readonly #encoder = new TextEncoder();
+  readonly #spool: SpoolFile | undefined;
+  readonly #spooledFrom: number;
   #pending: string[] = [];
   #crc = 0;
   #size = 0;
   readonly #ended: Promise<void>;
 
-  constructor() {
-    this.#deflater.on('data', (piece: Uint8Array) => this.#packed.push(piece));
+  constructor(spool?: SpoolFile) {
+    this.#spool = spool;
+    this.#spooledFrom = spool?.length ?? 0;
+    let failed: Error | undefined;
+    this.#deflater.on('data', (piece: Uint8Array) => {
+      if (spool === undefined) this.#packed.push(piece);
+      else if (failed === undefined) {
+        try {
+          spool.append(piece);
+        } catch (error) {
+          // A full disk: the deflater stops with the error, which finish() throws.
+          failed = error as Error;
+          this.#deflater.destroy(failed);
+        }
+      }
+    });
     this.#ended = new Promise((resolve, reject) => {
       this.#deflater.once('end', resolve);
       this.#deflater.once('error', reject);
@@ -159,16 +187,13 @@ export class PartWriter {
     this.#deflater.destroy();
   }
 
-  async finish(): Promise<{ readonly method: 8; readonly raw: Uint8Array; readonly crc: number; readonly size: number }> {
+  /** The deflated pieces as the deflater gave them, or where they are in the spool: the new package is written from them (zip.ts `zipPieces`), never joined. */
+  async finish(): Promise<{ readonly method: 8; readonly crc: number; readonly size: number } & ({ readonly pieces: readonly Uint8Array[] } | { readonly spooled: Packed })> {
     await this.flush();
     this.#deflater.end();
     await this.#ended;
-    const raw = new Uint8Array(this.#packed.reduce((sum, piece) => sum + piece.length, 0));
-    let at = 0;
-    for (const piece of this.#packed) {
-      raw.set(piece, at);
-      at += piece.length;
-    }
-    return { method: 8, raw, crc: this.#crc, size: this.#size };
+    const spool = this.#spool;
+    if (spool === undefined) return { method: 8, pieces: this.#packed, crc: this.#crc, size: this.#size };
+    return { method: 8, spooled: spool.packed(this.#spooledFrom, spool.length - this.#spooledFrom), crc: this.#crc, size: this.#size };
   }
 }

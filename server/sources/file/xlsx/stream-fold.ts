@@ -5,23 +5,27 @@
 // SheetJS reads them (the header row and those above it, the rows the writes replace or take the
 // place of, and the last row, which fixes the tab's length when no `<dimension>` does). Those
 // rows alone, in a package otherwise the file's own, are decoded by SheetJS: the model rows the
-// writes were planned on, exactly as a full decode gives them, at the cost of a few rows. The
-// second read writes the new part (xlsx/sheet.ts builds each written row as `rewriteSheet` does).
+// writes were planned on, exactly as a full decode gives them, at the cost of a few rows (in the
+// fold's worker, the main thread decodes them: `DecodeKept`). The second read writes the new part
+// (xlsx/sheet.ts builds each written row as `rewriteSheet` does), deflated into pieces that go
+// into the new package as they are, beside the other parts' bytes copied from the old file.
 // Where a shortcut's assumption does not hold (rows out of order, no header among the first
 // rows), `foldXlsxStreaming` answers null and the fold decodes the whole file as before (fold.ts).
 import { applyKeepingCells } from '../rebase.ts';
 import type { WritePlan } from '../../../../lib/write-plan.ts';
-import { headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
-import { readPackage, type PackageSheet, type XlsxPackage } from './package.ts';
-import { bookUsesDate1904, readBook, tabsOfBook } from './read-cells.ts';
+import { EMPTY_ROW, headerRowIndex, type SheetRow, type Workbook } from '../../../../lib/workbook.ts';
+import { packageOf, type PackageSheet, type XlsxPackage } from './package.ts';
+import { bookUsesDate1904, readBook, sparseRowsOfTab } from './read-cells.ts';
+import { loadSheetJs } from './sheetjs.ts';
 import { buildRow, dropOrphans, hasSharedFormula, parseColumnStyles, renumberRow, setDimension, sharedMasters, styleAbove, type XmlRow } from './sheet.ts';
+import { attribute } from '../xml/attributes.ts';
 import { checkWrittenParts } from '../xml/well-formed.ts';
 import { readSheet, PartWriter, type RawRow } from './sheet-stream.ts';
 import { RowShift } from './ranges.ts';
-import { Styles } from './styles.ts';
+import { formatsFrom, knownFormats, Styles, type FormatFacts, type KnownFormats } from './styles.ts';
 import { slotsOf } from './write.ts';
 import { FORMAT_LIMITS, LOAD_LIMITS } from '../limits.ts';
-import { entryText, packedEntry, replacedEntry, writeZip, type ZipEntry } from '../zip.ts';
+import { entryText, packedEntry, readZip, replacedEntry, writeZip, type SpoolFile, type ZipEntry } from '../zip.ts';
 
 /** Rows kept from the top of a sheet to find its header row in; a sheet whose header lies lower is folded the old way. */
 const HEADER_SEARCH_ROWS = 1_000;
@@ -40,11 +44,40 @@ export type Collect = () => void;
 /** 8 pieces: 512 KiB of XML between collections (more often made the fold slower, less often its peak higher; docs/benchmarks.md). */
 const PIECES_PER_COLLECT = 8;
 
-/** The package `bytes` with `plans` folded in; null when this file needs the full decode (fold.ts). */
-export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly WritePlan[], collect?: Collect): Promise<Uint8Array | null> {
+/**
+ * The few rows of one tab SheetJS reads from a package cut down to them (`decodeRows`): by
+ * default here (`decodeKeptRows`); the fold's worker asks the main thread, where SheetJS is
+ * loaded already, so that the worker does not load it (fold-worker.ts: about 7 MB on Bun).
+ */
+export type DecodeKept = (pack: Uint8Array, tab: string, stylesXml: string, rowNumbers: readonly number[]) => Promise<KeptRows | null>;
+
+/** What `decodeKeptRows` found: the rows that hold something, by index, of a tab `length` rows long (every other row empty). */
+export interface KeptRows {
+  readonly sheetNames: readonly string[];
+  readonly date1904: boolean;
+  readonly length: number;
+  readonly rows: readonly (readonly [number, SheetRow])[];
+  /** SSF's answers about the styles part's number formats, for the rows the fold writes (styles.ts). */
+  readonly formats: KnownFormats;
+}
+
+export interface StreamingFoldOptions {
+  readonly collect?: Collect;
+  readonly decode?: DecodeKept;
+  /** Where the written sheets' deflated bytes wait for the package to be written (else in memory). */
+  readonly spool?: SpoolFile;
+}
+
+/**
+ * The package of `entries` (readZip's, or a ZipFile's read by offset) with `plans` folded in: its
+ * entries, the written sheets' packed in pieces and every other part's as it was (zip.ts
+ * `zipPieces` writes them out); null when this file needs the full decode (fold.ts).
+ */
+export async function foldXlsxStreaming(package_: Uint8Array | readonly ZipEntry[], plans: readonly WritePlan[], options: StreamingFoldOptions = {}): Promise<ZipEntry[] | null> {
+  const { collect, decode = decodeKeptRows, spool } = options;
   let pack: XlsxPackage;
   try {
-    pack = readPackage(bytes);
+    pack = packageOf(package_ instanceof Uint8Array ? readZip(package_) : package_);
   } catch {
     return null; // the full decode says why this package cannot be written
   }
@@ -54,7 +87,8 @@ export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly Write
   if (pack.stylesPart === null) return null;
   const byName = new Map(pack.entries.map((entry) => [entry.name, entry]));
   const stylesXml = entryText(byName.get(pack.stylesPart)!);
-  const styles = new Styles(stylesXml);
+  // Made once the first sheet's rows are decoded, with what SheetJS said of the formats (styles.ts).
+  let styles: Styles | undefined;
   const written = pack.sheets.filter((sheet) => plans.some((plan) => plan.tab === sheet.name));
   const unknown = plans.find((plan) => !pack.sheets.some((sheet) => sheet.name === plan.tab));
   if (unknown !== undefined) throw new Error(`the tab "${unknown.tab}" is not in the file`);
@@ -64,18 +98,50 @@ export async function foldXlsxStreaming(bytes: Uint8Array, plans: readonly Write
     const tabPlans = plans.filter((plan) => plan.tab === sheet.name);
     const survey = await surveySheet(byName.get(sheet.part)!, tabPlans, everyPieces(collect));
     if (survey === null) return null;
-    const decoded = decodeRows(pack, sheet, survey);
+    const decoded = await decodeRows(pack, sheet, survey, (cut, rowNumbers) => decode(cut, sheet.name, stylesXml, rowNumbers));
     if (decoded === null) return null;
+    styles ??= new Styles(stylesXml, null, decoded.formats);
     collect?.();
-    const entry = await rewriteSheetStreaming(byName.get(sheet.part)!, survey, decoded, tabPlans, styles, stylesXml, collect);
+    const entry = await rewriteSheetStreaming(byName.get(sheet.part)!, survey, decoded, tabPlans, styles, stylesXml, collect, spool);
     if (entry === null) return null;
     replaced.set(sheet.part, entry);
   }
-  const changedStyles = styles.changedXml;
+  const changedStyles = styles?.changedXml ?? null;
   if (changedStyles !== null && pack.stylesPart !== null) replaced.set(pack.stylesPart, replacedEntry(byName.get(pack.stylesPart)!, changedStyles));
-  // The rows' slots and the deflater's pieces are garbage now, before the new package is put together.
+  // The rows' slots are garbage now, before the new package is written.
   collect?.();
-  return writeZip(pack.entries.map((entry) => replaced.get(entry.name) ?? entry));
+  return pack.entries.map((entry) => replaced.get(entry.name) ?? entry);
+}
+
+/**
+ * The most XML the main thread decodes for the fold's worker: 256 KiB, a few milliseconds of
+ * SheetJS (the benchmark files' cut packages hold 12-35 KB). A package whose other parts are
+ * bigger (an Excel file's shared strings: megabytes for 100k rows) is decoded in the worker.
+ */
+const MAIN_THREAD_DECODE_BYTES = 256 * 1024;
+
+/** Whether the worker hands the cut package `pack` to the main thread to decode (fold-worker.ts). */
+export function decodedOnTheMainThread(pack: Uint8Array): boolean {
+  return readZip(pack).reduce((sum, entry) => sum + entry.size, 0) <= MAIN_THREAD_DECODE_BYTES;
+}
+
+/**
+ * SheetJS's reading of the tab `tab` in the cut-down package `pack` (loaded in this thread if it
+ * was not), and what it says of the number formats of `stylesXml`; null when it does not read.
+ */
+export async function decodeKeptRows(pack: Uint8Array, tab: string, stylesXml: string, rowNumbers: readonly number[]): Promise<KeptRows | null> {
+  await loadSheetJs();
+  let book: ReturnType<typeof readBook>;
+  try {
+    book = readBook(pack);
+  } catch {
+    return null; // the full decode reads the file itself, and says what is wrong with it
+  }
+  // The rows tabsOfBook would give, without a pass over the 100,001 a sheet's range may span:
+  // the package holds no other rows.
+  const found = sparseRowsOfTab(book, tab, rowNumbers.map((number) => number - 1));
+  if (found === undefined) return null;
+  return { sheetNames: book.SheetNames, date1904: bookUsesDate1904(book), length: found.length, rows: [...found.rows], formats: knownFormats(stylesXml) };
 }
 
 /** What the first read of a worksheet part found. */
@@ -156,13 +222,17 @@ interface Decoded {
   /** The tab's rows as a full decode gives them, where kept; every other row stands empty. */
   readonly rows: readonly SheetRow[];
   readonly date1904: boolean;
+  readonly formats: FormatFacts;
 }
 
 /** SheetJS's reading of the kept rows, in the package with every other worksheet emptied; null when the header row is not among them. */
-function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey): Decoded | null {
+async function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey, decode: (cut: Uint8Array, rowNumbers: readonly number[]) => Promise<KeptRows | null>): Promise<Decoded | null> {
   const rows = [...survey.kept.values()];
   if (survey.lastRow !== null && !survey.kept.has(survey.lastRow.number)) rows.push(survey.lastRow);
   rows.sort((a, b) => a.number - b.number);
+  // SheetJS puts a row where parseInt of its `r` says, which the rows SheetJS is asked for
+  // (decodeKeptRows) take it to be: an `r` of `1e3` or `3.5` is the full decode's to judge.
+  if (rows.some((row) => !Number.isInteger(row.number) || parseInt(attribute(/^<[^>]*>/.exec(row.xml)![0], 'r') ?? String(row.number), 10) !== row.number)) return null;
   const prefix = /<(\w+:)?worksheet\b/.exec(survey.head)?.[1] ?? '';
   // Each row keeps its number: the rows between them are gone.
   const body = rows.map((row) => (/^<[^>]*\sr\s*=/.test(row.xml) ? row.xml : row.xml.replace(/^<((?:\w+:)?row)\b/, `<$1 r="${row.number}"`))).join('');
@@ -173,26 +243,23 @@ function decodeRows(pack: XlsxPackage, sheet: PackageSheet, survey: Survey): Dec
     const other = pack.sheets.find((candidate) => candidate.part === entry.name && candidate.kind === 'worksheet');
     return other === undefined ? entry : replacedEntry(entry, EMPTY_SHEET, 0);
   });
-  let book: ReturnType<typeof readBook>;
-  try {
-    book = readBook(writeZip(entries));
-  } catch {
-    return null; // the full decode reads the file itself, and says what is wrong with it
-  }
+  const kept = await decode(writeZip(entries), rows.map((row) => row.number));
+  if (kept === null) return null;
   const names = pack.sheets.map((candidate) => candidate.name);
-  if (names.length !== book.SheetNames.length || names.some((name, index) => name !== book.SheetNames[index])) return null;
-  const tab = tabsOfBook(book).find((candidate) => candidate.name === sheet.name);
-  if (tab === undefined) return null;
-  const header = headerRowIndex(tab.rows);
-  const headerFound = tab.rows[header]?.text.some((text) => text.trim() !== '') ?? false;
+  if (names.length !== kept.sheetNames.length || names.some((name, index) => name !== kept.sheetNames[index])) return null;
+  // The rows without cells are the one shared empty row, as a full decode gives them (read-cells.ts).
+  const tabRows: SheetRow[] = new Array<SheetRow>(kept.length).fill(EMPTY_ROW);
+  for (const [index, row] of kept.rows) tabRows[index] = row;
+  const header = headerRowIndex(tabRows);
+  const headerFound = tabRows[header]?.text.some((text) => text.trim() !== '') ?? false;
   // Unless every row was kept, the header row must be among the rows kept from the top, and be
   // the row the wanted rows were counted from.
   if (survey.keptThrough !== Infinity && (!headerFound || header + 1 > survey.keptThrough || header + 1 !== survey.firstValueRow)) return null;
-  return { rows: tab.rows, date1904: bookUsesDate1904(book) };
+  return { rows: tabRows, date1904: kept.date1904, formats: formatsFrom(kept.formats) };
 }
 
 /** The second read, writing the new part; null when a written row's XML was not kept. */
-async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: Decoded, plans: readonly WritePlan[], styles: Styles, stylesXml: string | null, collect?: Collect): Promise<ZipEntry | null> {
+async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: Decoded, plans: readonly WritePlan[], styles: Styles, stylesXml: string | null, collect?: Collect, spool?: SpoolFile): Promise<ZipEntry | null> {
   const before = decoded.rows;
   const name = plans[0].tab;
   const workbook: Workbook = { tabs: [{ name, rows: before }] };
@@ -214,7 +281,7 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
 
   // The head comes first but its `<dimension>` covers the rows written: built once beforehand
   // (with styles of their own, so the real ones gain nothing unused), they tell where cells end.
-  const dryStyles = new Styles(stylesXml);
+  const dryStyles = new Styles(stylesXml, null, decoded.formats);
   const copied = new Set<number>();
   if (survey.masters.size > 0) for (const slot of slots) if (!slot.written && slot.origin !== null) copied.add(slot.origin);
   const pastTheData = Math.max(slots.length, oldRowCount);
@@ -238,7 +305,7 @@ async function rewriteSheetStreaming(entry: ZipEntry, survey: Survey, decoded: D
   for (let number = pastTheData + 1; number <= survey.rows.last; number++) if (survey.rows.holdsCells(number)) lastRow = number;
 
   collect?.();
-  const writer = new PartWriter();
+  const writer = new PartWriter(spool);
   const piecesRead = everyPieces(collect);
   /** The rows this fold built or renumbered (checked as they go out), as against rows copied as they were. */
   const made = new WeakSet<XmlRow>();

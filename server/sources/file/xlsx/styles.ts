@@ -3,7 +3,7 @@
 // into a column styled `"$"#,##0.00` gets that style's font, fill and border with a date format:
 // an `<xf>` appended after the existing ones (their indexes, and so every cell, unchanged).
 import { sheetJs } from './sheetjs.ts';
-import { formatIsTimeOnly } from '../dates.ts';
+import { DATE_FORMAT, DATE_TIME_FORMAT, formatIsTimeOnly, TIME_FORMAT } from '../dates.ts';
 import { isDateFormat } from './read-cells.ts';
 import { attribute, escapeAttribute, startTags, withAttribute } from '../xml/attributes.ts';
 
@@ -24,6 +24,50 @@ export const DEFAULT_STYLES_XML =
   '<cellXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/></cellXfs>' +
   '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>';
 
+/**
+ * What SheetJS's SSF says of number formats, as far as styles need it: the code of a built-in
+ * format (`14` -> `m/d/yy`), and whether a code shows a date. `SHEETJS_FORMATS` asks SheetJS; a
+ * fold's worker, which does not load it, is given the answers for one styles part (`knownFormats`).
+ */
+export interface FormatFacts {
+  codeOf(numFmtId: number): string;
+  isDate(code: string): boolean;
+}
+
+export const SHEETJS_FORMATS: FormatFacts = {
+  codeOf: (numFmtId) => String(sheetJs().SSF.get_table()[numFmtId] ?? 'General'),
+  isDate: isDateFormat,
+};
+
+/** The answers a `Styles` of `xml` can ask for, as data a thread can hand another. */
+export interface KnownFormats {
+  readonly codes: readonly (readonly [number, string])[];
+  readonly dates: readonly (readonly [string, boolean])[];
+}
+
+/**
+ * SSF's answers for every format `xml` names (each `numFmtId`, each `formatCode`) and every one
+ * a write may add (General and the date and time formats sheet.ts writes), asked here once.
+ */
+export function knownFormats(xml: string, facts: FormatFacts = SHEETJS_FORMATS): KnownFormats {
+  // Read as Styles reads them (`Number` of the attribute: a damaged one is NaN, a Map key like any other).
+  const ids = new Set([0, ...[...xml.matchAll(/\bnumFmtId\s*=\s*(?:"([^"]*)"|'([^']*)')/g)].map((match) => Number(match[1] ?? match[2]))]);
+  const codes = [...ids].map((id) => [id, facts.codeOf(id)] as const);
+  const custom = startTags(xml, 'numFmt').map((tag) => attribute(tag, 'formatCode') ?? 'General');
+  const all = new Set([...codes.map(([, code]) => code), ...custom, 'General', DATE_FORMAT, DATE_TIME_FORMAT, TIME_FORMAT]);
+  return { codes, dates: [...all].map((code) => [code, facts.isDate(code)] as const) };
+}
+
+/** `knownFormats`'s answers as facts; a question it has no answer to is a bug of ours. */
+export function formatsFrom(known: KnownFormats): FormatFacts {
+  const codes = new Map(known.codes);
+  const dates = new Map(known.dates);
+  const unknown = (what: string): never => {
+    throw new Error(`the number format ${what} was not looked up before the fold`);
+  };
+  return { codeOf: (numFmtId) => codes.get(numFmtId) ?? unknown(String(numFmtId)), isDate: (code) => dates.get(code) ?? unknown(JSON.stringify(code)) };
+}
+
 export class Styles {
   #xml = '';
   #changed = false;
@@ -32,8 +76,10 @@ export class Styles {
   /** For a workbook without a styles part: the one to start when a write needs a style, or null to write without. */
   #whenMissing: (() => string | null) | null;
   #created = false;
+  readonly #facts: FormatFacts;
 
-  constructor(xml: string | null, whenMissing: (() => string | null) | null = null) {
+  constructor(xml: string | null, whenMissing: (() => string | null) | null = null, facts: FormatFacts = SHEETJS_FORMATS) {
+    this.#facts = facts;
     this.#load(xml ?? '');
     this.#whenMissing = xml === null ? whenMissing : null;
   }
@@ -59,7 +105,7 @@ export class Styles {
 
   kindOf(style: number): FormatKind {
     const code = this.#formatCode(this.#numFmtOf(style));
-    if (!isDateFormat(code)) return 'number';
+    if (code === 'General' || !this.#facts.isDate(code)) return 'number';
     return formatIsTimeOnly(code) ? 'time' : 'date';
   }
 
@@ -89,7 +135,7 @@ export class Styles {
   }
 
   #formatCode(numFmtId: number): string {
-    return this.#formats.get(numFmtId) ?? String(sheetJs().SSF.get_table()[numFmtId] ?? 'General');
+    return this.#formats.get(numFmtId) ?? this.#facts.codeOf(numFmtId);
   }
 
   #numFmtIdFor(formatCode: string): number | null {
