@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
-import { writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { compareEventIds } from '../../server/feed/event-log.ts';
-import { RUNTIME, burst, postJson, spawnServer, tempDir, within, writeXlsx } from '../helpers/http.ts';
+import { RUNTIME, burst, postJson, spawnServer, tempDir, within } from '../helpers/http.ts';
+import { webhookBook } from '../helpers/webhook-book.ts';
 
 const SECRET = 'whsec_delivery_test';
 
@@ -49,16 +49,8 @@ async function receiver(t: { after(fn: () => unknown): void }) {
 
 test(`1,000 writes, a receiver failing 30%, kill -9 twice: every acknowledged event delivered in order (${RUNTIME})`, { timeout: 240_000 }, async (t) => {
   const dir = await tempDir(t);
-  await writeXlsx(dir.path('book.xlsx'), 'People', [['Id', 'Name']]);
   const hook = await receiver(t);
-  const config = dir.path('sheetrest.json');
-  await writeFile(config, JSON.stringify({
-    stateDir: 'state',
-    log: { level: 'warn' },
-    webhooks: { allowPrivateTargets: true, retryBaseMs: 10, retryCapMs: 200, timeoutMs: 2_000 },
-    connections: [{ id: 'book', source: { type: 'file', path: 'book.xlsx' }, webhooks: [{ name: 'receiver', url: hook.url, secret: { env: 'HOOK_SECRET' } }] }],
-  }));
-  const args = ['--config', config];
+  const args = await webhookBook(dir, hook.url, { env: 'HOOK_SECRET' }, 200);
   const env = { HOOK_SECRET: SECRET };
   const acknowledged: string[] = [];
   const rounds = [{ from: 0, to: 350, killAfter: 300 }, { from: 350, to: 700, killAfter: 620 }, { from: 700, to: 1000, killAfter: Infinity }];

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { RUNTIME, postJson, spawnServer, tempDir, within, writeXlsx } from '../helpers/http.ts';
+import { RUNTIME, postJson, spawnServer, tempDir, within } from '../helpers/http.ts';
+import { webhookBook } from '../helpers/webhook-book.ts';
 
 /** A receiver that answers 503 until `open()`, then 204, keeping the rows' Ids of what it accepted. */
 async function receiver(t: { after(fn: () => unknown): void }) {
@@ -31,16 +32,8 @@ async function receiver(t: { after(fn: () => unknown): void }) {
 
 test(`events of writes acknowledged just before kill -9 are delivered from the journal; a torn line's never (${RUNTIME})`, { timeout: 120_000 }, async (t) => {
   const dir = await tempDir(t);
-  await writeXlsx(dir.path('book.xlsx'), 'People', [['Id', 'Name']]);
   const hook = await receiver(t);
-  const config = dir.path('sheetrest.json');
-  await writeFile(config, JSON.stringify({
-    stateDir: 'state',
-    log: { level: 'warn' },
-    webhooks: { allowPrivateTargets: true, retryBaseMs: 10, retryCapMs: 50, timeoutMs: 2_000 },
-    connections: [{ id: 'book', source: { type: 'file', path: 'book.xlsx' }, webhooks: [{ name: 'receiver', url: hook.url, secret: 'whsec_journaled' }] }],
-  }));
-  const args = ['--config', config];
+  const args = await webhookBook(dir, hook.url, 'whsec_journaled', 50);
   let child = await spawnServer(t, args);
   // The first write after a start is slow (the code warms up): the journal is folded after it.
   await (await postJson(`${child.url}/sheets/book`, { Id: 'warm', Name: 'warm' })).text();
