@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Secret } from '../../../server/config/config.ts';
 import { startEmulator, type Emulator, type LoggedRequest } from '../../../tools/google-emulator/mod.ts';
-import { openGoogleSource, type GoogleAuth, type GoogleSourceOptions } from '../../../server/sources/google/mod.ts';
+import { Budgets, openGoogleSource, type GoogleAuth, type GoogleSourceOptions } from '../../../server/sources/google/mod.ts';
 
 const TOKEN = 'writer-token';
 const EDITOR = 'someone-in-the-ui';
@@ -24,7 +24,9 @@ async function setUp(t: Context, options: Partial<GoogleSourceOptions> = {}, aut
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: [['Name'], ['Ann'], ['Bob']] }, { title: 'Other', rows: [['X'], [1]] }], access: { [TOKEN]: 'writer', [EDITOR]: 'writer' } });
   const clock = { now: 0 };
   const logs: string[] = [];
-  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth, freshnessMs: 1_000, now: () => clock.now, log: (line) => logs.push(line), ...options });
+  // Its own request budget: the default is the process's, shared by every source of one identity,
+  // and this test's fake clock (from 0) would count its reads in one "minute" with other tests'.
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth, freshnessMs: 1_000, now: () => clock.now, log: (line) => logs.push(line), budgets: new Budgets(), ...options });
   t.after(async () => {
     await source.close();
     await emulator.close();
@@ -142,7 +144,7 @@ test('a service account signs in for Drive metadata too when the check is on', a
   await writeFile(keyPath, JSON.stringify(emulator.createServiceAccountKey(robot)));
   const spreadsheetId = emulator.createSpreadsheet({ sheets: [{ title: 'People', rows: [['Name'], ['Ann']] }], access: { [robot]: 'reader' } });
   const clock = { now: 0 };
-  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'credentialsFile', path: keyPath }, freshnessMs: 1_000, now: () => clock.now, revisionCheck: true, retry: { retries: 0 } });
+  const source = await openGoogleSource({ spreadsheetId, rootUrl: emulator.rootUrl, auth: { kind: 'credentialsFile', path: keyPath }, freshnessMs: 1_000, now: () => clock.now, revisionCheck: true, retry: { retries: 0 }, budgets: new Budgets() });
   await source.read({ tab: 'People' });
   clock.now = 1_000;
   emulator.resetRequests();
