@@ -4,8 +4,11 @@
 // an unchanged tab (each engine keeps its own caches per tab object); "cold" is the first read of
 // a new tab object holding the same rows (table, folded columns and row JSON built again).
 // Both start each timed read on a heap just collected by a forced full gc(), which V8 follows by
-// re-optimizing the hot functions; "steady" is what a busy server sees instead: blocks of 20
-// reads back to back with no forced collection, A's and B's blocks interleaved (time per read).
+// re-optimizing the hot functions; "steady" is what a busy server sees instead: blocks of reads
+// back to back (at least 20, and at least STEADY_MS long, so that a collection falling in a block
+// is shared by many reads), A's and B's blocks interleaved (time per read). Each run times
+// the steady blocks before the cold read: a cold read of 1M rows leaves hundreds of megabytes
+// of garbage, whose collection would otherwise land in whichever block came next.
 //   node --expose-gc bench/engine-ab.ts OTHER_TREE [ROWS] [RUNS]
 //   e.g. git worktree add --detach /tmp/base 5af5af8 && ln -s $PWD/node_modules /tmp/base/node_modules
 //        node --expose-gc bench/engine-ab.ts /tmp/base 1000000 5
@@ -49,13 +52,26 @@ function time(work: () => Uint8Array): number {
   return performance.now() - start;
 }
 
-/** Milliseconds per read over a block of `STEADY_BLOCK` reads in a row, after one untimed read. */
+/**
+ * Milliseconds per read over a block of at least `STEADY_BLOCK` reads in a row lasting at least
+ * `STEADY_MS`, after a collection and one untimed read. Blocks of 20 cached 1M-row `_format=split`
+ * reads (about 0.3 ms in all) took 0.012 ms or 1.4 ms a read in the same process, whichever
+ * engine, as a collection fell in the block or not (docs/benchmarks.md).
+ */
 const STEADY_BLOCK = 20;
+const STEADY_MS = 250;
 function steady(work: () => Uint8Array): number {
+  gc!();
   work();
   const start = performance.now();
-  for (let i = 0; i < STEADY_BLOCK; i++) work();
-  return (performance.now() - start) / STEADY_BLOCK;
+  let reads = 0;
+  let elapsed = 0;
+  while (reads < STEADY_BLOCK || elapsed < STEADY_MS) {
+    work();
+    reads++;
+    elapsed = performance.now() - start;
+  }
+  return elapsed / reads;
 }
 
 const median = (values: number[]): number => {
@@ -85,17 +101,17 @@ for (const [name, url] of READS) {
       if (side === 0) a.push(time(() => read(handleA, workbook, url)));
       else b.push(time(() => read(handleB, workbook, url)));
     }
+    for (const side of pair) {
+      if (side === 0) aSteady.push(steady(() => read(handleA, workbook, url)));
+      else bSteady.push(steady(() => read(handleB, workbook, url)));
+    }
     const coldA = fresh();
     const coldB = fresh();
     for (const side of pair) {
       if (side === 0) aCold.push(time(() => read(handleA, coldA, url)));
       else bCold.push(time(() => read(handleB, coldB, url)));
     }
-    for (const side of pair) {
-      if (side === 0) aSteady.push(steady(() => read(handleA, workbook, url)));
-      else bSteady.push(steady(() => read(handleB, workbook, url)));
-    }
   }
   const row = [median(a), median(b), median(a) / median(b), median(aCold), median(bCold), median(aCold) / median(bCold), median(aSteady), median(bSteady), median(aSteady) / median(bSteady)];
-  console.log(`| ${name} | ${row[0].toFixed(1)} | ${row[1].toFixed(1)} | ${row[2].toFixed(2)} | ${row[3].toFixed(0)} | ${row[4].toFixed(0)} | ${row[5].toFixed(2)} | ${row[6].toFixed(2)} | ${row[7].toFixed(2)} | ${row[8].toFixed(2)} |`);
+  console.log(`| ${name} | ${row[0].toFixed(1)} | ${row[1].toFixed(1)} | ${row[2].toFixed(2)} | ${row[3].toFixed(0)} | ${row[4].toFixed(0)} | ${row[5].toFixed(2)} | ${row[6].toPrecision(3)} | ${row[7].toPrecision(3)} | ${row[8].toFixed(2)} |`);
 }

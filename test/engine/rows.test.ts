@@ -147,3 +147,17 @@ test('a header row below 1,024 empty rows is found, and writes land under it', (
   assert.equal(next.tabs[0].rows[CHUNK_ROWS + 3 + 11].text[0], 'new');
   assert.equal(tabVersion(next.tabs[0]), tabVersion(copyOf(next.tabs[0])));
 });
+
+test('a read of thousands of rows in another order than the tab\'s answers each row\'s JSON in that order, encoded before or not', () => {
+  // Reads of 4,096 rows and more keep row bytes by index and encode the missing ones in the tab's
+  // order (lib/table.ts, `rowsBytesByIndex`): a first read of 5,000 of 6,000 rows, sorted,
+  // encodes those; the next reads find some or all of their rows there.
+  const workbook = bigTab(6000);
+  const rows = workbook.tabs[0].rows.slice(1).map((each) => ({ Name: each.text[0], City: each.text[1] }));
+  const byCity = [...rows].sort((a, b) => a.City.localeCompare(b.City));
+  const byNameDescending = [...rows].sort((a, b) => (a.Name < b.Name ? 1 : a.Name > b.Name ? -1 : 0));
+  assert.deepEqual(JSON.parse(wholeTab(workbook, '?_sort=City&_limit=5000')), byCity.slice(0, 5000));
+  assert.deepEqual(JSON.parse(wholeTab(workbook, '?_sort=-Name')), byNameDescending);
+  assert.deepEqual(JSON.parse(wholeTab(workbook, '?_sort=City')), byCity);
+  assert.deepEqual(JSON.parse(wholeTab(workbook, '?_sort=-Name&_raw=1')), byNameDescending);
+});
