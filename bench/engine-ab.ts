@@ -5,7 +5,7 @@
 // a new tab object holding the same rows (table, folded columns and row JSON built again).
 // Both start each timed read on a heap just collected by a forced full gc(), which V8 follows by
 // re-optimizing the hot functions; "steady" is what a busy server sees instead: blocks of reads
-// back to back (at least 20, and at least STEADY_MS long, so that a collection falling in a block
+// back to back (at least 5, and at least STEADY_MS long, so that a collection falling in a block
 // is shared by many reads), A's and B's blocks interleaved (time per read). Each run times
 // the steady blocks before the cold read: a cold read of 1M rows leaves hundreds of megabytes
 // of garbage, whose collection would otherwise land in whichever block came next.
@@ -53,20 +53,20 @@ function time(work: () => Uint8Array): number {
 }
 
 /**
- * Milliseconds per read over a block of at least `STEADY_BLOCK` reads in a row lasting at least
+ * Milliseconds per read over a block of at least `STEADY_READS` reads in a row lasting at least
  * `STEADY_MS`, after a collection and one untimed read. Blocks of 20 cached 1M-row `_format=split`
  * reads (about 0.3 ms in all) took 0.012 ms or 1.4 ms a read in the same process, whichever
  * engine, as a collection fell in the block or not (docs/benchmarks.md).
  */
-const STEADY_BLOCK = 20;
-const STEADY_MS = 250;
+const STEADY_READS = 5;
+const STEADY_MS = 500;
 function steady(work: () => Uint8Array): number {
   gc!();
   work();
   const start = performance.now();
   let reads = 0;
   let elapsed = 0;
-  while (reads < STEADY_BLOCK || elapsed < STEADY_MS) {
+  while (reads < STEADY_READS || elapsed < STEADY_MS) {
     work();
     reads++;
     elapsed = performance.now() - start;

@@ -54,7 +54,12 @@ const ROUTE_NOTE_MAX_ENTRIES = 4096;
 export function createRoutes(settings: RouteSettings): Routes {
   const { connections, serveSheet } = settings;
   const router = Router();
-  router.get('/healthz', (): Answer => ({ status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' }));
+  router.all('/healthz', (request: IncomingRequest): Answer => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return errorAnswer(apiError('method_not_allowed', `${request.method} is not allowed on /healthz; use GET or HEAD.`, { Allow: 'GET, HEAD' }));
+    }
+    return { status: 200, headers: { 'Content-Type': JSON_CONTENT_TYPE, 'Cache-Control': 'no-store' }, body: '{"status":"ok"}' };
+  });
   // Routes are fixed once made, so a target always goes where it went before; only short targets
   // are noted, and the note is started over when full.
   const sheetRoutes = new Map<string, SheetRoute>();

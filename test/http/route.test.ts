@@ -26,6 +26,9 @@ test('the router answers what is not a sheet, and hands a sheet on', async (t) =
   const cases: [string, string, number, string | null][] = [
     // [method, URL, status, the sheet route's raw id (null: answered by the router)]
     ['GET', 'http://x/healthz', 200, null],
+    // A load balancer's probe may be a HEAD; another method is answered 405, not 404.
+    ['HEAD', 'http://x/healthz', 200, null],
+    ['POST', 'http://x/healthz', 405, null],
     ['GET', 'http://x/', 200, null],
     ['POST', 'http://x/', 405, null],
     ['GET', 'http://x/nowhere', 404, null],
