@@ -15,7 +15,10 @@ const isNode = !('Bun' in globalThis) && !('Deno' in globalThis);
 // (NODE_COMPILE_CACHE or the temp folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off). From the
 // second start on, no type stripping runs, and the stripper's WebAssembly memory (about 30 MB,
 // never given back) is not resident: see docs/benchmarks.md, "Memory".
-if (isNode && (typeof registerHooks !== 'function' || typeof stripTypeScriptTypes !== 'function')) {
+// 22.18 is where Node strips types by default (a checkout's `npm start`), as package.json's engines says.
+const [major, minor] = process.versions.node.split('.').map(Number);
+const oldNode = major < 22 || (major === 22 && minor < 18);
+if (isNode && (oldNode || typeof registerHooks !== 'function' || typeof stripTypeScriptTypes !== 'function')) {
   console.error(`sheetrest needs Node 22.18 or later; this is Node ${process.versions.node}.`);
   process.exit(1);
 }
