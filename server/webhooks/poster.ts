@@ -35,7 +35,6 @@ interface Waiting {
   readonly delivery: Delivery;
   readonly stop: AbortSignal;
   readonly resolve: (answer: Answer) => void;
-  readonly onAbort: () => void;
 }
 
 const STOPPED: Answer = { status: 0, error: 'stopped' };
@@ -57,6 +56,8 @@ class WorkerPoster implements Poster {
   #flushing = false;
   #batches = 0;
   #closed = false;
+  /** The stop signals POSTs came with, each with one abort listener (not one per POST). */
+  readonly #watched = new WeakSet<AbortSignal>();
 
   constructor(options: PosterOptions) {
     this.#options = options;
@@ -74,20 +75,30 @@ class WorkerPoster implements Poster {
   post(delivery: Delivery, stop: AbortSignal): Promise<Answer> {
     if (stop.aborted || this.#closed) return Promise.resolve(STOPPED);
     if (this.#where === 'main thread') return this.#postHere(delivery, stop);
+    this.#watch(stop);
     return new Promise((resolve) => {
       const id = ++this.#nextId;
-      const onAbort = () => {
-        if (!this.#waiting.delete(id)) return;
-        this.#aborts.push(id);
-        this.#scheduleFlush();
-        resolve(STOPPED);
-      };
-      this.#waiting.set(id, { delivery, stop, resolve, onAbort });
-      stop.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.set(id, { delivery, stop, resolve });
       this.#sends.push({ id, ...delivery });
       this.#start();
       this.#scheduleFlush();
     });
+  }
+
+  /** On `stop`'s abort, its POSTs answer at once, and the worker is told to cut them off. */
+  #watch(stop: AbortSignal): void {
+    if (this.#watched.has(stop)) return;
+    this.#watched.add(stop);
+    stop.addEventListener('abort', () => {
+      for (const [id, waiting] of [...this.#waiting]) {
+        if (waiting.stop !== stop) continue;
+        this.#waiting.delete(id);
+        this.#aborts.push(id);
+        waiting.resolve(STOPPED);
+      }
+      this.#ref();
+      this.#scheduleFlush();
+    }, { once: true });
   }
 
   async close(): Promise<void> {
@@ -153,7 +164,6 @@ class WorkerPoster implements Poster {
     for (const [id, waiting] of [...this.#waiting]) {
       if (unsent.has(id)) {
         this.#waiting.delete(id);
-        waiting.stop.removeEventListener('abort', waiting.onAbort);
         void this.#postHere(waiting.delivery, waiting.stop).then(waiting.resolve);
       } else this.#answer(id, { status: 0, error: 'the delivery worker stopped' }, waiting);
     }
@@ -162,7 +172,6 @@ class WorkerPoster implements Poster {
 
   #answer(id: number, answer: Answer, waiting: Waiting): void {
     this.#waiting.delete(id);
-    waiting.stop.removeEventListener('abort', waiting.onAbort);
     waiting.resolve(answer);
     this.#ref();
   }

@@ -395,7 +395,12 @@ export class Webhooks {
   async #deliver(hook: Hook): Promise<void> {
     const { outbox } = hook;
     const name = hook.config.name;
-    const signal = AbortSignal.any([this.#stop.signal, hook.stop.signal]);
+    // Not AbortSignal.any: a combined signal's `aborted` is worked out again at each read (Node), and it is read several times per delivery.
+    const signal = hook.stop.signal;
+    const stopAll = () => hook.stop.abort();
+    this.#stop.signal.addEventListener('abort', stopAll, { once: true });
+    signal.addEventListener('abort', () => this.#stop.signal.removeEventListener('abort', stopAll), { once: true });
+    if (this.#stop.signal.aborted) hook.stop.abort();
     const flight: Flight[] = [];
     let read: readonly FeedEvent[] = [];
     let readAt = 0;

@@ -146,3 +146,29 @@ test('a secret is never in an answer\'s error, a delivery\'s lastError or a log 
   await log.flush();
   assert.ok(!lines.join('').includes(SECRET), 'no log line holds the secret');
 });
+
+test('receivers that never answer hold up no write: every record resolves while their POSTs hang', async (t) => {
+  let open = 0;
+  const urls: string[] = [];
+  for (let n = 0; n < 3; n++) {
+    const server = createServer(() => void open++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+    urls.push(`http://127.0.0.1:${(server.address() as { port: number }).port}/hook`);
+  }
+  const dir = await tempDir(t);
+  const connection = { id: 'crm', webhooks: urls.map((url, n) => ({ name: `hook-${n}`, url, secret: new Secret(SECRET) })) } as never;
+  const webhooks = await Webhooks.open(dir.path('state'), [connection], { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivateTargets: true, timeoutMs: 60_000 }, capturingLog().log);
+  try {
+    const draft = (n: number) => ({ type: 'rows.created' as const, connection: 'crm', tab: 'T', at: new Date().toISOString(), rows: [], indexes: [n] });
+    await webhooks.record('crm', [draft(0)]);
+    const deadline = Date.now() + 10_000;
+    while (open < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(open, 3, 'each webhook has a POST hanging');
+    for (let n = 1; n <= 100; n++) await webhooks.record('crm', [draft(n)]);
+    assert.equal(open, 3, 'nothing more was sent: each webhook waits on its first event');
+    assert.deepEqual(webhooks.deliveries('crm', 'hook-0')!.map((each) => each.status), ['pending']);
+  } finally {
+    await webhooks.close();
+  }
+});
