@@ -1,7 +1,7 @@
 // The webhooks' cost on the thread that answers requests, without HTTP or a second process:
 // `node bench/webhook-loops.ts [TREE] [WRITES]` feeds WRITES writes' events (a file source's
 // path: numbered with `carry`, handed over with the sink's `journaled`, one turn apart, 32 in
-// flight) to a connection with 0, 1 and 10 webhooks whose filter matches none of them (the
+// flight) to a connection with 1 and 10 webhooks whose filter matches none of them (the
 // control of bench/webhooks.ts, WEBHOOK_EVENTS=tab.changed), then with deliveries to a receiver
 // in another process that answers 204, and prints this process's CPU time per write (process.cpuUsage:
 // every thread, so a delivery worker's time counts too) and the main thread's own CPU time per
