@@ -172,3 +172,23 @@ test('receivers that never answer hold up no write: every record resolves while 
     await webhooks.close();
   }
 });
+
+test('webhooks whose worker cannot start still deliver every event, in order, from the main thread', async (t) => {
+  const target = await receiver(t);
+  const dir = await tempDir(t);
+  const { log, lines } = capturingLog();
+  const connection = { id: 'crm', webhooks: [{ name: 'a', url: target.url, secret: new Secret(SECRET) }] } as never;
+  const settings = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivateTargets: true, deliveryWorker: new URL('./fixtures/broken-worker.js', import.meta.url) };
+  const webhooks = await Webhooks.open(dir.path('state'), [connection], settings, log);
+  try {
+    const draft = (n: number) => ({ type: 'rows.created' as const, connection: 'crm', tab: 'T', at: new Date().toISOString(), rows: [], indexes: [n] });
+    for (let n = 0; n < 20; n++) await webhooks.record('crm', [draft(n)]);
+    const deadline = Date.now() + 20_000;
+    while (target.got.length < 20 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(target.got.map((each) => (JSON.parse(each.body) as { indexes: number[] }).indexes[0]), Array.from({ length: 20 }, (_, n) => n));
+  } finally {
+    await webhooks.close();
+  }
+  await log.flush();
+  assert.equal(lines.filter((line) => line.includes('the webhook delivery worker did not start')).length, 1);
+});
