@@ -4,10 +4,15 @@
 // none. A/B is the ratio of their POST rates (target at least 0.85); the receiver gives the
 // delivery latency from the event's emission (right after the write is acknowledged) to its
 // arrival, p50 and p99, over the deliveries made while the load ran and the moments after.
+// `cpu ms/write` is the CPU time each server process used (all its threads, from /proc/<pid>/stat:
+// utime + stime) from the start of the timed window to the end of the 2 s after it (so the
+// deliveries still queued are counted), divided by the writes it acknowledged (rate x seconds):
+// the pinning shares CPU 0 between A's threads and B, so what the feed costs shows here too.
 //   node bench/webhooks.ts [node,deno,bun] [ROUNDS] [SECONDS]
 // WEBHOOK_EVENTS=tab.changed gives the control without deliveries: the webhooks' filter matches
 // no write, so the outbox (and the journal lines carrying the events) is written, nothing sent.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +53,17 @@ async function sheetrest(runtime: Runtime, label: string, hooks: number, receive
   return startProcess({ name: `sheetrest ${label}`, runtime, args, port, probe: '/sheets/bench?_limit=1', log: join(home, 'stderr.log'), cpu: 0 });
 }
 
+/** CPU time a process used so far, all its threads (user + system), in ms; NaN without /proc. */
+function cpuMs(target: Target): number {
+  try {
+    // After `pid (comm) state`: utime and stime are the 12th and 13th fields, in clock ticks (100 a second).
+    const fields = readFileSync(`/proc/${target.process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
 async function startReceiver(): Promise<{ url: string; stop(): Promise<string> }> {
   const port = await freePort();
   const command = [process.execPath, join(ROOT, 'bench/webhook-receiver.ts'), String(port)];
@@ -69,8 +85,8 @@ async function startReceiver(): Promise<{ url: string; stop(): Promise<string> }
 }
 
 console.log(`# webhooks, paired: A with 1 or 10 webhooks, B with none (both ${ROOT}); POST one row, ${SECONDS}s each, ${ROUNDS} rounds, wrk -t1 -c32, ${CAN_PIN ? 'servers on CPU 0, loaders and receiver on CPU 1' : 'unpinned'}; load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}\n`);
-console.log('| runtime | round | webhooks | A req/s | B req/s | A/B | deliveries, latency ms |');
-console.log('|---|---:|---:|---:|---:|---:|---|');
+console.log('| runtime | round | webhooks | A req/s | B req/s | A/B | A cpu ms/write | B cpu ms/write | deliveries, latency ms |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
 try {
   for (const runtime of RUNTIMES) {
     for (let round = 1; round <= ROUNDS; round++) {
@@ -81,13 +97,17 @@ try {
         let received = '';
         try {
           await Promise.all([wrk(a.url + '/sheets/bench', 1, {}, post), wrk(b.url + '/sheets/bench', 1, {}, post)]);
+          await sleep(1000);
+          const cpuBefore = [cpuMs(a), cpuMs(b)];
           const [aRate, bRate] = round % 2 === 1
             ? await Promise.all([wrk(a.url + '/sheets/bench', SECONDS, {}, post), wrk(b.url + '/sheets/bench', SECONDS, {}, post)])
             : await Promise.all([wrk(b.url + '/sheets/bench', SECONDS, {}, post), wrk(a.url + '/sheets/bench', SECONDS, {}, post)]).then(([bRate, aRate]) => [aRate, bRate]);
           // The deliveries still queued when the load stops are timed too, so wait for them a moment.
           await sleep(2000);
+          const [aCpu, bCpu] = [cpuMs(a) - cpuBefore[0], cpuMs(b) - cpuBefore[1]];
           received = await receiver.stop();
-          console.log(`| ${runtime} | ${round} | ${hooks} | ${Math.round(aRate).toLocaleString('en-US')} | ${Math.round(bRate).toLocaleString('en-US')} | ${(aRate / bRate).toFixed(2)} | ${received} |`);
+          const perWrite = (ms: number, rate: number) => (ms / (rate * SECONDS)).toFixed(3);
+          console.log(`| ${runtime} | ${round} | ${hooks} | ${Math.round(aRate).toLocaleString('en-US')} | ${Math.round(bRate).toLocaleString('en-US')} | ${(aRate / bRate).toFixed(2)} | ${perWrite(aCpu, aRate)} | ${perWrite(bCpu, bRate)} | ${received} |`);
         } finally {
           await Promise.all([a, b].map(stopProcess));
         }

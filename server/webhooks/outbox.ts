@@ -34,8 +34,8 @@ export interface WebhookQueue {
    * while, or `signal`); without, [] at once.
    */
   eventsFor(webhook: string, after: string | null, max: number, signal?: AbortSignal): Promise<readonly FeedEvent[]>;
-  /** Right before each attempt: whether this instance still delivers (with Redis: still holds the connection's lease). */
-  stillDelivering(): Promise<boolean>;
+  /** Right before each attempt: whether this instance still delivers (with Redis: still holds the connection's lease); `true` without a wait. */
+  stillDelivering(): true | Promise<boolean>;
   advance(webhook: string, id: string): Promise<void>;
   addWebhook(webhook: string): Promise<void>;
   dropWebhook(webhook: string): Promise<void>;
@@ -75,6 +75,8 @@ export class Outbox implements WebhookQueue {
   /** Cursor files of an older version (`crm.<name>.cursor`), removed once the record holds their webhooks. */
   #legacyCursors: string[] = [];
   readonly #wakers = new Set<() => void>();
+  /** The signals of loops that waited here, each with its abort listener. */
+  readonly #watched = new WeakSet<AbortSignal>();
 
   private constructor(folder: string, connection: string, onError: (error: unknown) => void) {
     this.connection = connection;
@@ -207,8 +209,8 @@ export class Outbox implements WebhookQueue {
   }
 
   /** One instance: always. */
-  stillDelivering(): Promise<boolean> {
-    return Promise.resolve(true);
+  stillDelivering(): true {
+    return true;
   }
 
   cursor(webhook: string): string | null {
@@ -290,17 +292,24 @@ export class Outbox implements WebhookQueue {
     await pending.saved;
   }
 
-  /** Resolves at the next durable event (or `wake`). */
+  /**
+   * Resolves at the next durable event, or once `signal` is aborted (then it wakes every waiter:
+   * they look again and find it aborted). One abort listener per signal (a webhook's loop), not
+   * one added and removed per wait: ten webhooks wait once per write each.
+   */
   waitForEvents(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        this.#wakers.delete(wake);
-        signal.removeEventListener('abort', wake);
-        resolve();
-      };
-      this.#wakers.add(wake);
-      signal.addEventListener('abort', wake);
-    });
+    if (signal.aborted) return Promise.resolve();
+    if (!this.#watched.has(signal)) {
+      this.#watched.add(signal);
+      signal.addEventListener('abort', () => this.#wakeAll(), { once: true });
+    }
+    return new Promise((resolve) => this.#wakers.add(resolve));
+  }
+
+  #wakeAll(): void {
+    const wakers = [...this.#wakers];
+    this.#wakers.clear();
+    for (const wake of wakers) wake();
   }
 
   async close(): Promise<void> {
@@ -325,9 +334,7 @@ export class Outbox implements WebhookQueue {
     for (const event of events) insertInOrder(this.#events, event);
     if (events.length === 0) return;
     // The deliveries start in a later turn: the writes these events belong to are answered first.
-    if (this.#wakers.size > 0) setImmediate(() => {
-      for (const wake of [...this.#wakers]) wake();
-    });
+    if (this.#wakers.size > 0) setImmediate(() => this.#wakeAll());
   }
 
   /** Events every webhook is done with as the saved cursors say, at the front of `#events` (0 while a webhook has not started). */

@@ -5,6 +5,21 @@
 // which keeps connections alive itself.
 // Redirects are never followed.
 import type { Agent } from 'undici';
+import { signatureHeader } from './sign.ts';
+
+/** One POST to make: `{url, secret, eventId: '1718000000000-0', body: '{"id":...}'}` (the body shared by every webhook sending the event). */
+export interface Delivery {
+  readonly url: string;
+  readonly secret: string;
+  readonly eventId: string;
+  readonly body: string;
+}
+
+/** The receiver's status (0 for none) and why it failed. */
+export interface Answer {
+  readonly status: number;
+  readonly error?: string;
+}
 
 export interface Sender {
   /** The receiver's status; throws on no answer (a timeout's error is named `TimeoutError`). */
@@ -58,4 +73,20 @@ function undiciSender(timeoutMs: number, connections: number): Sender {
       await (await agent)?.close();
     },
   };
+}
+
+/**
+ * Signs `delivery` now and POSTs it: the receiver's status, or 0 and why (`no answer within
+ * 10000 ms`, a refused connection...), never throwing. The error is the sender's message only:
+ * never the headers, so never the signature, and never the secret.
+ */
+export async function deliver(sender: Sender, timeoutMs: number, delivery: Delivery, stop: AbortSignal): Promise<Answer> {
+  try {
+    const signature = signatureHeader(delivery.secret, delivery.body, Math.floor(Date.now() / 1000));
+    const headers = { 'content-type': 'application/json', 'user-agent': 'sheetrest-webhooks', 'sheetrest-event-id': delivery.eventId, 'sheetrest-signature': signature };
+    return { status: await sender.send(delivery.url, headers, delivery.body, stop) };
+  } catch (error) {
+    const name = error instanceof Error ? error.name : '';
+    return { status: 0, error: name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : error instanceof Error ? error.message : String(error) };
+  }
 }

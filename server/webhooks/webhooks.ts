@@ -13,8 +13,7 @@ import type { DraftEvent, FeedEvent } from '../feed/event.ts';
 import type { CarriedEvent, EventSink } from '../sources/source.ts';
 import type { Logger } from '../log.ts';
 import { Outbox, type WebhookQueue } from './outbox.ts';
-import { openSender, type Sender } from './send.ts';
-import { signatureHeader } from './sign.ts';
+import { openPoster, type Poster } from './poster.ts';
 import { resolveAll, whyRefused, type Resolve } from './target.ts';
 
 export interface WebhookSettings {
@@ -24,6 +23,8 @@ export interface WebhookSettings {
   readonly timeoutMs: number;
   /** How long after an event its delivery is still tried (24 h). */
   readonly giveUpAfterMs?: number;
+  /** The delivery worker's module (tests give one that cannot start); null: POSTs from the main thread (poster.ts). */
+  readonly deliveryWorker?: URL | null;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = { allowPrivateTargets: false, retryBaseMs: 1_000, retryCapMs: 3_600_000, timeoutMs: 10_000 };
@@ -48,6 +49,14 @@ const REFUSAL_KEPT_MS = 1_000;
 
 /** How one event's attempts ended: delivered or given up (`done`), another instance delivers now, or stopping. */
 type Outcome = 'done' | 'handed over' | 'stopped';
+
+/** An event in a webhook's window: done when its attempts end; `through` the newest id it covers (events after it the webhook does not want). */
+interface Flight {
+  readonly event: FeedEvent;
+  through: string;
+  settled: boolean;
+  done: Promise<Outcome>;
+}
 
 /** Each event's body, made once for all the webhooks sending it (their signatures differ). */
 const bodies = new WeakMap<object, string>();
@@ -116,7 +125,7 @@ export class Webhooks {
   readonly #log: Logger;
   readonly #resolve: Resolve;
   readonly #stop = new AbortController();
-  readonly #sender: Sender;
+  readonly #poster: Poster;
   readonly #refusals = new Map<string, { readonly why: Promise<string | null>; readonly until: number }>();
   /** Writes recorded and not yet answered; attempts waiting for their turn; turns the writes gave them. */
   #writing = 0;
@@ -136,7 +145,7 @@ export class Webhooks {
     this.#settings = settings;
     this.#log = log;
     this.#resolve = resolve;
-    this.#sender = openSender(settings.timeoutMs, WINDOW);
+    this.#poster = openPoster({ timeoutMs: settings.timeoutMs, connections: WINDOW, log, workerModule: settings.deliveryWorker });
   }
 
   /**
@@ -319,11 +328,11 @@ export class Webhooks {
 
   /**
    * Resolves when an attempt may start: at once while no write is in flight; while writes are,
-   * one attempt per write recorded (across every webhook). Writes go first: a server saturated
+   * one attempt per write recorded (across every webhook). Null: go now. Writes go first: a server saturated
    * with writes delivers one event per write until they ease, then the backlog at full pace.
    */
-  #turn(signal: AbortSignal): Promise<void> {
-    if (this.#writing === 0 && this.#waitingTurns.length === 0) return Promise.resolve();
+  #turn(signal: AbortSignal): Promise<void> | null {
+    if (this.#writing === 0 && this.#waitingTurns.length === 0) return null;
     return new Promise((resolve) => {
       const go = () => {
         signal.removeEventListener('abort', go);
@@ -367,7 +376,7 @@ export class Webhooks {
     await this.#changes;
     await Promise.allSettled([...this.#hooks.values()].flatMap((byName) => [...byName.values()].map((hook) => hook.loop)));
     await Promise.allSettled([...this.#outboxes.values()].map((outbox) => outbox.close()));
-    await this.#sender.close().catch(() => undefined);
+    await this.#poster.close().catch(() => undefined);
   }
 
   #start(hook: Hook): void {
@@ -379,54 +388,98 @@ export class Webhooks {
    * first attempts in id order. One in flight at a time, until the receiver has answered
    * OPEN_AFTER 2xx in a row: then up to WINDOW, started in order; any failed attempt shuts the
    * window to one again, so nothing new is sent while an event is being retried (never
-   * overtaking it). The cursor moves in order, past events done with.
+   * overtaking it). The cursor moves in order, past events done with. An event the webhook
+   * does not want costs no attempt and no promise: it rides on the event in flight before it
+   * (`through`), or moves the cursor at once; the cursor is told once per run of events done.
    */
   async #deliver(hook: Hook): Promise<void> {
     const { outbox } = hook;
     const name = hook.config.name;
-    const signal = AbortSignal.any([this.#stop.signal, hook.stop.signal]);
-    const flight: { readonly event: FeedEvent; readonly done: Promise<Outcome> }[] = [];
+    // Not AbortSignal.any: a combined signal's `aborted` is worked out again at each read (Node), and it is read several times per delivery.
+    const signal = hook.stop.signal;
+    const stopAll = () => hook.stop.abort();
+    this.#stop.signal.addEventListener('abort', stopAll, { once: true });
+    signal.addEventListener('abort', () => this.#stop.signal.removeEventListener('abort', stopAll), { once: true });
+    if (this.#stop.signal.aborted) hook.stop.abort();
+    const flight: Flight[] = [];
     let read: readonly FeedEvent[] = [];
     let readAt = 0;
     /** The last event read from the queue (null: start at the cursor). */
     let lastRead: string | null = null;
+    /** The newest id done with and not yet told to the outbox. */
+    let untold: string | null = null;
+    /** The outbox's pending save, which every advance until it is made returns: one catch for it. */
+    let save: Promise<void> | null = null;
+    const tell = () => {
+      if (untold === null) return;
+      const saved = outbox.advance(name, untold);
+      untold = null;
+      if (saved === save) return;
+      save = saved;
+      saved.catch((error: unknown) => this.#cursorFailed(outbox, error));
+    };
     const answers = { inARow: 0 };
     while (!signal.aborted) {
       while (flight.length < (answers.inARow >= OPEN_AFTER ? WINDOW : 1)) {
         if (readAt === read.length) {
-          // Waits for new events only with nothing in flight.
+          // Waits for new events only with nothing in flight (and the cursor told).
+          if (flight.length === 0) tell();
           read = await outbox.eventsFor(name, lastRead, READ_BATCH, flight.length === 0 ? signal : undefined);
           readAt = 0;
           if (read.length === 0 || signal.aborted) break;
           lastRead = read.at(-1)!.id;
         }
         const event = read[readAt++];
-        flight.push({ event, done: hook.wants(event) ? this.#attempts(hook, event, signal, answers) : Promise.resolve('done') });
+        if (!hook.wants(event)) {
+          const last = flight.at(-1);
+          if (last === undefined) untold = event.id;
+          else last.through = event.id;
+          continue;
+        }
+        const entry: Flight = { event, through: event.id, settled: false, done: undefined! };
+        entry.done = this.#attempts(hook, entry, signal, answers);
+        flight.push(entry);
       }
       const head = flight.shift();
       if (head === undefined) continue;
       const outcome = await head.done;
-      if (signal.aborted) return;
+      if (signal.aborted) {
+        // Stopping: what was done with is told (saved at close), the head only if it was done.
+        if (outcome === 'done') untold = head.through;
+        tell();
+        return;
+      }
       if (outcome === 'handed over') {
         // With several instances: another took over the connection; it goes on from the cursor.
         await Promise.all(flight.splice(0).map((each) => each.done));
-        [read, readAt, lastRead] = [[], 0, null];
+        [read, readAt, lastRead, untold] = [[], 0, null, null];
         continue;
       }
-      void outbox.advance(name, head.event.id).catch((error) => this.#cursorFailed(outbox, error));
+      untold = head.through;
+      // Told now unless the next event in flight is done too (then it tells, for both).
+      if (flight[0]?.settled !== true) tell();
     }
   }
 
   /** One event's attempts, until delivered, given up on (24 h) or handed over; `answers` counts 2xx in a row. */
-  async #attempts(hook: Hook, event: FeedEvent, signal: AbortSignal, answers: { inARow: number }): Promise<Outcome> {
+  async #attempts(hook: Hook, entry: Flight, signal: AbortSignal, answers: { inARow: number }): Promise<Outcome> {
+    const outcome = await this.#attempt(hook, entry.event, signal, answers);
+    entry.settled = true;
+    return outcome;
+  }
+
+  async #attempt(hook: Hook, event: FeedEvent, signal: AbortSignal, answers: { inARow: number }): Promise<Outcome> {
     const { outbox } = hook;
     const giveUpAfter = this.#settings.giveUpAfterMs ?? DAY_MS;
     const delivery: Delivery = { eventId: event.id, type: event.type, status: 'pending', attempts: 0, lastStatus: null, nextTry: null };
     hook.note(delivery);
     while (!signal.aborted) {
-      if (!(await outbox.stillDelivering())) return 'handed over';
+      // Awaited only when it is a promise (Redis's lease check), as is the turn.
+      const still = outbox.stillDelivering();
+      if (still !== true && !(await still)) return 'handed over';
       delivery.attempts++;
-      await this.#turn(signal);
+      const turn = this.#turn(signal);
+      if (turn !== null) await turn;
       if (signal.aborted) break;
       const answer = await this.#post(hook, event, signal);
       if (signal.aborted) break;
@@ -454,21 +507,20 @@ export class Webhooks {
     return 'stopped';
   }
 
-  /** One POST: the status (0 for none) and why it failed, never throwing. */
+  /** One POST (made by the delivery worker, poster.ts): the status (0 for none) and why it failed, never throwing. */
   async #post(hook: Hook, event: { readonly id: string }, stop: AbortSignal = this.#stop.signal): Promise<{ status: number; error?: string }> {
     const { url, secret } = hook.config;
-    try {
-      // Again before each delivery: a name may resolve elsewhere now (DNS rebinding).
-      const why = await this.#whyRefusedNow(url);
-      if (why !== null) return { status: 0, error: `target refused: ${why}` };
-      const body = bodyOf(event);
-      const signature = signatureHeader(secret.reveal(), body, Math.floor(Date.now() / 1000));
-      const headers = { 'content-type': 'application/json', 'user-agent': 'sheetrest-webhooks', 'sheetrest-event-id': event.id, 'sheetrest-signature': signature };
-      return { status: await this.#sender.send(url, headers, body, stop) };
-    } catch (error) {
-      const name = error instanceof Error ? error.name : '';
-      return { status: 0, error: name === 'TimeoutError' ? `no answer within ${this.#settings.timeoutMs} ms` : error instanceof Error ? error.message : String(error) };
+    // Again before each delivery: a name may resolve elsewhere now (DNS rebinding).
+    const check = this.#whyRefusedNow(url);
+    if (check !== null) {
+      try {
+        const why = await check;
+        if (why !== null) return { status: 0, error: `target refused: ${why}` };
+      } catch (error) {
+        return { status: 0, error: error instanceof Error ? error.message : String(error) };
+      }
     }
+    return this.#poster.post({ url, secret: secret.reveal(), eventId: event.id, body: bodyOf(event) }, stop);
   }
 
   /**
@@ -477,8 +529,8 @@ export class Webhooks {
    * otherwise pay (a rebinding within that second is not caught; it is not between the check and
    * the connection either, docs/decisions.md).
    */
-  #whyRefusedNow(url: string): Promise<string | null> {
-    if (this.#settings.allowPrivateTargets) return Promise.resolve(null);
+  #whyRefusedNow(url: string): Promise<string | null> | null {
+    if (this.#settings.allowPrivateTargets) return null;
     const kept = this.#refusals.get(url);
     if (kept !== undefined && kept.until > Date.now()) return kept.why;
     const why = whyRefused(url, false, this.#resolve);
