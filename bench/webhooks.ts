@@ -7,7 +7,8 @@
 // `cpu ms/write` is the CPU time each server process used (all its threads, from /proc/<pid>/stat:
 // utime + stime) from the start of the timed window to the end of the 2 s after it (so the
 // deliveries still queued are counted), divided by the writes it acknowledged (rate x seconds):
-// the pinning shares CPU 0 between A's threads and B, so what the feed costs shows here too.
+// the pinning shares CPU 0 between A's threads and B, so what the feed costs shows here too. In
+// brackets, the main thread's alone (the one that answers requests).
 //   node bench/webhooks.ts [node,deno,bun] [ROUNDS] [SECONDS]
 // WEBHOOK_EVENTS=tab.changed gives the control without deliveries: the webhooks' filter matches
 // no write, so the outbox (and the journal lines carrying the events) is written, nothing sent.
@@ -53,11 +54,15 @@ async function sheetrest(runtime: Runtime, label: string, hooks: number, receive
   return startProcess({ name: `sheetrest ${label}`, runtime, args, port, probe: '/sheets/bench?_limit=1', log: join(home, 'stderr.log'), cpu: 0 });
 }
 
-/** CPU time a process used so far, all its threads (user + system), in ms; NaN without /proc. */
-function cpuMs(target: Target): number {
+/**
+ * CPU time a process used so far, all its threads (user + system), in ms, or its main thread's
+ * alone (the one answering requests; its task id is the process id); NaN without /proc.
+ */
+function cpuMs(target: Target, thread: 'all' | 'main' = 'all'): number {
   try {
+    const pid = target.process.pid;
     // After `pid (comm) state`: utime and stime are the 12th and 13th fields, in clock ticks (100 a second).
-    const fields = readFileSync(`/proc/${target.process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const fields = readFileSync(thread === 'all' ? `/proc/${pid}/stat` : `/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return NaN;
@@ -85,7 +90,7 @@ async function startReceiver(): Promise<{ url: string; stop(): Promise<string> }
 }
 
 console.log(`# webhooks, paired: A with 1 or 10 webhooks, B with none (both ${ROOT}); POST one row, ${SECONDS}s each, ${ROUNDS} rounds, wrk -t1 -c32, ${CAN_PIN ? 'servers on CPU 0, loaders and receiver on CPU 1' : 'unpinned'}; load average ${loadavg().map((n) => n.toFixed(2)).join(' ')}\n`);
-console.log('| runtime | round | webhooks | A req/s | B req/s | A/B | A cpu ms/write | B cpu ms/write | deliveries, latency ms |');
+console.log('| runtime | round | webhooks | A req/s | B req/s | A/B | A cpu ms/write (main thread) | B cpu ms/write (main thread) | deliveries, latency ms |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
 try {
   for (const runtime of RUNTIMES) {
@@ -98,16 +103,16 @@ try {
         try {
           await Promise.all([wrk(a.url + '/sheets/bench', 1, {}, post), wrk(b.url + '/sheets/bench', 1, {}, post)]);
           await sleep(1000);
-          const cpuBefore = [cpuMs(a), cpuMs(b)];
+          const cpuBefore = [cpuMs(a), cpuMs(b), cpuMs(a, 'main'), cpuMs(b, 'main')];
           const [aRate, bRate] = round % 2 === 1
             ? await Promise.all([wrk(a.url + '/sheets/bench', SECONDS, {}, post), wrk(b.url + '/sheets/bench', SECONDS, {}, post)])
             : await Promise.all([wrk(b.url + '/sheets/bench', SECONDS, {}, post), wrk(a.url + '/sheets/bench', SECONDS, {}, post)]).then(([bRate, aRate]) => [aRate, bRate]);
           // The deliveries still queued when the load stops are timed too, so wait for them a moment.
           await sleep(2000);
-          const [aCpu, bCpu] = [cpuMs(a) - cpuBefore[0], cpuMs(b) - cpuBefore[1]];
+          const [aCpu, bCpu, aMain, bMain] = [cpuMs(a) - cpuBefore[0], cpuMs(b) - cpuBefore[1], cpuMs(a, 'main') - cpuBefore[2], cpuMs(b, 'main') - cpuBefore[3]];
           received = await receiver.stop();
           const perWrite = (ms: number, rate: number) => (ms / (rate * SECONDS)).toFixed(3);
-          console.log(`| ${runtime} | ${round} | ${hooks} | ${Math.round(aRate).toLocaleString('en-US')} | ${Math.round(bRate).toLocaleString('en-US')} | ${(aRate / bRate).toFixed(2)} | ${perWrite(aCpu, aRate)} | ${perWrite(bCpu, bRate)} | ${received} |`);
+          console.log(`| ${runtime} | ${round} | ${hooks} | ${Math.round(aRate).toLocaleString('en-US')} | ${Math.round(bRate).toLocaleString('en-US')} | ${(aRate / bRate).toFixed(2)} | ${perWrite(aCpu, aRate)} (${perWrite(aMain, aRate)}) | ${perWrite(bCpu, bRate)} (${perWrite(bMain, bRate)}) | ${received} |`);
         } finally {
           await Promise.all([a, b].map(stopProcess));
         }

@@ -281,37 +281,79 @@ export class Table {
       if (indexes.length < FLAT_FROM_ROWS) return null;
       flat = this.#flatBytes[kind] = new Array<Uint8Array | undefined>(this.rowCount);
     }
-    // The rows not encoded yet are encoded in the tab's order, not the read's: a sorted read of
-    // a new table would otherwise visit its rows (and their chunks' caches) at random, a cache
-    // miss or two per row; in order, each chunk's rows are next to each other.
     let wanted: Uint8Array | null = null;
     for (let i = 0; i < indexes.length; i++) {
       const index = indexes[i];
       if (flat[index] === undefined) (wanted ??= new Uint8Array(this.rowCount))[index] = 1;
     }
-    if (wanted !== null) {
-      for (let index = wanted.indexOf(1); index !== -1 && index < wanted.length; index++) {
-        if (wanted[index] === 1) flat[index] = this.rowBytes(index, raw);
+    if (wanted !== null) this.#fillInOrder(wanted, flat, raw);
+    return flat;
+  }
+
+  /**
+   * Fills `flat` with the bytes of the rows `wanted` marks, in the tab's order, not the read's: a
+   * sorted read of a new table would otherwise visit its rows (and their chunks' caches) at
+   * random. The rows of a chunk not encoded yet are encoded together, into one buffer that each
+   * row's bytes are a view of (`encodeAll`), not one buffer per row: a first read of 1M rows
+   * makes 1M typed arrays either way, but not 1M buffers for the collector to track and free.
+   */
+  #fillInOrder(wanted: Uint8Array, flat: (Uint8Array | undefined)[], raw: boolean): void {
+    const first = this.headerRow + 1;
+    const texts: string[] = [];
+    const targets: number[] = [];
+    let chunk = -1;
+    let cache: (Uint8Array | undefined)[] | undefined;
+    const flush = (): void => {
+      if (texts.length === 0) return;
+      const views = encodeAll(texts);
+      for (let i = 0; i < views.length; i++) {
+        const index = targets[i];
+        flat[index] = views[i];
+        if (cache !== undefined) cache[(first + index) & (CHUNK_ROWS - 1)] = views[i];
+      }
+      texts.length = 0;
+      targets.length = 0;
+    };
+    for (let index = wanted.indexOf(1); index !== -1 && index < wanted.length; index++) {
+      if (wanted[index] !== 1) continue;
+      const grid = first + index;
+      if (grid >>> CHUNK_BITS !== chunk) {
+        flush();
+        chunk = grid >>> CHUNK_BITS;
+        cache = this.#chunkCache(chunk, raw);
+      }
+      const kept = cache?.[grid & (CHUNK_ROWS - 1)];
+      if (kept !== undefined) flat[index] = kept;
+      else {
+        texts.push(this.rowJson(index, raw));
+        targets.push(index);
       }
     }
-    return flat;
+    flush();
+  }
+
+  /** This table's cache of chunk `chunk`'s row bytes (found or made the first time); undefined past the rows. */
+  #chunkCache(chunk: number, raw: boolean): (Uint8Array | undefined)[] | undefined {
+    const slot = chunk * 2 + (raw ? 1 : 0);
+    let cache = this.#chunkBytes[slot];
+    if (cache === undefined) {
+      const rows = this.#grid.chunks[chunk];
+      if (rows === undefined) return undefined;
+      const kept = raw ? this.#rowBytes.raw : this.#rowBytes.text;
+      cache = kept.get(rows);
+      if (cache === undefined) {
+        cache = [];
+        kept.set(rows, cache);
+      }
+      this.#chunkBytes[slot] = cache;
+    }
+    return cache;
   }
 
   /** Encodes a row not encoded yet (and finds its chunk's cache the first time). */
   #bytesOf(index: number, grid: number, raw: boolean): Uint8Array {
-    const slot = (grid >>> CHUNK_BITS) * 2 + (raw ? 1 : 0);
-    let cache = this.#chunkBytes[slot];
-    if (cache === undefined) {
-      const chunk = this.#grid.chunks[grid >>> CHUNK_BITS];
-      if (chunk === undefined) return encoder.encode(this.rowJson(index, raw));
-      const kept = raw ? this.#rowBytes.raw : this.#rowBytes.text;
-      cache = kept.get(chunk);
-      if (cache === undefined) {
-        cache = [];
-        kept.set(chunk, cache);
-      }
-      this.#chunkBytes[slot] = cache;
-    }
+    const cache = this.#chunkCache(grid >>> CHUNK_BITS, raw);
+    if (cache === undefined) return encoder.encode(this.rowJson(index, raw));
     const at = grid & (CHUNK_ROWS - 1);
     let bytes = cache[at];
     if (bytes === undefined) {
@@ -325,6 +367,35 @@ export class Table {
   rowJson(index: number, raw: boolean): string {
     return objectJson(this.columns, this.row(index), raw);
   }
+}
+
+/** The scratch buffer `encodeAll` keeps between calls, at most this big (a bigger one is made for the call). */
+const SCRATCH_KEPT_BYTES = 1 << 20;
+let scratch = new Uint8Array(64 * 1024);
+
+/** `texts` as UTF-8, each a view of one buffer holding them all, in order. */
+export function encodeAll(texts: readonly string[]): Uint8Array[] {
+  let bound = 0;
+  for (let i = 0; i < texts.length; i++) bound += texts[i].length * 3;
+  let buffer = scratch;
+  if (buffer.length < bound) {
+    buffer = new Uint8Array(bound);
+    if (bound <= SCRATCH_KEPT_BYTES) scratch = buffer;
+  }
+  const ends = new Array<number>(texts.length);
+  let used = 0;
+  for (let i = 0; i < texts.length; i++) {
+    used += encoder.encodeInto(texts[i], buffer.subarray(used)).written;
+    ends[i] = used;
+  }
+  const bytes = buffer.slice(0, used);
+  const views = new Array<Uint8Array>(texts.length);
+  let start = 0;
+  for (let i = 0; i < texts.length; i++) {
+    views[i] = bytes.subarray(start, ends[i]);
+    start = ends[i];
+  }
+  return views;
 }
 
 /** Rows a read must ask for before its table keeps row bytes by index as well as by chunk. */

@@ -46,8 +46,7 @@ export function tabVersion(tab: Tab): string {
       hasher.h2 = states[hashes.known * 2 - 1];
     }
     for (let c = hashes.known; c < chunks.length; c++) {
-      const rows = rowHashesOf(chunks[c]);
-      for (let index = 0; index < rows.length; index += 2) hasher.pair(rows[index], rows[index + 1]);
+      hasher.pairs(rowHashesOf(chunks[c]));
       states[c * 2] = hasher.h1;
       states[c * 2 + 1] = hasher.h2;
     }
@@ -193,6 +192,20 @@ class Hasher {
     this.h2 = Math.imul(this.h2 ^ second, 0x5bd1e995);
     this.h1 ^= this.h2 >>> 13;
     this.h2 ^= this.h1 >>> 17;
+  }
+
+  /** `pair` of each two lanes of `lanes` in turn (a chunk's row hashes), with the state in locals. */
+  pairs(lanes: Int32Array): void {
+    let h1 = this.h1;
+    let h2 = this.h2;
+    for (let index = 0; index < lanes.length; index += 2) {
+      h1 = Math.imul(h1 ^ lanes[index], 0x9e3779b1);
+      h2 = Math.imul(h2 ^ lanes[index + 1], 0x5bd1e995);
+      h1 ^= h2 >>> 13;
+      h2 ^= h1 >>> 17;
+    }
+    this.h1 = h1;
+    this.h2 = h2;
   }
 
   text(text: string): void {
