@@ -438,25 +438,24 @@ const RESERVED = ['_limit', '_offset', '_raw', '_format', '_sort', '_case', '_se
 
 function parseReadParameters(parameters: URLSearchParams, target: Target, search: string): ReadParameters | ApiError {
   if (parameters.size === 0) return readOfPath(target, null, null, DEFAULT_READ);
-  for (const name of RESERVED) {
-    if (parameters.getAll(name).length > 1) return apiError('invalid_parameter', `${name} is given more than once; give it once.`);
-  }
-  const limit = wholeNumber(parameters, '_limit');
+  const given = reservedGiven(parameters);
+  if (isApiError(given)) return given;
+  const limit = wholeNumber(given, '_limit');
   if (isApiError(limit)) return limit;
-  const offset = wholeNumber(parameters, '_offset');
+  const offset = wholeNumber(given, '_offset');
   if (isApiError(offset)) return offset;
-  const raw = flag(parameters.get('_raw'));
+  const raw = flag(given.get('_raw') ?? null);
   if (isApiError(raw)) return raw;
-  const format = parameters.get('_format') ?? 'records';
+  const format = given.get('_format') ?? 'records';
   if (!isFormat(format)) return apiError('invalid_parameter', `_format must be one of ${FORMATS.join(', ')}; got "${format}".`);
-  const sort = sortKeys(parameters.get('_sort'));
+  const sort = sortKeys(given.get('_sort') ?? null);
   if (isApiError(sort)) return sort;
-  const selectValue = parameters.get('_select');
-  const select = selectValue === null ? null : parseColumnList('_select', selectValue);
+  const selectValue = given.get('_select');
+  const select = selectValue === undefined ? null : parseColumnList('_select', selectValue);
   if (isApiError(select)) return select;
   const pageQuery = limit === null ? null : search.slice(1);
   // Outside /aggregate they would be ignored, and the answer would be rows, not a count: a typo to tell.
-  const misplaced = target.kind === 'aggregate' ? undefined : ['_agg', '_group'].find((name) => parameters.has(name));
+  const misplaced = target.kind === 'aggregate' ? undefined : ['_agg', '_group'].find((name) => given.has(name));
   if (misplaced !== undefined) return apiError('invalid_parameter', `${misplaced} is read only by /aggregate: GET /sheets/{id}[/tabs/{Tab}]/aggregate?_agg=count()&_group=Column.`);
 
   return readOfPath(target, limit, offset, { limit, offset: offset ?? 0, raw, format, sort, select, pageQuery });
@@ -476,9 +475,28 @@ function readOfPath(target: Target, limit: number | null, offset: number | null,
   return { ...read, limit: target.end === null ? null : target.end - target.start, offset: target.start };
 }
 
-function wholeNumber(parameters: URLSearchParams, name: string): number | null | ApiError {
-  const value = parameters.get(name);
-  if (value === null) return null;
+/**
+ * The RESERVED parameters given, by name, read in one pass over the query (a read of every name
+ * in turn scanned it nine times); one given more than once is refused, the first in RESERVED's order.
+ */
+function reservedGiven(parameters: URLSearchParams): Map<string, string> | ApiError {
+  const given = new Map<string, string>();
+  let twice: Set<string> | null = null;
+  for (const [name, value] of parameters) {
+    if (!(RESERVED as readonly string[]).includes(name)) continue;
+    if (given.has(name)) (twice ??= new Set()).add(name);
+    else given.set(name, value);
+  }
+  if (twice !== null) {
+    const name = RESERVED.find((each) => twice.has(each))!;
+    return apiError('invalid_parameter', `${name} is given more than once; give it once.`);
+  }
+  return given;
+}
+
+function wholeNumber(given: ReadonlyMap<string, string>, name: string): number | null | ApiError {
+  const value = given.get(name);
+  if (value === undefined) return null;
   if (!/^\d+$/.test(value)) return apiError('invalid_parameter', `${name} must be a whole number >= 0; got "${value}".`);
   return Number(value);
 }

@@ -127,10 +127,23 @@ export function deriveVersion(tab: Tab, next: Tab, plan: WritePlan): void {
 
 /** An ETag: `"<kind><version>-<digest of the request key>"`. */
 export function etag(kind: ValidatorKind, version: string, requestKey: string): string {
-  const hasher = new Hasher();
-  hasher.text(requestKey);
-  return `"${kind}${version}-${hasher.digest()}"`;
+  let digest = keyDigests.get(requestKey);
+  if (digest === undefined) {
+    const hasher = new Hasher();
+    hasher.text(requestKey);
+    digest = hasher.digest();
+    if (keyDigests.size >= KEY_DIGESTS) keyDigests.clear();
+    keyDigests.set(requestKey, digest);
+  }
+  return `"${kind}${version}-${digest}"`;
 }
+
+/**
+ * The digests of the request keys seen lately: a server answers the same few reads over and
+ * over, and a key is hashed a character at a time. Started over when full, so it stays small.
+ */
+const keyDigests = new Map<string, string>();
+const KEY_DIGESTS = 1024;
 
 /** The validator an ETag of ours carries (`t…`, `r…`, `w…`), or null for any other tag. */
 export function validatorOf(tag: string): { kind: ValidatorKind; version: string } | null {
