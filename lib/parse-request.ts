@@ -321,11 +321,11 @@ export function isCacheBuster(name: string): boolean {
  */
 function misspeltParameter(parameters: URLSearchParams): ApiError | null {
   if (parameters.size === 0) return null;
-  for (const name of parameters.keys()) {
-    if (!name.startsWith('_') || READ_PARAMETERS.includes(name) || isCacheBuster(name)) continue;
-    return unknownParameter(name, READ_PARAMETERS, 'A read takes');
-  }
-  return null;
+  let unknown: string | null = null;
+  parameters.forEach((_value, name) => {
+    if (unknown === null && name.startsWith('_') && !READ_PARAMETERS.includes(name) && !isCacheBuster(name)) unknown = name;
+  });
+  return unknown === null ? null : unknownParameter(unknown, READ_PARAMETERS, 'A read takes');
 }
 
 /**
@@ -481,13 +481,14 @@ function readOfPath(target: Target, limit: number | null, offset: number | null,
  */
 function reservedGiven(parameters: URLSearchParams): Map<string, string> | ApiError {
   const given = new Map<string, string>();
-  let twice: Set<string> | null = null;
-  for (const [name, value] of parameters) {
-    if (!(RESERVED as readonly string[]).includes(name)) continue;
-    if (given.has(name)) (twice ??= new Set()).add(name);
+  const twice = new Set<string>();
+  // forEach, not for...of: no iterator and no [name, value] array per parameter.
+  parameters.forEach((value, name) => {
+    if (!(RESERVED as readonly string[]).includes(name)) return;
+    if (given.has(name)) twice.add(name);
     else given.set(name, value);
-  }
-  if (twice !== null) {
+  });
+  if (twice.size > 0) {
     const name = RESERVED.find((each) => twice.has(each))!;
     return apiError('invalid_parameter', `${name} is given more than once; give it once.`);
   }
