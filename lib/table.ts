@@ -374,7 +374,7 @@ const SCRATCH_KEPT_BYTES = 1 << 20;
 let scratch = new Uint8Array(64 * 1024);
 
 /** `texts` as UTF-8, each a view of one buffer holding them all, in order. */
-export function encodeAll(texts: readonly string[]): Uint8Array[] {
+function encodeAll(texts: readonly string[]): Uint8Array[] {
   let bound = 0;
   for (let i = 0; i < texts.length; i++) bound += texts[i].length * 3;
   let buffer = scratch;

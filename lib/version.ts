@@ -132,8 +132,10 @@ export function etag(kind: ValidatorKind, version: string, requestKey: string): 
     const hasher = new Hasher();
     hasher.text(requestKey);
     digest = hasher.digest();
-    if (keyDigests.size >= KEY_DIGESTS) keyDigests.clear();
-    keyDigests.set(requestKey, digest);
+    if (requestKey.length <= KEY_DIGEST_MAX_LENGTH) {
+      if (keyDigests.size >= KEY_DIGESTS) keyDigests.clear();
+      keyDigests.set(requestKey, digest);
+    }
   }
   return `"${kind}${version}-${digest}"`;
 }
@@ -144,6 +146,8 @@ export function etag(kind: ValidatorKind, version: string, requestKey: string): 
  */
 const keyDigests = new Map<string, string>();
 const KEY_DIGESTS = 1024;
+/** Longer keys (a read with many long conditions) are hashed every time: the kept ones stay under 512 KB. */
+const KEY_DIGEST_MAX_LENGTH = 512;
 
 /** The validator an ETag of ours carries (`t…`, `r…`, `w…`), or null for any other tag. */
 export function validatorOf(tag: string): { kind: ValidatorKind; version: string } | null {
