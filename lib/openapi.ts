@@ -105,6 +105,19 @@ function connectionPaths(connectionPath: string, keyed: boolean): Record<string,
   const headOf = (get: JsonObject, operationId: string): JsonObject => ({ ...get, operationId, summary: `${String(get.summary)} (headers only)` });
   const listTabs = { operationId: 'listTabs', summary: 'The tabs, with their row and column counts', tags, responses: documentResponses(keyed, tabList) };
   const getOpenApi = { operationId: 'getOpenApi', summary: 'This OpenAPI document', tags, responses: documentResponses(keyed, openApi) };
+  const health = {
+    operationId: 'health',
+    summary: 'Whether the server is up (no key, not counted)',
+    tags,
+    security: [],
+    responses: {
+      200: { description: 'Up.', content: { 'application/json': { schema: ref('schemas', 'Health') } } },
+      // The Host check comes before any route, this one included.
+      400: errorOf(['invalid_host'], 'the `Host` header is not a host[:port].'),
+      403: errorOf(['host_not_allowed'], 'the `Host` is not among the server\'s `allowedHosts`.'),
+      default: ref('responses', 'Error'),
+    },
+  };
   // The change feed (docs/change-feed.md): the same stream per tab under /tabs/{Tab}/events.
   const eventStream = { description: 'Server-sent events: `id:` the event id, `event:` its type (`rows.created`, `rows.updated`, `rows.deleted`, `tab.changed`, or `reset`), `data:` the event as JSON; a comment line every 15 s.', content: { 'text/event-stream': { schema: { type: 'string' } } } };
   const streamEvents = {
@@ -122,21 +135,7 @@ function connectionPaths(connectionPath: string, keyed: boolean): Record<string,
     [`${connectionPath}/tabs`]: { get: listTabs, head: headOf(listTabs, 'headTabs') },
     [`${connectionPath}/${OPENAPI_SEGMENT}`]: { get: getOpenApi, head: headOf(getOpenApi, 'headOpenApi') },
     [`${connectionPath}/events`]: { get: streamEvents },
-    '/healthz': {
-      get: {
-        operationId: 'health',
-        summary: 'Whether the server is up (no key, not counted)',
-        tags,
-        security: [],
-        responses: {
-          200: { description: 'Up.', content: { 'application/json': { schema: ref('schemas', 'Health') } } },
-          // The Host check comes before any route, this one included.
-          400: errorOf(['invalid_host'], 'the `Host` header is not a host[:port].'),
-          403: errorOf(['host_not_allowed'], 'the `Host` is not among the server\'s `allowedHosts`.'),
-          default: ref('responses', 'Error'),
-        },
-      },
-    },
+    '/healthz': { get: health, head: headOf(health, 'headHealth') },
   };
 }
 
