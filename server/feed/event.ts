@@ -66,6 +66,19 @@ export function tabChangedEvent(connection: string, tab: string, rowCount: numbe
   return { type: 'tab.changed', connection, tab, at: at.toISOString(), rowCount };
 }
 
+/** Each event's JSON, made once for all who send or store it as is (kept while the event is). */
+const texts = new WeakMap<object, string>();
+
+/**
+ * `{"id":"1718000000000-0","type":"rows.created",...}`: the event's JSON, the same text every
+ * time it is asked for (an outbox line, and the body every webhook signs and sends).
+ */
+export function eventJson(event: object): string {
+  let text = texts.get(event);
+  if (text === undefined) texts.set(event, (text = JSON.stringify(event)));
+  return text;
+}
+
 /** `{"Name":"Ann","Age":"31"}`: the row as a default read answers it. */
 function rowObject(columns: readonly Column[], row: SheetRow): Record<string, string> {
   return JSON.parse(objectJson(columns, row, false)) as Record<string, string>;

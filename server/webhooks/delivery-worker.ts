@@ -7,6 +7,7 @@
 // says so could not start, and the main thread sends in its own thread instead. Nothing here is
 // logged: an answer's error is the sender's message, never a header (so never the secret).
 import { parentPort, workerData } from 'node:worker_threads';
+import { atMostEvery, MESSAGE_EVERY_MS } from './pace.ts';
 import { deliver, openSender, type Answer, type Delivery } from './send.ts';
 
 /** What the main thread starts the worker with (poster.ts). */
@@ -31,9 +32,11 @@ if (port !== null) {
   const sender = openSender(timeoutMs, connections);
   const inFlight = new Map<number, AbortController>();
   let answers: (Answer & { id: number })[] = [];
+  let flushedAt = 0;
   const flush = () => {
     const batch = answers;
     answers = [];
+    flushedAt = performance.now();
     port.postMessage({ kind: 'sent', answers: batch } satisfies FromWorker);
   };
   port.on('message', (message: ToWorker) => {
@@ -46,8 +49,8 @@ if (port !== null) {
       inFlight.set(send.id, stop);
       void deliver(sender, timeoutMs, send, stop.signal).then((answer) => {
         inFlight.delete(send.id);
-        // The answers that end in one turn go back in one message.
-        if (answers.length === 0) setImmediate(flush);
+        // The answers that end in one turn (or within MESSAGE_EVERY_MS of the last message) go back in one message.
+        if (answers.length === 0) atMostEvery(MESSAGE_EVERY_MS, flushedAt, flush);
         answers.push({ id: send.id, ...answer });
       });
     }

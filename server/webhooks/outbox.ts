@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { GroupCommit, Serial } from '../durable/group-commit.ts';
 import { appendAndSync, isMissing, removeStaleTempFiles, replaceFileDurably, writeAll, type WritableHandle } from '../durable/disk.ts';
 import { compareEventIds, parseEventId } from '../feed/event-log.ts';
-import type { DraftEvent, FeedEvent } from '../feed/event.ts';
+import { eventJson, type DraftEvent, type FeedEvent } from '../feed/event.ts';
 
 const encoder = new TextEncoder();
 /** Events every webhook is done with, past which the file is rewritten without them. */
@@ -188,17 +188,20 @@ export class Outbox implements WebhookQueue {
    * than the deliveries did (docs/benchmarks.md).
    */
   after(id: string | null, max: number): FeedEvent[] {
+    const from = id === null ? 0 : this.#firstAfter(id);
+    return this.#events.slice(from, from + max);
+  }
+
+  /** Where the first event after `id` is in `#events` (its length when none is). */
+  #firstAfter(id: string): number {
     const events = this.#events;
-    let low = 0;
-    if (id !== null) {
-      let high = events.length;
-      while (low < high) {
-        const middle = (low + high) >> 1;
-        if (compareEventIds(events[middle].id, id) <= 0) low = middle + 1;
-        else high = middle;
-      }
+    let [low, high] = [0, events.length];
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (compareEventIds(events[middle].id, id) <= 0) low = middle + 1;
+      else high = middle;
     }
-    return events.slice(low, low + max);
+    return low;
   }
 
   async eventsFor(webhook: string, after: string | null, max: number, signal?: AbortSignal): Promise<readonly FeedEvent[]> {
@@ -328,7 +331,7 @@ export class Outbox implements WebhookQueue {
   /** In the serial section: appends the events (and fsyncs them when `sync`), then hands them to the webhooks. */
   async #append(events: readonly FeedEvent[], sync: boolean): Promise<void> {
     this.#handle ??= await open(this.#path, 'a', 0o600);
-    const bytes = encoder.encode(events.map((event) => JSON.stringify(event) + '\n').join(''));
+    const bytes = encoder.encode(linesOf(events));
     if (sync) await appendAndSync(this.#handle, bytes);
     else await writeAll(this.#handle, bytes);
     for (const event of events) insertInOrder(this.#events, event);
@@ -343,9 +346,7 @@ export class Outbox implements WebhookQueue {
     if (cursors.length === 0) return 0;
     if (cursors.includes(null)) return 0;
     const oldest = cursors.reduce((a, b) => (compareEventIds(a!, b!) <= 0 ? a : b), cursors[0])!;
-    let done = 0;
-    while (done < this.#events.length && compareEventIds(this.#events[done].id, oldest) <= 0) done++;
-    return done;
+    return this.#firstAfter(oldest);
   }
 
   /** Drops the events every webhook is done with, once they are many: the file is rewritten with the rest. */
@@ -356,7 +357,7 @@ export class Outbox implements WebhookQueue {
     const rest = this.#events.slice(done);
     await this.#handle?.close();
     this.#handle = null;
-    await replaceFileDurably(this.#path, encoder.encode(rest.map((event) => JSON.stringify(event) + '\n').join('')), 0o600);
+    await replaceFileDurably(this.#path, encoder.encode(linesOf(rest)), 0o600);
     this.#events = rest;
   }
 
@@ -374,6 +375,13 @@ function insertInOrder(events: FeedEvent[], event: FeedEvent): void {
   let at = events.length;
   while (at > 0 && compareEventIds(events[at - 1].id, event.id) > 0) at--;
   events.splice(at, 0, event);
+}
+
+/** The events as outbox lines, each its JSON (made once per event: eventJson) and a newline. */
+function linesOf(events: readonly FeedEvent[]): string {
+  let text = '';
+  for (const event of events) text += eventJson(event) + '\n';
+  return text;
 }
 
 /** One outbox line as an event, or null for a torn or damaged one. */

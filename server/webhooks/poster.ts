@@ -8,6 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';
 import type { FromWorker, Send, ToWorker, WorkerSettings } from './delivery-worker.ts';
+import { atMostEvery, MESSAGE_EVERY_MS } from './pace.ts';
 import { deliver, openSender, type Answer, type Delivery, type Sender } from './send.ts';
 
 const WORKER_MODULE = new URL('./delivery-worker.js', import.meta.url);
@@ -39,6 +40,7 @@ interface Waiting {
 
 const STOPPED: Answer = { status: 0, error: 'stopped' };
 
+
 export function openPoster(options: PosterOptions): Poster {
   return new WorkerPoster(options);
 }
@@ -54,6 +56,7 @@ class WorkerPoster implements Poster {
   #sends: Send[] = [];
   #aborts: number[] = [];
   #flushing = false;
+  #flushedAt = 0;
   #batches = 0;
   #closed = false;
   /** The stop signals POSTs came with, each with one abort listener (not one per POST). */
@@ -185,9 +188,10 @@ class WorkerPoster implements Poster {
   #scheduleFlush(): void {
     if (this.#flushing) return;
     this.#flushing = true;
-    // After this turn's deliveries have all asked: one message for them.
-    setImmediate(() => {
+    // After this turn's deliveries have all asked (and MESSAGE_EVERY_MS after the last message): one message for them.
+    atMostEvery(MESSAGE_EVERY_MS, this.#flushedAt, () => {
       this.#flushing = false;
+      this.#flushedAt = performance.now();
       const worker = this.#worker;
       if (worker === null || this.#where !== 'worker') return;
       if (this.#aborts.length > 0) worker.postMessage({ kind: 'abort', ids: this.#aborts.splice(0) } satisfies ToWorker);

@@ -9,7 +9,7 @@
 // line the write is fsynced in (`carry`, `sinkFor`); deliveries start in the turn after the
 // writes whose events they carry.
 import { ConfigError, type ConnectionConfig, type WebhookConfig } from '../config/config.ts';
-import type { DraftEvent, FeedEvent } from '../feed/event.ts';
+import { eventJson, type DraftEvent, type FeedEvent } from '../feed/event.ts';
 import type { CarriedEvent, EventSink } from '../sources/source.ts';
 import type { Logger } from '../log.ts';
 import { Outbox, type WebhookQueue } from './outbox.ts';
@@ -56,15 +56,6 @@ interface Flight {
   through: string;
   settled: boolean;
   done: Promise<Outcome>;
-}
-
-/** Each event's body, made once for all the webhooks sending it (their signatures differ). */
-const bodies = new WeakMap<object, string>();
-
-function bodyOf(event: object): string {
-  let body = bodies.get(event);
-  if (body === undefined) bodies.set(event, (body = JSON.stringify(event)));
-  return body;
 }
 
 /** One event's delivery to one webhook, as the admin API lists it. */
@@ -520,7 +511,7 @@ export class Webhooks {
         return { status: 0, error: error instanceof Error ? error.message : String(error) };
       }
     }
-    return this.#poster.post({ url, secret: secret.reveal(), eventId: event.id, body: bodyOf(event) }, stop);
+    return this.#poster.post({ url, secret: secret.reveal(), eventId: event.id, body: eventJson(event) }, stop);
   }
 
   /**
