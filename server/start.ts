@@ -37,7 +37,8 @@ import { openQuotaStore, type QuotaStore } from './quota/quota.ts';
 import type { SharedStore } from './shared-store.ts';
 import { errorAnswer, toResponse } from './http/respond.ts';
 import { ensureStateDir, removeLeftoverTempFiles } from './durable/state.ts';
-import { DEFAULT_WEBHOOK_SETTINGS, Webhooks } from './webhooks/webhooks.ts';
+import { openWebhooks, type WebhookHub } from './webhooks/hub.ts';
+import { DEFAULT_WEBHOOK_SETTINGS } from './webhooks/webhooks.ts';
 import { RedisOutbox } from './webhooks/redis-outbox.ts';
 
 export interface Running {
@@ -74,7 +75,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
   let quota: QuotaStore | undefined;
   let shared: SharedStore | undefined;
   let listener: Listener | undefined;
-  let webhooks: Webhooks | undefined;
+  let webhooks: WebhookHub | undefined;
   let usage: UsageHistory | undefined;
   try {
     const leftovers = await removeLeftoverTempFiles(config.stateDir);
@@ -91,7 +92,7 @@ export async function start(config: Config, options: StartOptions): Promise<Runn
     const webhookSettings = config.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
     // With Redis: one stream per connection, delivered by whichever instance holds its lease.
     const sharedQueue = shared === undefined ? undefined : ((redis, lease) => (connection: string, names: readonly string[]) => RedisOutbox.open(redis, connection, names, lease, log))(shared.redis, shared.lease);
-    webhooks = await Webhooks.open(config.stateDir, config.connections, webhookSettings, log, undefined, sharedQueue);
+    webhooks = await openWebhooks(config.stateDir, config.connections, webhookSettings, log, sharedQueue);
     const hooked = webhooks;
     const settings = { ...config, ...(shared === undefined ? {} : { shared }), ...(diskFull ? { readOnly: true } : {}), events: (connection: string) => hooked.sinkFor(connection) };
     for (const connection of config.connections) {

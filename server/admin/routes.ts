@@ -122,7 +122,7 @@ export function adminHandler(service: AdminService, token: Secret, google: Googl
       },
     },
     { pattern: ['connections', ':', 'webhooks', ':'], methods: { DELETE: async ([id, name]) => empty(await service.removeWebhook(id, name)) } },
-    { pattern: ['connections', ':', 'webhooks', ':', 'deliveries'], methods: { GET: ([id, name]) => answer(200, service.deliveries(id, name)) } },
+    { pattern: ['connections', ':', 'webhooks', ':', 'deliveries'], methods: { GET: async ([id, name]) => answer(200, await service.deliveries(id, name)) } },
     // 200 whatever the receiver answered: its status is in the body.
     { pattern: ['connections', ':', 'webhooks', ':', 'ping'], methods: { POST: async ([id, name]) => answer(200, await service.ping(id, name)) } },
   ];

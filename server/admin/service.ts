@@ -50,7 +50,8 @@ import { usageOf, viewOf, type ConnectionView, type UsageView } from './views.ts
 import type { CreateWebhookInput } from './requests.ts';
 import type { StoredWebhook } from './store.ts';
 import { Secret } from '../config/secret.ts';
-import type { Delivery, PingResult, Webhooks } from '../webhooks/webhooks.ts';
+import type { WebhookHub } from '../webhooks/hub.ts';
+import type { Delivery, PingResult } from '../webhooks/webhooks.ts';
 import { newWebhookSecret, webhookConfigsOf, webhookView, type NewWebhookView, type WebhookView } from './webhook-views.ts';
 
 export type { ConnectionView, UsageView } from './views.ts';
@@ -98,7 +99,7 @@ export interface AdminServiceOptions {
   /** Opens a connection (tests stand in a slow one); connections.ts's by default. */
   readonly openConnection?: typeof openConnection;
   /** Delivers the connections' webhooks; the admin API's are handed to it as they change. Absent: none can be made. */
-  readonly webhooks?: Webhooks;
+  readonly webhooks?: WebhookHub;
   /** The requests per day, key and operation, and the recent ones (server/usage/); absent: not kept. */
   readonly usageHistory?: UsageHistory;
 }
@@ -429,10 +430,10 @@ export class AdminService {
   }
 
   /** A webhook's recent deliveries from this instance, newest first. */
-  deliveries(id: string, name: string): Delivery[] | ApiError {
+  async deliveries(id: string, name: string): Promise<Delivery[] | ApiError> {
     const known = this.#knownWebhook(id, name);
     if (known !== null) return known;
-    return [...(this.#options.webhooks?.deliveries(id, name) ?? [])].reverse();
+    return [...((await this.#options.webhooks?.deliveries(id, name)) ?? [])].reverse();
   }
 
   /** Sends the test event (`"type": "ping"`) now, once, outside the outbox, and answers how the receiver answered. */

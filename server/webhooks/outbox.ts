@@ -62,8 +62,7 @@ export class Outbox implements WebhookQueue {
   #handle: WritableHandle | null = null;
   /** Durable events not yet dropped, in id order; `#done` of them at the front every webhook is done with. */
   #events: FeedEvent[] = [];
-  #lastMs = 0;
-  #lastSeq = 0;
+  readonly #numbering = new Numbering();
   /** The newest id the file held at open: journaled events up to it are already here (adopt). */
   #openedAt: string | null = null;
   readonly #cursors = new Map<string, string | null>();
@@ -117,7 +116,7 @@ export class Outbox implements WebhookQueue {
     outbox.#events.sort((a, b) => compareEventIds(a.id, b.id));
     const newest = outbox.#events.at(-1);
     if (newest !== undefined) {
-      [outbox.#lastMs, outbox.#lastSeq] = parseEventId(newest.id)!;
+      outbox.#numbering.after(newest.id);
       outbox.#openedAt = newest.id;
     }
     const whole = kept.map((line) => line + '\n').join('');
@@ -147,29 +146,42 @@ export class Outbox implements WebhookQueue {
    * that fails leaves its numbers unused: ids only need to increase.
    */
   number(drafts: readonly DraftEvent[]): FeedEvent[] {
-    const events: FeedEvent[] = [];
-    for (const draft of drafts) {
-      const now = Date.now();
-      if (now > this.#lastMs) [this.#lastMs, this.#lastSeq] = [now, 0];
-      else this.#lastSeq++;
-      events.push({ id: `${this.#lastMs}-${this.#lastSeq}`, ...draft });
-    }
-    return events;
+    return this.#numbering.number(drafts);
   }
 
   /**
    * Events durable in a journal line (EventSink.journaled): delivered from now on, and appended
    * to the file without an fsync (the journal holds them until `keep`). At open, the journal the
    * last run left is handed over whole: events up to the newest the file held are skipped, and
-   * numbering goes on after the newest adopted.
+   * numbering goes on after the newest adopted. Resolves once they are written to the file.
    */
-  adopt(events: readonly FeedEvent[]): void {
+  adopt(events: readonly FeedEvent[]): Promise<void> {
     const opened = this.#openedAt;
     const fresh = opened === null ? events : events.filter((event) => compareEventIds(event.id, opened) > 0);
-    if (fresh.length === 0) return;
-    const newest = parseEventId(fresh.at(-1)!.id);
-    if (newest !== null && (newest[0] > this.#lastMs || (newest[0] === this.#lastMs && newest[1] > this.#lastSeq))) [this.#lastMs, this.#lastSeq] = newest;
-    this.#commits.add({ events: fresh, sync: false }).catch(this.#onError);
+    if (fresh.length === 0) return Promise.resolve();
+    this.numberAfter(fresh.at(-1)!.id);
+    // Resolves once they are in the file (for hub.ts); a failure is the outbox's error to log.
+    return this.#commits.add({ events: fresh, sync: false }).catch(this.#onError);
+  }
+
+  /**
+   * Events numbered elsewhere (the main thread, hub.ts), appended and fsynced as `record` does
+   * with its own: resolves once they are durable. Numbering here goes on after them.
+   */
+  recordNumbered(events: readonly FeedEvent[]): Promise<void> {
+    const newest = events.at(-1);
+    if (newest !== undefined) this.numberAfter(newest.id);
+    return this.#commits.add({ events, sync: true });
+  }
+
+  /** The newest id numbered so far (`0-0` when none was). */
+  get newestNumbered(): string {
+    return this.#numbering.newest;
+  }
+
+  /** Numbers from now on come after `id` (numbered elsewhere), as they do after every id adopted. */
+  numberAfter(id: string): void {
+    this.#numbering.after(id);
   }
 
   /** Resolves once every event adopted so far is fsynced here (EventSink.keep: the journal is about to forget them). */
@@ -272,7 +284,7 @@ export class Outbox implements WebhookQueue {
     if (this.#cursors.has(webhook)) return;
     const saved = (await readCursors(this.#cursorsPath)).get(webhook) ?? (await readCursor(this.#legacyCursorPath(webhook)));
     if (this.#cursors.has(webhook)) return;
-    const start = saved ?? this.#events.at(-1)?.id ?? `${this.#lastMs}-${this.#lastSeq}`;
+    const start = saved ?? this.#events.at(-1)?.id ?? this.#numbering.newest;
     this.#cursors.set(webhook, start);
     await this.#saveCursorsNow();
   }
@@ -367,6 +379,35 @@ export class Outbox implements WebhookQueue {
 
   #legacyCursorPath(webhook: string): string {
     return join(this.#folder, `${this.connection}.${webhook}.cursor`);
+  }
+}
+
+/** A connection's event ids, `1718000000000-3`: each after the last one given or seen (`after`). */
+export class Numbering {
+  #ms = 0;
+  #seq = 0;
+
+  /** The drafts with ids, in order: the clock's ms, or the last one's while the clock has not passed it. */
+  number(drafts: readonly DraftEvent[]): FeedEvent[] {
+    const events: FeedEvent[] = [];
+    for (const draft of drafts) {
+      const now = Date.now();
+      if (now > this.#ms) [this.#ms, this.#seq] = [now, 0];
+      else this.#seq++;
+      events.push({ id: `${this.#ms}-${this.#seq}`, ...draft });
+    }
+    return events;
+  }
+
+  /** Ids from now on come after `id` (given elsewhere), if it is newer than the last. */
+  after(id: string): void {
+    const seen = parseEventId(id);
+    if (seen !== null && (seen[0] > this.#ms || (seen[0] === this.#ms && seen[1] > this.#seq))) [this.#ms, this.#seq] = seen;
+  }
+
+  /** The newest id given or seen (`0-0` before any). */
+  get newest(): string {
+    return `${this.#ms}-${this.#seq}`;
   }
 }
 

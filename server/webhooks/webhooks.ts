@@ -25,6 +25,8 @@ export interface WebhookSettings {
   readonly giveUpAfterMs?: number;
   /** The delivery worker's module (tests give one that cannot start); null: POSTs from the main thread (poster.ts). */
   readonly deliveryWorker?: URL | null;
+  /** The module of the thread the whole engine runs in with outboxes in the state folder (hub.ts; tests give one that cannot start); null: the main thread. */
+  readonly engineWorker?: URL | null;
 }
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = { allowPrivateTargets: false, retryBaseMs: 1_000, retryCapMs: 3_600_000, timeoutMs: 10_000 };
@@ -144,15 +146,8 @@ export class Webhooks {
    * left. A target the server refuses (a private address without `allowPrivateTargets`) is a ConfigError.
    */
   static async open(stateDir: string, connections: readonly ConnectionConfig[], settings: WebhookSettings, log: Logger, resolve: Resolve = resolveAll, openQueue?: OpenQueue): Promise<Webhooks> {
+    await checkTargets(connections, settings, resolve);
     const webhooks = new Webhooks(stateDir, settings, log, resolve, openQueue);
-    const problems: string[] = [];
-    for (const [index, connection] of connections.entries()) {
-      for (const [n, hook] of (connection.webhooks ?? []).entries()) {
-        const why = await whyRefused(hook.url, settings.allowPrivateTargets, resolve);
-        if (why !== null) problems.push(`connections[${index}].webhooks[${n}].url: refused: ${why}`);
-      }
-    }
-    if (problems.length > 0) throw new ConfigError('webhooks', problems);
     for (const connection of connections) {
       const hooks = connection.webhooks ?? [];
       if (hooks.length === 0) continue;
@@ -261,6 +256,22 @@ export class Webhooks {
   }
 
   /**
+   * Events durable in a journal line, handed over by the main thread (hub.ts, with this engine
+   * in the delivery worker): as `sinkFor(connection).journaled`, and resolves once they are in
+   * the outbox's file (not yet fsynced: `keep`).
+   */
+  async adopt(connection: string, events: readonly FeedEvent[]): Promise<void> {
+    const outbox = this.#outboxes.get(connection) ?? (await this.#queueFor(connection, []));
+    if (outbox instanceof Outbox) await outbox.adopt(events);
+  }
+
+  /** Resolves once every event adopted by the connection's outbox so far is fsynced (EventSink.keep). */
+  async keep(connection: string): Promise<void> {
+    const outbox = this.#outboxes.get(connection) ?? (await this.#queueFor(connection, []));
+    if (outbox instanceof Outbox) await outbox.keep();
+  }
+
+  /**
    * A file source's write being planned: its events numbered by the connection's outbox, to
    * ride in the write's journal line (Planned.events); null when the connection has no webhooks
    * or its outbox is in Redis. `settle` once the write is answered or failed: until then it
@@ -301,6 +312,39 @@ export class Webhooks {
     const done = () => this.#writeEnded();
     durable.then(done, done);
     return durable;
+  }
+
+  /**
+   * Events numbered by the main thread (hub.ts, with this engine in the delivery worker) put in
+   * the connection's outbox as `record` puts its own: resolves once they are durable. Null: no
+   * webhooks there.
+   */
+  recordNumbered(connection: string, events: readonly FeedEvent[]): Promise<void> | null {
+    const outbox = this.#outboxes.get(connection);
+    if (!(outbox instanceof Outbox) || events.length === 0 || !this.has(connection)) return null;
+    return outbox.recordNumbered(events);
+  }
+
+  /**
+   * The newest id each open outbox in the state folder has numbered (hub.ts numbers after it);
+   * a connection's outbox is open once it has webhooks.
+   */
+  numbering(): Record<string, string> {
+    const newest: Record<string, string> = {};
+    for (const [connection, outbox] of this.#outboxes) if (outbox instanceof Outbox) newest[connection] = outbox.newestNumbered;
+    return newest;
+  }
+
+  /** Numbers from now on come after `id` (numbered by the main thread before this engine took over there). */
+  numberAfter(connection: string, id: string): void {
+    const outbox = this.#outboxes.get(connection);
+    if (outbox instanceof Outbox) outbox.numberAfter(id);
+  }
+
+  /** Writes in flight as counted by the main thread (hub.ts): `started` recorded, `ended` answered. */
+  writesCounted(started: number, ended: number): void {
+    for (let n = 0; n < started; n++) this.#writeStarted();
+    for (let n = 0; n < ended; n++) this.#writeEnded();
   }
 
   #writeStarted(): void {
@@ -533,6 +577,18 @@ export class Webhooks {
   #cursorFailed(outbox: WebhookQueue, error: unknown): void {
     this.#log.error('a webhook cursor could not be saved (deliveries since the last saved one repeat after a restart)', { connection: outbox.connection, error: String(error) });
   }
+}
+
+/** Throws a ConfigError naming every configured webhook whose target the server refuses (a private address without `allowPrivateTargets`). */
+export async function checkTargets(connections: readonly ConnectionConfig[], settings: WebhookSettings, resolve: Resolve = resolveAll): Promise<void> {
+  const problems: string[] = [];
+  for (const [index, connection] of connections.entries()) {
+    for (const [n, hook] of (connection.webhooks ?? []).entries()) {
+      const why = await whyRefused(hook.url, settings.allowPrivateTargets, resolve);
+      if (why !== null) problems.push(`connections[${index}].webhooks[${n}].url: refused: ${why}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError('webhooks', problems);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

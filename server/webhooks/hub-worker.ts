@@ -1,0 +1,135 @@
+// The webhooks' thread (hub.ts starts it through hub-worker.js): the whole delivery engine
+// (webhooks.ts: the outboxes in the state folder, the cursors, every webhook's loop, the retries
+// and the POSTs) runs here, so that the thread answering requests only numbers a write's events
+// and hands them over. The main thread sends, at most every MESSAGE_EVERY_MS while writes come
+// faster, `{kind: 'batch', seq: 7, adopted: [['crm', [event, ...]]], started: 3, ended: 2}` (the
+// events its writes' journal lines made durable, and the writes begun and answered since the
+// last batch, which deliveries take turns with) and `{kind: 'call', id, method, args}` for
+// everything else; this thread answers calls with `{kind: 'reply', id, value}` or `{..., error}`,
+// says `{kind: 'appended', seq}` once a batch's events are in the outbox's file (at most every
+// ACK_EVERY_MS), and forwards its log lines. It first says `ready` with each outbox's numbering,
+// or `failed` when the engine could not open. Secrets come over as text and leave only in signatures.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { ConnectionConfig } from '../config/config.ts';
+import type { FeedEvent } from '../feed/event.ts';
+import type { Fields, Level, Logger } from '../log.ts';
+import { webhookOf } from './hub.ts';
+import { Webhooks, type WebhookSettings } from './webhooks.ts';
+
+/** A webhook as it crosses threads: its secret as text (a Secret's text stays hidden from JSON and inspection, not from a clone). */
+export interface PlainWebhook {
+  readonly name: string;
+  readonly url: string;
+  readonly events?: readonly string[];
+  readonly secret: string;
+}
+
+/** What hub.ts starts the worker with. */
+export interface HubSettings {
+  readonly stateDir: string;
+  readonly connections: readonly { readonly id: string; readonly webhooks: readonly PlainWebhook[] }[];
+  readonly settings: Omit<WebhookSettings, 'deliveryWorker' | 'engineWorker'>;
+  /** The levels the main thread's logger writes, so that lines it would drop are not sent over. */
+  readonly levels: readonly Exclude<Level, 'silent'>[];
+}
+
+export type Method = 'record' | 'set' | 'deliveries' | 'ping' | 'keep' | 'close';
+
+export type ToHub =
+  | { readonly kind: 'batch'; readonly seq: number; readonly adopted: readonly (readonly [string, readonly FeedEvent[]])[]; readonly started: number; readonly ended: number }
+  | { readonly kind: 'call'; readonly id: number; readonly method: Method; readonly args: readonly unknown[] };
+
+export type FromHub =
+  | { readonly kind: 'ready'; readonly numbering: Record<string, string> }
+  | { readonly kind: 'failed'; readonly error: string }
+  | { readonly kind: 'reply'; readonly id: number; readonly value?: unknown; readonly error?: string }
+  | { readonly kind: 'appended'; readonly seq: number }
+  | { readonly kind: 'log'; readonly level: Exclude<Level, 'silent'>; readonly message: string; readonly fields?: Fields };
+
+/** How often this thread says which batches are in the outbox's file, at most (the main thread keeps them until then). */
+const ACK_EVERY_MS = 100;
+
+const port = parentPort;
+if (port !== null) {
+  const started = workerData as HubSettings;
+  const post = (message: FromHub) => port.postMessage(message);
+  const log = forwardingLogger(started.levels, post);
+  const connections = started.connections.map((connection) => ({ id: connection.id, webhooks: connection.webhooks.map(webhookOf) }) as unknown as ConnectionConfig);
+  try {
+    // POSTs from this thread: it is the delivery worker.
+    const engine = await Webhooks.open(started.stateDir, connections, { ...started.settings, deliveryWorker: null }, log);
+    serve(engine, post);
+    post({ kind: 'ready', numbering: engine.numbering() });
+  } catch (error) {
+    post({ kind: 'failed', error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+function serve(engine: Webhooks, post: (message: FromHub) => void): void {
+  /** Batches' events are adopted one batch after another (an outbox may still be opening); calls that depend on them wait for them. */
+  let adopting: Promise<unknown> = Promise.resolve();
+  let appended = 0;
+  let acked = 0;
+  let ackTimer: ReturnType<typeof setTimeout> | null = null;
+  const ack = () => {
+    ackTimer = null;
+    if (appended === acked) return;
+    acked = appended;
+    post({ kind: 'appended', seq: acked });
+  };
+  const calls: Record<Method, (...args: never[]) => unknown> = {
+    record: (connection: string, events: readonly FeedEvent[]) => adopting.then(() => engine.recordNumbered(connection, events)),
+    set: async (connection: string, hooks: readonly PlainWebhook[]) => {
+      await engine.set(connection, hooks.map(webhookOf));
+      return engine.numbering()[connection] ?? null;
+    },
+    deliveries: (connection: string, name: string) => engine.deliveries(connection, name),
+    ping: (connection: string, name: string) => engine.ping(connection, name),
+    keep: (connection: string) => adopting.then(() => engine.keep(connection)),
+    close: async () => {
+      await adopting;
+      if (ackTimer !== null) clearTimeout(ackTimer);
+      await engine.close();
+    },
+  };
+  parentPort!.on('message', (message: ToHub) => {
+    if (message.kind === 'batch') {
+      engine.writesCounted(message.started, message.ended);
+      if (message.adopted.length === 0) return;
+      adopting = adopting
+        .then(() => Promise.all(message.adopted.map(([connection, events]) => engine.adopt(connection, events))))
+        .then(() => {
+          appended = message.seq;
+          ackTimer ??= setTimeout(ack, ACK_EVERY_MS);
+        })
+        .catch(() => undefined);
+      return;
+    }
+    const { id, method, args } = message;
+    Promise.resolve()
+      .then(() => (calls[method] as (...args: unknown[]) => unknown)(...args))
+      .then(
+        (value) => post({ kind: 'reply', id, value: value ?? undefined }),
+        (error: unknown) => post({ kind: 'reply', id, error: error instanceof Error ? error.message : String(error) }),
+      );
+  });
+}
+
+/** A Logger whose lines are written by the main thread's (only those at the levels it writes). */
+function forwardingLogger(levels: readonly Exclude<Level, 'silent'>[], post: (message: FromHub) => void): Logger {
+  const line = (level: Exclude<Level, 'silent'>) => (message: string, fields?: Fields) => {
+    if (!levels.includes(level)) return;
+    // Fields made on demand are made here: a function does not cross threads.
+    const made = typeof fields === 'function' ? fields() : fields;
+    post({ kind: 'log', level, message, ...(made === undefined ? {} : { fields: typeof made === 'string' ? { detail: made } : made }) });
+  };
+  return {
+    enabled: (level) => levels.includes(level),
+    debug: line('debug'),
+    info: line('info'),
+    warn: line('warn'),
+    error: line('error'),
+    flush: () => Promise.resolve(),
+    flushSync: () => undefined,
+  };
+}
