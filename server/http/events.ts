@@ -97,52 +97,109 @@ function encodedEvent(event: FeedEvent): Uint8Array {
 }
 
 /**
- * Streams with live events waiting, sent together SEND_EVERY_MS after the first of them: the
+ * Views with live events waiting, sent together SEND_EVERY_MS after the first of them: the
  * write that made them is answered first, and a stream gets one chunk (one socket write) for the
  * events of many writes. Sent in the same turn, 100 streams under 1,000 writes a second cost
  * 100,000 socket writes a second: a paired POST rate of 0.66x no feed on Node; every 20 ms,
  * 0.71x; every 100 ms, 0.84x (bench/feed.ts, docs/benchmarks.md). An event waits at most this long.
- * The chunk is made once per view (connection, tab, tabs the key sees) and the same bytes go to
- * every stream of that view: 100 streams, one copy, not 100.
  */
 const SEND_EVERY_MS = 100;
 
-/** A stream with live events waiting: its view, and the events (as they are) since its last chunk. */
-interface Waiting {
-  readonly view: string;
+/**
+ * The streams that see the same events (one connection, tab and set of tabs the key sees): one
+ * listener on the feed for all of them, so an event costs one test and one push however many
+ * streams watch, and each tick's chunk is made once and the same bytes go to every stream.
+ */
+interface View {
+  readonly key: string;
+  readonly shown: (event: FeedEvent) => boolean;
+  /** Live streams, each with where its share of `events` starts (0 but for a stream that went live since the last chunk). */
+  readonly streams: Map<Member, number>;
+  /** Streams still replaying what they missed: the view's events are kept for each meanwhile. */
+  readonly joining: Set<Member>;
+  /** Shown events since the last chunk. */
   events: FeedEvent[];
-  sendBytes: (bytes: Uint8Array) => void;
+  unsubscribe: Unsubscribe;
 }
 
-const waitingStreams = new Set<Waiting>();
+/** A stream as its view sends to it. */
+interface Member {
+  readonly sendBytes: (bytes: Uint8Array) => void;
+  /** Events kept while it joins (its replay runs). */
+  readonly buffered: FeedEvent[];
+  /** The feed ended (the connection closes): after the view's last chunk. */
+  readonly end: () => void;
+}
+
+const views = new WeakMap<Connection, Map<string, Promise<View>>>();
+const waitingViews = new Set<View>();
 let sendTimer: ReturnType<typeof setTimeout> | null = null;
 
-function sendSoon(stream: Waiting): void {
-  waitingStreams.add(stream);
+function sendSoon(view: View): void {
+  waitingViews.add(view);
   sendTimer ??= setTimeout(sendWaiting, SEND_EVERY_MS);
 }
 
-/**
- * Every waiting stream's chunk. Streams of one view that waited since the same event hold the
- * same events (they arrive in one order and the view decides which are shown), so the chunk is
- * keyed by view, first event and count.
- */
 function sendWaiting(): void {
   sendTimer = null;
-  const chunks = new Map<string, Uint8Array>();
-  const due = [...waitingStreams];
-  waitingStreams.clear();
-  for (const stream of due) flush(stream, chunks);
+  const due = [...waitingViews];
+  waitingViews.clear();
+  for (const view of due) flush(view);
 }
 
-function flush(stream: Waiting, chunks: Map<string, Uint8Array>): void {
-  const { events } = stream;
+/** The view's events since its last chunk to each of its live streams: one chunk for all (a stream that went live meanwhile gets its share). */
+function flush(view: View): void {
+  const { events } = view;
   if (events.length === 0) return;
-  stream.events = [];
-  const key = `${stream.view}\n${events[0].id}\n${events.length}`;
-  let bytes = chunks.get(key);
-  if (bytes === undefined) chunks.set(key, (bytes = joined(events.map(encodedEvent))));
-  stream.sendBytes(bytes);
+  view.events = [];
+  let whole: Uint8Array | null = null;
+  for (const [stream, from] of view.streams) {
+    if (from > 0) view.streams.set(stream, 0);
+    if (from >= events.length) continue;
+    stream.sendBytes(from === 0 ? (whole ??= joined(events.map(encodedEvent))) : joined(events.slice(from).map(encodedEvent)));
+  }
+}
+
+/** The view `key` of `connection`, its one listener subscribed on first need. */
+function viewOf(feed: Feed, connection: Connection, key: string, shown: (event: FeedEvent) => boolean): Promise<View> {
+  let byKey = views.get(connection);
+  if (byKey === undefined) views.set(connection, (byKey = new Map()));
+  let opening = byKey.get(key);
+  if (opening !== undefined) return opening;
+  const view: View = { key, shown, streams: new Map(), joining: new Set(), events: [], unsubscribe: () => undefined };
+  const listener = (event: FeedEvent) => {
+    if (!shown(event)) return;
+    for (const member of view.joining) member.buffered.push(event);
+    if (view.streams.size === 0) return;
+    view.events.push(event);
+    sendSoon(view);
+  };
+  const ended = () => {
+    flush(view);
+    for (const member of [...view.streams.keys(), ...view.joining]) member.end();
+  };
+  opening = feed.listen(connection, listener, ended).then((unsubscribe) => {
+    view.unsubscribe = unsubscribe;
+    return view;
+  });
+  byKey.set(key, opening);
+  // A failed subscription is not kept: the next stream tries again.
+  opening.catch(() => byKey.delete(key));
+  return opening;
+}
+
+/** A stream leaves its view; the last one out unsubscribes it. */
+function leave(connection: Connection, view: View, member: Member): void {
+  view.streams.delete(member);
+  view.joining.delete(member);
+  if (view.streams.size > 0 || view.joining.size > 0) return;
+  waitingViews.delete(view);
+  view.unsubscribe();
+  const byKey = views.get(connection);
+  if (byKey !== undefined) {
+    byKey.delete(view.key);
+    if (byKey.size === 0) views.delete(connection);
+  }
 }
 
 /** Every stream's heartbeat, one timer per interval rather than one per stream. */
@@ -186,15 +243,17 @@ function resetText(latest: string | null, reason: string): string {
 }
 
 /**
- * Subscribes first and buffers, then replays what the client missed, then sends the buffered
- * events newer than the replay and goes live: nothing falls between the replay and the live events.
+ * Joins its view first and buffers, then replays what the client missed, then sends the
+ * buffered events newer than the replay and goes live: nothing falls between the replay and the
+ * live events.
  */
-async function eventStream(settings: EventsSettings, connection: Connection, resumeFrom: string | null, shown: (event: FeedEvent) => boolean, view: string): Promise<ReadableStream<Uint8Array>> {
+async function eventStream(settings: EventsSettings, connection: Connection, resumeFrom: string | null, shown: (event: FeedEvent) => boolean, key: string): Promise<ReadableStream<Uint8Array>> {
   const { feed } = settings;
-  let live: ((event: FeedEvent) => void) | null = null;
-  const buffered: FeedEvent[] = [];
+  const view = await viewOf(feed, connection, key, shown);
+  let sendBytes: (bytes: Uint8Array) => void = () => undefined;
   let end: () => void = () => undefined;
-  const unsubscribe: Unsubscribe = await feed.listen(connection, (event) => (live === null ? buffered.push(event) : live(event)), () => end());
+  const member: Member = { sendBytes: (bytes) => sendBytes(bytes), buffered: [], end: () => end() };
+  view.joining.add(member);
   let opening: string;
   let after: string | null;
   try {
@@ -212,23 +271,20 @@ async function eventStream(settings: EventsSettings, connection: Connection, res
       }
     }
   } catch (error) {
-    unsubscribe();
+    leave(connection, view, member);
     throw error;
   }
   let stopHeartbeat = () => undefined as void;
   let finished = false;
-  // Live events wait here (as they are) until the next tick: nothing is encoded on the write's path.
-  const waiting: Waiting = { view, events: [], sendBytes: () => undefined };
   const stop = () => {
     if (finished) return;
     finished = true;
     stopHeartbeat();
-    waitingStreams.delete(waiting);
-    unsubscribe();
+    leave(connection, view, member);
   };
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      const sendBytes = (bytes: Uint8Array) => {
+      sendBytes = (bytes: Uint8Array) => {
         if (finished) return;
         controller.enqueue(bytes);
         if ((controller.desiredSize ?? 0) < -MAX_QUEUED) {
@@ -238,26 +294,19 @@ async function eventStream(settings: EventsSettings, connection: Connection, res
         }
       };
       const send = (text: string) => sendBytes(encoder.encode(text));
-      waiting.sendBytes = sendBytes;
       end = () => {
         if (finished) return;
-        flush(waiting, new Map());
         stop();
         controller.close();
       };
       // A first line at once: every runtime then sends the head, and the client knows it is connected.
       send(`: sheetrest change feed of ${connection.id}\n\n` + opening);
       const newer = (event: FeedEvent) => after === null || compareEventIds(event.id, after) > 0;
-      for (const event of buffered.splice(0)) if (newer(event) && shown(event)) send(eventText(event));
-      live = (event) => {
-        if (!shown(event) || finished) return;
-        waiting.events.push(event);
-        sendSoon(waiting);
-      };
-      stopHeartbeat = onHeartbeat(settings.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, () => {
-        flush(waiting, new Map());
-        send(': keep-alive\n\n');
-      });
+      for (const event of member.buffered.splice(0)) if (newer(event)) send(eventText(event));
+      // Live from here: the view's next chunk, from the events after this point.
+      view.joining.delete(member);
+      if (!finished) view.streams.set(member, view.events.length);
+      stopHeartbeat = onHeartbeat(settings.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, () => send(': keep-alive\n\n'));
     },
     cancel() {
       stop();

@@ -122,6 +122,44 @@ test(`the change feed as server-sent events (${RUNTIME})`, async (t) => {
     assert.deepEqual((await byQuery.next(3)).map((event) => event.id), [missed[198].id, missed[199].id, live.id]);
   });
 
+  await t.test('streams of one view share its events: each joining while writes go on gets every later event once, in order', async (t) => {
+    const { url } = await serve(t);
+    const names = (events: { data: Record<string, unknown> }[]) => events.map((event) => (event.data.rows as { Name?: string; Item?: string }[])[0].Name ?? (event.data.rows as { Item: string }[])[0].Item);
+    /** Events until the one whose row is named `last`, included. */
+    const until = async (stream: Awaited<ReturnType<typeof openEvents>>, last: string) => {
+      const got: { id: string | undefined; data: Record<string, unknown> }[] = [];
+      while (names(got).at(-1) !== last) got.push(...(await stream.next(1)));
+      return got;
+    };
+    const first = await openEvents(`${url}/sheets/crm/events`, ALL);
+    const ordersOnly = await openEvents(`${url}/sheets/crm/events`, { 'X-Api-Key': 'orders' });
+    defer(t, () => [first, ordersOnly].forEach((stream) => stream.close()));
+    const joined: { at: number; stream: Awaited<ReturnType<typeof openEvents>> }[] = [];
+    let resumed: Awaited<ReturnType<typeof openEvents>> | null = null;
+    let resumeAfter = '';
+    for (let i = 0; i < 60; i++) {
+      assert.equal((await post(`${url}/sheets/crm/tabs/People`, [{ Name: `w${i}` }], { headers: ALL })).status, 201);
+      if (i === 10 || i === 25) joined.push({ at: i + 1, stream: await openEvents(`${url}/sheets/crm/events`, ALL) });
+      if (i === 40) {
+        resumeAfter = (await first.next(20))[19].id!;
+        resumed = await openEvents(`${url}/sheets/crm/events`, { ...ALL, 'Last-Event-ID': resumeAfter });
+      }
+    }
+    defer(t, () => [...joined.map((each) => each.stream), resumed!].forEach((stream) => stream.close()));
+    assert.equal((await post(`${url}/sheets/crm/tabs/People`, [{ Name: 'end' }], { headers: ALL })).status, 201);
+    assert.equal((await post(`${url}/sheets/crm/tabs/Orders`, [{ Item: 'cap', Qty: 1 }], { headers: ALL })).status, 201);
+    const all = Array.from({ length: 60 }, (_, i) => `w${i}`).concat('end');
+    assert.deepEqual(names(await until(first, 'end')), all.slice(20), 'the first stream: every event once, in order');
+    for (const { at, stream } of joined) {
+      const got = names(await until(stream, 'end'));
+      const from = all.indexOf(got[0]);
+      assert.ok(from >= at - 1 && from <= at, `a stream opened after ${at} writes starts at ${got[0]}`);
+      assert.deepEqual(got, all.slice(from), 'then every event once, in order');
+    }
+    assert.deepEqual(names(await until(resumed!, 'end')), all.slice(20), 'a resumed stream: exactly the events after its id, then the live ones');
+    assert.deepEqual(names(await ordersOnly.next(1)), ['cap'], 'a key limited to Orders saw none of the People writes');
+  });
+
   await t.test('an id past the retention, or never given, gets reset carrying the newest id', async (t) => {
     const { url } = await serve(t, { retention: { maxEvents: 5, maxAgeMs: 60_000 } });
     const first = await openEvents(`${url}/sheets/crm/events`, ALL);
