@@ -5,7 +5,8 @@
 // control of bench/webhooks.ts, WEBHOOK_EVENTS=tab.changed), then with deliveries to a receiver
 // in another process that answers 204, and prints this process's CPU time per write (process.cpuUsage:
 // every thread, so a delivery worker's time counts too) and the main thread's own CPU time per
-// write (process.threadCpuUsage, Node 23.9 and later). TREE is another
+// write (process.threadCpuUsage, Node 23.9 and later). The webhooks open as the server opens
+// them (hub.ts: the engine in a worker thread; a tree before it, in this thread). TREE is another
 // checkout to measure (default: this one), for a before/after.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,6 +18,8 @@ import { pathToFileURL } from 'node:url';
 const tree = pathToFileURL(resolve(process.argv[2] ?? join(import.meta.dirname, '..')) + '/').href;
 const WRITES = Number(process.argv[3] ?? 20_000);
 const { Webhooks, DEFAULT_WEBHOOK_SETTINGS } = await import(tree + 'server/webhooks/webhooks.ts');
+// As the server opens them: the engine in its worker thread (hub.ts); a tree before it, in this thread.
+const openWebhooks = (await import(tree + 'server/webhooks/hub.ts').catch(() => null))?.openWebhooks ?? Webhooks.open;
 const { Secret } = await import(tree + 'server/config/secret.ts');
 const { silentLogger } = await import(tree + 'server/log.ts');
 
@@ -44,7 +47,7 @@ async function run(hooks: number, filtered: boolean): Promise<{ cpu: number; mai
   const webhooks = [{ name: 'first', url, secret: new Secret('s'), events: ['tab.changed'] }]; // opens the outbox
   const all = Array.from({ length: hooks }, (_, n) => ({ name: `hook-${n}`, url, secret: new Secret(`secret-${n}`), ...(filtered ? { events: ['tab.changed'] } : {}) }));
   const settings = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivateTargets: true };
-  const hub = await Webhooks.open(state, [{ id: 'bench', webhooks }], settings, silentLogger);
+  const hub = await openWebhooks(state, [{ id: 'bench', webhooks }], settings, silentLogger);
   await hub.set('bench', all.length > 0 ? all : webhooks);
   const sink = hub.sinkFor('bench')!;
   const draft = { type: 'rows.created', connection: 'bench', tab: 'Sheet1', at: new Date().toISOString(), rows: [{ Name: 'Ada', Age: 36 }], indexes: [7] };
