@@ -13,38 +13,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { ConnectionConfig } from '../config/config.ts';
 import type { FeedEvent } from '../feed/event.ts';
 import type { Fields, Level, Logger } from '../log.ts';
-import { webhookOf } from './hub.ts';
-import { Webhooks, type WebhookSettings } from './webhooks.ts';
-
-/** A webhook as it crosses threads: its secret as text (a Secret's text stays hidden from JSON and inspection, not from a clone). */
-export interface PlainWebhook {
-  readonly name: string;
-  readonly url: string;
-  readonly events?: readonly string[];
-  readonly secret: string;
-}
-
-/** What hub.ts starts the worker with. */
-export interface HubSettings {
-  readonly stateDir: string;
-  readonly connections: readonly { readonly id: string; readonly webhooks: readonly PlainWebhook[] }[];
-  readonly settings: Omit<WebhookSettings, 'deliveryWorker' | 'engineWorker'>;
-  /** The levels the main thread's logger writes, so that lines it would drop are not sent over. */
-  readonly levels: readonly Exclude<Level, 'silent'>[];
-}
-
-export type Method = 'record' | 'set' | 'deliveries' | 'ping' | 'keep' | 'close';
-
-export type ToHub =
-  | { readonly kind: 'batch'; readonly seq: number; readonly adopted: readonly (readonly [string, readonly FeedEvent[]])[]; readonly started: number; readonly ended: number }
-  | { readonly kind: 'call'; readonly id: number; readonly method: Method; readonly args: readonly unknown[] };
-
-export type FromHub =
-  | { readonly kind: 'ready'; readonly numbering: Record<string, string> }
-  | { readonly kind: 'failed'; readonly error: string }
-  | { readonly kind: 'reply'; readonly id: number; readonly value?: unknown; readonly error?: string }
-  | { readonly kind: 'appended'; readonly seq: number }
-  | { readonly kind: 'log'; readonly level: Exclude<Level, 'silent'>; readonly message: string; readonly fields?: Fields };
+import { webhookOf, type FromHub, type HubSettings, type Method, type PlainWebhook, type ToHub } from './hub-protocol.ts';
+import { Webhooks } from './webhooks.ts';
 
 /** How often this thread says which batches are in the outbox's file, at most (the main thread keeps them until then). */
 const ACK_EVERY_MS = 100;

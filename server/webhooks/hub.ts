@@ -11,12 +11,11 @@
 // journal that already let go of them (a fold waits for `keep`) cannot give them back.
 import { Worker } from 'node:worker_threads';
 import type { ConnectionConfig, WebhookConfig } from '../config/config.ts';
-import { Secret } from '../config/secret.ts';
 import type { DraftEvent, FeedEvent } from '../feed/event.ts';
 import type { Outbox as FeedOutbox } from '../feed/feed.ts';
 import type { Logger } from '../log.ts';
 import type { CarriedEvent, EventSink } from '../sources/source.ts';
-import type { FromHub, HubSettings, Method, PlainWebhook, ToHub } from './hub-worker.ts';
+import { plainOf, webhookOf, type FromHub, type HubSettings, type Method, type PlainWebhook, type ToHub } from './hub-protocol.ts';
 import { Numbering } from './outbox.ts';
 import { atMostEvery, MESSAGE_EVERY_MS } from './pace.ts';
 import { resolveAll, whyRefused } from './target.ts';
@@ -420,15 +419,6 @@ class WorkerHub implements WebhookHub {
     if (adopted.length > 0) this.#unacked.push({ seq, adopted });
     this.#inFlightTold += started - ended;
   }
-}
-
-function plainOf(hook: WebhookConfig): PlainWebhook {
-  return { name: hook.name, url: hook.url, ...(hook.events === undefined ? {} : { events: hook.events }), secret: hook.secret.reveal() };
-}
-
-/** A webhook back from its form across threads. */
-export function webhookOf(plain: PlainWebhook): WebhookConfig {
-  return { name: plain.name, url: plain.url, ...(plain.events === undefined ? {} : { events: plain.events }), secret: new Secret(plain.secret) };
 }
 
 /** The settings that cross to the worker: no module URLs (the worker sends its POSTs itself). */
