@@ -7,8 +7,8 @@
 // message cost the writes' thread more than the POSTs' own work did (docs/benchmarks.md). With
 // Redis (`openQueue`), or where the worker cannot start or stops, the engine runs in this thread.
 // The events handed over are kept here until the worker says they are in the outbox's file, so
-// an engine started here after the worker stopped takes them again: none is lost while a
-// journal that already let go of them (a fold waits for `keep`) cannot give them back.
+// an engine started here after the worker stopped takes them again (a journal lets go of its
+// events only after `keep`, which the worker answers once they are fsynced): none is lost.
 import { Worker } from 'node:worker_threads';
 import type { ConnectionConfig, WebhookConfig } from '../config/config.ts';
 import type { DraftEvent, FeedEvent } from '../feed/event.ts';
@@ -88,6 +88,7 @@ class WorkerHub implements WebhookHub {
   #engine: Webhooks | null = null;
   /** Resolves once the worker, or the engine here, takes messages (null: not started). */
   #ready: Promise<void> | null = null;
+  /** Whether the worker takes batches (it said `ready` and has not stopped). */
   #taking = false;
   /** What the next batch hands over: events per connection, writes begun and answered. */
   #adopted = new Map<string, FeedEvent[]>();
@@ -97,11 +98,14 @@ class WorkerHub implements WebhookHub {
   #inFlightTold = 0;
   #flushing = false;
   #flushedAt = 0;
+  /** The last batch with events, and those the worker has not yet said are in the outbox's file. */
   #seq = 0;
   #unacked: Unacked[] = [];
   #nextCall = 0;
   readonly #calls = new Map<number, Call>();
   #closed = false;
+  /** Why no engine runs, when neither the worker nor this thread could open one. */
+  #failed: Error | null = null;
 
   constructor(stateDir: string, settings: WebhookSettings, log: Logger) {
     this.#stateDir = stateDir;
@@ -114,9 +118,12 @@ class WorkerHub implements WebhookHub {
     this.#hooks.set(connection, hooks);
   }
 
-  /** Resolves once the worker (or the engine in this thread) has opened every outbox. */
+  /**
+   * Resolves once the worker (or the engine in this thread) has opened every outbox; rejects
+   * when neither could (then every call rejects, and it was logged).
+   */
   started(): Promise<void> {
-    return (this.#ready ??= this.#start());
+    return (this.#ready ??= this.#start().catch((failure: unknown) => this.#fail(failure)));
   }
 
   get allowPrivateTargets(): boolean {
@@ -188,7 +195,8 @@ class WorkerHub implements WebhookHub {
         const waiting = this.#adopted.get(connection);
         if (waiting === undefined) this.#adopted.set(connection, [...adopted]);
         else for (const event of adopted) waiting.push(event);
-        void this.started();
+        // A start that fails is logged (#fail); the events stay in the journal for a restart.
+        this.started().catch(() => undefined);
         this.#scheduleFlush();
       },
       keep: async () => {
@@ -237,7 +245,7 @@ class WorkerHub implements WebhookHub {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#ready === null) return;
-    await this.#ready;
+    await this.#ready.catch(() => undefined);
     this.#flush();
     const worker = this.#worker;
     if (worker !== null) {
@@ -330,8 +338,22 @@ class WorkerHub implements WebhookHub {
     const starting = this.#ready ?? Promise.resolve();
     // Once the thread is gone (an error may leave it running) and the start that saw it ready
     // has finished: two engines never write one outbox, and that start does not take it again.
-    this.#ready = Promise.all([starting, worker.terminate().catch(() => undefined)]).then(() => this.#startHere(error, true));
-    await this.#ready;
+    this.#ready = Promise.all([starting.catch(() => undefined), worker.terminate().catch(() => undefined)])
+      .then(() => this.#startHere(error, true))
+      .catch((failure: unknown) => this.#fail(failure));
+    await this.#ready.catch(() => undefined);
+  }
+
+  /** Neither the worker nor this thread runs the engine: logged once; every call waiting, and every later one, fails with why. */
+  #fail(failure: unknown): never {
+    const error = failure instanceof Error ? failure : new Error(String(failure));
+    this.#failed = error;
+    this.#log.error('the webhooks could not be started in the main thread either: none is delivered until a restart', { error: error.message });
+    for (const [id, call] of [...this.#calls]) {
+      this.#calls.delete(id);
+      call.reject(error);
+    }
+    throw error;
   }
 
   /**
@@ -377,6 +399,7 @@ class WorkerHub implements WebhookHub {
   /** Posts a call to the worker after everything handed over before it. */
   #call(method: Method, args: readonly unknown[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
+      if (this.#failed !== null) return reject(this.#failed);
       const id = ++this.#nextCall;
       this.#calls.set(id, { method, args, resolve, reject });
       if (this.#engine !== null) {
