@@ -158,3 +158,34 @@ test('a webhooks worker that stops mid-run: the main thread takes over, events i
   await log.flush();
   assert.equal(lines.filter((line) => line.includes('the webhooks worker stopped')).length, 1, lines.join(''));
 });
+
+test('a webhooks worker that stops when the main thread cannot open the engine either: said once, and every call fails with why', async (t) => {
+  const target = await receiver(t);
+  const dir = await tempDir(t);
+  const { log, lines } = capturingLog();
+  const hub = await hubFor(dir.path('state'), target.url, { engineWorker: new URL('./fixtures/dying-hub-worker.js', import.meta.url) }, log);
+  // The outboxes' folder becomes a file: the worker goes on with its open outbox, an engine opened now cannot.
+  const { rename, writeFile } = await import('node:fs/promises');
+  await rename(dir.path('state/webhooks'), dir.path('state/webhooks-moved'));
+  await writeFile(dir.path('state/webhooks'), 'not a folder');
+  try {
+    const sink = hub.sinkFor('crm')!;
+    const deadline = Date.now() + 20_000;
+    for (let n = 0; !lines.some((line) => line.includes('in the main thread either')) && Date.now() < deadline; n++) {
+      const carried = hub.carry('crm', [draft(n)]);
+      if (carried !== null) {
+        sink.journaled(carried.events);
+        carried.settle();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await assert.rejects(hub.record('crm', [draft(1_000)])!);
+    assert.equal(hub.carry('crm', [draft(1_001)]), null, 'nothing is carried for an engine that does not run');
+    await assert.rejects(hub.sinkFor('crm')!.keep([]), 'a fold does not let its journal forget events no outbox holds');
+  } finally {
+    await hub.close();
+  }
+  await log.flush();
+  assert.equal(lines.filter((line) => line.includes('the webhooks worker stopped')).length, 1, lines.join(''));
+  assert.equal(lines.filter((line) => line.includes('could not be started in the main thread either')).length, 1, lines.join(''));
+});
