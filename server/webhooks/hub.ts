@@ -19,7 +19,7 @@ import { plainOf, webhookOf, type FromHub, type HubSettings, type Method, type P
 import { Numbering } from './outbox.ts';
 import { atMostEvery, MESSAGE_EVERY_MS } from './pace.ts';
 import { resolveAll, whyRefused } from './target.ts';
-import { checkTargets, Webhooks, type Delivery, type OpenQueue, type PingResult, type WebhookSettings } from './webhooks.ts';
+import { carriedWrite, checkTargets, Webhooks, type Delivery, type OpenQueue, type PingResult, type WebhookSettings } from './webhooks.ts';
 
 const HUB_WORKER = new URL('./hub-worker.js', import.meta.url);
 
@@ -153,16 +153,10 @@ class WorkerHub implements WebhookHub {
     const events = this.#numberingOf(connection).number(drafts);
     this.#started++;
     this.#scheduleFlush();
-    let settled = false;
-    return {
-      events,
-      settle: () => {
-        if (settled) return;
-        settled = true;
-        this.#ended++;
-        this.#scheduleFlush();
-      },
-    };
+    return carriedWrite(events, () => {
+      this.#ended++;
+      this.#scheduleFlush();
+    });
   }
 
   record(connection: string, drafts: readonly DraftEvent[]): Promise<void> | null {

@@ -282,15 +282,7 @@ export class Webhooks {
     if (!(outbox instanceof Outbox) || drafts.length === 0 || !this.carries(connection)) return null;
     const events = outbox.number(drafts);
     this.#writeStarted();
-    let settled = false;
-    return {
-      events,
-      settle: () => {
-        if (settled) return;
-        settled = true;
-        this.#writeEnded();
-      },
-    };
+    return carriedWrite(events, () => this.#writeEnded());
   }
 
   /** Whether a write to `connection` has events for an outbox in the state folder, which a journal line can carry. */
@@ -577,6 +569,19 @@ export class Webhooks {
   #cursorFailed(outbox: WebhookQueue, error: unknown): void {
     this.#log.error('a webhook cursor could not be saved (deliveries since the last saved one repeat after a restart)', { connection: outbox.connection, error: String(error) });
   }
+}
+
+/** A write's events as `carry` gives them: `settle` calls `ended` once, however often it is called. */
+export function carriedWrite(events: readonly FeedEvent[], ended: () => void): { readonly events: readonly FeedEvent[]; settle(): void } {
+  let settled = false;
+  return {
+    events,
+    settle: () => {
+      if (settled) return;
+      settled = true;
+      ended();
+    },
+  };
 }
 
 /** Throws a ConfigError naming every configured webhook whose target the server refuses (a private address without `allowPrivateTargets`). */

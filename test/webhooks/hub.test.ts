@@ -5,7 +5,6 @@
 // thread, which delivers every event handed over (those the worker had not yet written too).
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { createServer } from 'node:http';
 import { test } from 'node:test';
 import type { ConnectionConfig } from '../../server/config/config.ts';
 import { Secret } from '../../server/config/secret.ts';
@@ -14,23 +13,10 @@ import { createLogger } from '../../server/log.ts';
 import { openWebhooks, type WebhookHub } from '../../server/webhooks/hub.ts';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../server/webhooks/webhooks.ts';
 import { tempDir } from '../helpers/http.ts';
+import { receiver } from '../helpers/webhook-receiver.ts';
 
 const SECRET = 'whsec_hub_test_9a7e';
 
-async function receiver(t: { after(fn: () => unknown): void }) {
-  const got: { id: string; body: string; signature: string }[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      got.push({ id: String(request.headers['sheetrest-event-id']), body: Buffer.concat(chunks).toString('utf8'), signature: String(request.headers['sheetrest-signature']) });
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, got };
-}
 
 function verifies(header: string, body: string): boolean {
   const parts = Object.fromEntries(header.split(',').map((part) => part.split('=') as [string, string]));

@@ -11,24 +11,10 @@ import { createLogger } from '../../server/log.ts';
 import { openPoster } from '../../server/webhooks/poster.ts';
 import { DEFAULT_WEBHOOK_SETTINGS, Webhooks } from '../../server/webhooks/webhooks.ts';
 import { tempDir } from '../helpers/http.ts';
+import { receiver } from '../helpers/webhook-receiver.ts';
 
 const SECRET = 'whsec_never_to_be_seen_4c1d';
 
-/** A receiver answering 204 (or `status`) and noting each POST's event id, body and signature header. */
-async function receiver(t: { after(fn: () => unknown): void }, status = 204) {
-  const got: { id: string; body: string; signature: string }[] = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      got.push({ id: String(request.headers['sheetrest-event-id']), body: Buffer.concat(chunks).toString('utf8'), signature: String(request.headers['sheetrest-signature']) });
-      response.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, got };
-}
 
 /** A port nothing listens on (a refused connection). */
 async function closedPort(): Promise<number> {
