@@ -14,7 +14,7 @@ import type { ConnectionConfig } from '../config/config.ts';
 import type { FeedEvent } from '../feed/event.ts';
 import type { Fields, Level, Logger } from '../log.ts';
 import { webhookOf, type FromHub, type HubSettings, type Method, type PlainWebhook, type ToHub } from './hub-protocol.ts';
-import { Webhooks } from './webhooks.ts';
+import { ADOPT_FAILED, Webhooks } from './webhooks.ts';
 
 /** How often this thread says which batches are in the outbox's file, at most (the main thread keeps them until then). */
 const ACK_EVERY_MS = 100;
@@ -28,14 +28,14 @@ if (port !== null) {
   try {
     // POSTs from this thread: it is the delivery worker.
     const engine = await Webhooks.open(started.stateDir, connections, { ...started.settings, deliveryWorker: null }, log);
-    serve(engine, post);
+    serve(engine, post, log);
     post({ kind: 'ready', numbering: engine.numbering() });
   } catch (error) {
     post({ kind: 'failed', error: error instanceof Error ? error.message : String(error) });
   }
 }
 
-function serve(engine: Webhooks, post: (message: FromHub) => void): void {
+function serve(engine: Webhooks, post: (message: FromHub) => void, log: Logger): void {
   /** Batches' events are adopted one batch after another (an outbox may still be opening); calls that depend on them wait for them. */
   let adopting: Promise<unknown> = Promise.resolve();
   let appended = 0;
@@ -66,13 +66,15 @@ function serve(engine: Webhooks, post: (message: FromHub) => void): void {
     if (message.kind === 'batch') {
       engine.writesCounted(message.started, message.ended);
       if (message.adopted.length === 0) return;
+      // An outbox that cannot take them is logged, and the batch counts as done: its events wait
+      // in the journal for a restart, as after any failed append (not in the main thread's memory).
+      const adopted = (connection: string, events: readonly FeedEvent[]) => engine.adopt(connection, events).catch((error: unknown) => log.error(ADOPT_FAILED, { connection, error: String(error) }));
       adopting = adopting
-        .then(() => Promise.all(message.adopted.map(([connection, events]) => engine.adopt(connection, events))))
+        .then(() => Promise.all(message.adopted.map(([connection, events]) => adopted(connection, events))))
         .then(() => {
           appended = message.seq;
           ackTimer ??= setTimeout(ack, ACK_EVERY_MS);
-        })
-        .catch(() => undefined);
+        });
       return;
     }
     const { id, method, args } = message;

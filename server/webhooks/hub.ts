@@ -19,7 +19,7 @@ import { plainOf, webhookOf, type FromHub, type HubSettings, type Method, type P
 import { Numbering } from './outbox.ts';
 import { atMostEvery, MESSAGE_EVERY_MS } from './pace.ts';
 import { resolveAll, whyRefused } from './target.ts';
-import { carriedWrite, checkTargets, Webhooks, type Delivery, type OpenQueue, type PingResult, type WebhookSettings } from './webhooks.ts';
+import { ADOPT_FAILED, carriedWrite, checkTargets, Webhooks, type Delivery, type OpenQueue, type PingResult, type WebhookSettings } from './webhooks.ts';
 
 const HUB_WORKER = new URL('./hub-worker.js', import.meta.url);
 
@@ -182,7 +182,7 @@ class WorkerHub implements WebhookHub {
         if (events.length === 0) return;
         const adopted = events as readonly FeedEvent[];
         if (this.#engine !== null) {
-          void this.#engine.adopt(connection, adopted);
+          this.#adoptHere(this.#engine, connection, adopted);
           return;
         }
         this.#numberingOf(connection).after(adopted.at(-1)!.id);
@@ -248,6 +248,11 @@ class WorkerHub implements WebhookHub {
       await worker.terminate();
     }
     await this.#engine?.close();
+  }
+
+  /** Journaled events to the engine in this thread; an outbox that cannot take them is logged (the journal keeps them for a restart). */
+  #adoptHere(engine: Webhooks, connection: string, events: readonly FeedEvent[]): void {
+    engine.adopt(connection, events).catch((error: unknown) => this.#log.error(ADOPT_FAILED, { connection, error: String(error) }));
   }
 
   #numberingOf(connection: string): Numbering {
@@ -427,7 +432,7 @@ class WorkerHub implements WebhookHub {
     this.#ended = 0;
     if (engine !== null) {
       engine.writesCounted(started, ended);
-      for (const [connection, events] of adopted) void engine.adopt(connection, events);
+      for (const [connection, events] of adopted) this.#adoptHere(engine, connection, events);
       return;
     }
     this.#flushedAt = performance.now();

@@ -46,6 +46,8 @@ const MAX_TURNS = 1_000;
 const ATTEMPTS_PER_WRITE = 1;
 /** Events read from the outbox at once. */
 const READ_BATCH = 64;
+/** Logged, in whichever thread the engine runs, when an outbox cannot take a journal's events (they wait in the journal for a restart). */
+export const ADOPT_FAILED = 'a webhook outbox could not take the events of journaled writes';
 /** How long a target check's verdict is kept. */
 const REFUSAL_KEPT_MS = 1_000;
 
@@ -245,7 +247,7 @@ export class Webhooks {
         waiting++;
         told = told
           .then(async () => (await outbox()).adopt(events as readonly FeedEvent[]))
-          .catch((error: unknown) => this.#log.error('a webhook outbox could not take the events of journaled writes', { connection, error: String(error) }))
+          .catch((error: unknown) => this.#log.error(ADOPT_FAILED, { connection, error: String(error) }))
           .finally(() => waiting--);
       },
       keep: async (_events: readonly CarriedEvent[]) => {

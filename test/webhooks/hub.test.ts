@@ -175,3 +175,26 @@ test('a webhooks worker that stops when the main thread cannot open the engine e
   assert.equal(lines.filter((line) => line.includes('the webhooks worker stopped')).length, 1, lines.join(''));
   assert.equal(lines.filter((line) => line.includes('could not be started in the main thread either')).length, 1, lines.join(''));
 });
+
+test('an outbox the worker cannot open for a journal\'s events is logged, and the other connections deliver on', async (t) => {
+  const target = await receiver(t);
+  const dir = await tempDir(t);
+  const { log, lines } = capturingLog();
+  const hub = await hubFor(dir.path('state'), target.url, {}, log);
+  const { rename, writeFile } = await import('node:fs/promises');
+  try {
+    await write(hub, 0, 5);
+    await deliveredAll(target.got, 5);
+    // crm's outbox file is open now; another connection's cannot be opened (its folder is a file).
+    await rename(dir.path('state/webhooks'), dir.path('state/webhooks-moved'));
+    await writeFile(dir.path('state/webhooks'), 'not a folder');
+    hub.sinkFor('other')!.journaled([{ id: '1718000000000-0', type: 'rows.created', connection: 'other', tab: 'T', at: new Date().toISOString(), rows: [], indexes: [0] } as never]);
+    await write(hub, 5, 5);
+    await deliveredAll(target.got, 10);
+  } finally {
+    await hub.close();
+  }
+  checkOrder(target.got, 10);
+  await log.flush();
+  assert.equal(lines.filter((line) => line.includes('a webhook outbox could not take the events of journaled writes') && line.includes('other')).length, 1, lines.join(''));
+});
