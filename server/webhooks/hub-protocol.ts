@@ -5,7 +5,7 @@ import type { WebhookConfig } from '../config/config.ts';
 import { Secret } from '../config/secret.ts';
 import type { FeedEvent } from '../feed/event.ts';
 import type { Level } from '../log.ts';
-import type { WebhookSettings } from './webhooks.ts';
+import type { Webhooks, WebhookSettings } from './webhooks.ts';
 
 /** A webhook as it crosses threads. */
 export interface PlainWebhook {
@@ -45,4 +45,28 @@ export function plainOf(hook: WebhookConfig): PlainWebhook {
 /** A webhook back from its form across threads. */
 export function webhookOf(plain: PlainWebhook): WebhookConfig {
   return { name: plain.name, url: plain.url, ...(plain.events === undefined ? {} : { events: plain.events }), secret: new Secret(plain.secret) };
+}
+
+/**
+ * A call as the engine answers it, wherever it runs (the worker, or the main thread after it):
+ * `set` answers the connection's newest id numbered (its outbox is open then), the rest what
+ * the engine's method does.
+ */
+export async function callOn(engine: Webhooks, method: Method, args: readonly unknown[]): Promise<unknown> {
+  const [connection, second] = args as [string, unknown];
+  switch (method) {
+    case 'record':
+      return engine.recordNumbered(connection, second as readonly FeedEvent[]);
+    case 'set':
+      await engine.set(connection, (second as readonly PlainWebhook[]).map(webhookOf));
+      return engine.numbering()[connection] ?? null;
+    case 'deliveries':
+      return engine.deliveries(connection, second as string);
+    case 'ping':
+      return engine.ping(connection, second as string);
+    case 'keep':
+      return engine.keep(connection);
+    case 'close':
+      return engine.close();
+  }
 }

@@ -10,10 +10,9 @@
 // ACK_EVERY_MS), and forwards its log lines. It first says `ready` with each outbox's numbering,
 // or `failed` when the engine could not open. Secrets come over as text and leave only in signatures.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ConnectionConfig } from '../config/config.ts';
 import type { FeedEvent } from '../feed/event.ts';
 import type { Fields, Level, Logger } from '../log.ts';
-import { webhookOf, type FromHub, type HubSettings, type Method, type PlainWebhook, type ToHub } from './hub-protocol.ts';
+import { callOn, webhookOf, type FromHub, type HubSettings, type Method, type ToHub } from './hub-protocol.ts';
 import { ADOPT_FAILED, Webhooks } from './webhooks.ts';
 
 /** How often this thread says which batches are in the outbox's file, at most (the main thread keeps them until then). */
@@ -24,7 +23,7 @@ if (port !== null) {
   const started = workerData as HubSettings;
   const post = (message: FromHub) => port.postMessage(message);
   const log = forwardingLogger(started.levels, post);
-  const connections = started.connections.map((connection) => ({ id: connection.id, webhooks: connection.webhooks.map(webhookOf) }) as unknown as ConnectionConfig);
+  const connections = started.connections.map((connection) => ({ id: connection.id, webhooks: connection.webhooks.map(webhookOf) }));
   try {
     // POSTs from this thread: it is the delivery worker.
     const engine = await Webhooks.open(started.stateDir, connections, { ...started.settings, deliveryWorker: null }, log);
@@ -47,21 +46,8 @@ function serve(engine: Webhooks, post: (message: FromHub) => void, log: Logger):
     acked = appended;
     post({ kind: 'appended', seq: acked });
   };
-  const calls: Record<Method, (...args: never[]) => unknown> = {
-    record: (connection: string, events: readonly FeedEvent[]) => adopting.then(() => engine.recordNumbered(connection, events)),
-    set: async (connection: string, hooks: readonly PlainWebhook[]) => {
-      await engine.set(connection, hooks.map(webhookOf));
-      return engine.numbering()[connection] ?? null;
-    },
-    deliveries: (connection: string, name: string) => engine.deliveries(connection, name),
-    ping: (connection: string, name: string) => engine.ping(connection, name),
-    keep: (connection: string) => adopting.then(() => engine.keep(connection)),
-    close: async () => {
-      await adopting;
-      if (ackTimer !== null) clearTimeout(ackTimer);
-      await engine.close();
-    },
-  };
+  /** Calls that must see every event handed over before them. */
+  const afterAdopting = new Set<Method>(['record', 'keep', 'close']);
   parentPort!.on('message', (message: ToHub) => {
     if (message.kind === 'batch') {
       engine.writesCounted(message.started, message.ended);
@@ -78,8 +64,9 @@ function serve(engine: Webhooks, post: (message: FromHub) => void, log: Logger):
       return;
     }
     const { id, method, args } = message;
-    Promise.resolve()
-      .then(() => (calls[method] as (...args: unknown[]) => unknown)(...args))
+    if (method === 'close' && ackTimer !== null) clearTimeout(ackTimer);
+    (afterAdopting.has(method) ? adopting : Promise.resolve())
+      .then(() => callOn(engine, method, args))
       .then(
         (value) => post({ kind: 'reply', id, value: value ?? undefined }),
         (error: unknown) => post({ kind: 'reply', id, error: error instanceof Error ? error.message : String(error) }),

@@ -15,7 +15,7 @@ import type { DraftEvent, FeedEvent } from '../feed/event.ts';
 import type { Outbox as FeedOutbox } from '../feed/feed.ts';
 import type { Logger } from '../log.ts';
 import type { CarriedEvent, EventSink } from '../sources/source.ts';
-import { plainOf, webhookOf, type FromHub, type HubSettings, type Method, type PlainWebhook, type ToHub } from './hub-protocol.ts';
+import { callOn, plainOf, type FromHub, type HubSettings, type Method, type ToHub } from './hub-protocol.ts';
 import { Numbering } from './outbox.ts';
 import { atMostEvery, MESSAGE_EVERY_MS } from './pace.ts';
 import { resolveAll, whyRefused } from './target.ts';
@@ -365,7 +365,7 @@ class WorkerHub implements WebhookHub {
       wasRunning ? 'the webhooks worker stopped: webhooks are delivered from the main thread from now on' : 'the webhooks worker did not start: webhooks are delivered from the main thread',
       { error: error instanceof Error ? error.message : String(error) },
     );
-    const engine = await Webhooks.open(this.#stateDir, this.#connections() as unknown as ConnectionConfig[], { ...this.#settings, engineWorker: null }, this.#log);
+    const engine = await Webhooks.open(this.#stateDir, this.#connections(), { ...this.#settings, engineWorker: null }, this.#log);
     for (const [connection, numbering] of this.#numbering) engine.numberAfter(connection, numbering.newest);
     for (const batch of this.#unacked.splice(0)) for (const [connection, events] of batch.adopted) await engine.adopt(connection, events);
     engine.writesCounted(this.#inFlightTold, 0);
@@ -373,39 +373,17 @@ class WorkerHub implements WebhookHub {
     this.#flush();
     for (const [id, call] of [...this.#calls]) {
       this.#calls.delete(id);
-      this.#onEngine(engine, call.method, call.args).then(call.resolve, call.reject);
-    }
-  }
-
-  #onEngine(engine: Webhooks, method: Method, args: readonly unknown[]): Promise<unknown> {
-    const [connection, second] = args as [string, unknown];
-    switch (method) {
-      case 'record':
-        return Promise.resolve(engine.recordNumbered(connection, second as readonly FeedEvent[]));
-      case 'set':
-        return engine.set(connection, (second as readonly PlainWebhook[]).map(webhookOf)).then(() => null);
-      case 'deliveries':
-        return Promise.resolve(engine.deliveries(connection, second as string));
-      case 'ping':
-        return engine.ping(connection, second as string);
-      case 'keep':
-        return engine.keep(connection);
-      case 'close':
-        return Promise.resolve();
+      callOn(engine, call.method, call.args).then(call.resolve, call.reject);
     }
   }
 
   /** Posts a call to the worker after everything handed over before it. */
   #call(method: Method, args: readonly unknown[]): Promise<unknown> {
+    if (this.#failed !== null) return Promise.reject(this.#failed);
+    if (this.#engine !== null) return callOn(this.#engine, method, args);
     return new Promise((resolve, reject) => {
-      if (this.#failed !== null) return reject(this.#failed);
       const id = ++this.#nextCall;
       this.#calls.set(id, { method, args, resolve, reject });
-      if (this.#engine !== null) {
-        this.#calls.delete(id);
-        this.#onEngine(this.#engine, method, args).then(resolve, reject);
-        return;
-      }
       this.#flush();
       this.#worker?.postMessage({ kind: 'call', id, method, args } satisfies ToHub);
     });

@@ -29,6 +29,9 @@ export interface WebhookSettings {
   readonly engineWorker?: URL | null;
 }
 
+/** What the engine reads of a connection: its id and its webhooks. */
+export type HookedConnection = Pick<ConnectionConfig, 'id' | 'webhooks'>;
+
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = { allowPrivateTargets: false, retryBaseMs: 1_000, retryCapMs: 3_600_000, timeoutMs: 10_000 };
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Deliveries kept per webhook for the admin API. */
@@ -147,7 +150,7 @@ export class Webhooks {
    * Opens the outbox of every connection with webhooks and starts delivering what a previous run
    * left. A target the server refuses (a private address without `allowPrivateTargets`) is a ConfigError.
    */
-  static async open(stateDir: string, connections: readonly ConnectionConfig[], settings: WebhookSettings, log: Logger, resolve: Resolve = resolveAll, openQueue?: OpenQueue): Promise<Webhooks> {
+  static async open(stateDir: string, connections: readonly HookedConnection[], settings: WebhookSettings, log: Logger, resolve: Resolve = resolveAll, openQueue?: OpenQueue): Promise<Webhooks> {
     await checkTargets(connections, settings, resolve);
     const webhooks = new Webhooks(stateDir, settings, log, resolve, openQueue);
     for (const connection of connections) {
@@ -587,7 +590,7 @@ export function carriedWrite(events: readonly FeedEvent[], ended: () => void): {
 }
 
 /** Throws a ConfigError naming every configured webhook whose target the server refuses (a private address without `allowPrivateTargets`). */
-export async function checkTargets(connections: readonly ConnectionConfig[], settings: WebhookSettings, resolve: Resolve = resolveAll): Promise<void> {
+export async function checkTargets(connections: readonly HookedConnection[], settings: WebhookSettings, resolve: Resolve = resolveAll): Promise<void> {
   const problems: string[] = [];
   for (const [index, connection] of connections.entries()) {
     for (const [n, hook] of (connection.webhooks ?? []).entries()) {
